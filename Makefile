@@ -1,0 +1,39 @@
+# Makefile: a thin wrapper around CMake giving the README's commands.
+#   make demo    the main job on a bundled example
+#   make test    build + every CPU-lane test (the GPU lane is skipped, visibly, without a GPU)
+#   make gpu-test  build + the GPU lane (needs a device)
+#   make asan    the CPU lane under AddressSanitizer + UBSan (leaks included)
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build test gpu-test demo asan clean
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest -L cpu --output-on-failure -j $(JOBS)
+	@bash scripts/gpu-lane-note.sh $(BUILD)
+
+gpu-test: build
+	cd $(BUILD) && ctest -L gpu --output-on-failure
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)/sparseditto
+
+asan: deps
+	cmake -S . -B $(BUILD)-asan -DSD_SANITIZE=address,undefined -DSD_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0 ctest -L cpu --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan

@@ -1,0 +1,196 @@
+/* include/sparseditto.h: the public C API of SparseDitto (one header).
+ *
+ * SparseDitto builds a specialised GPU kernel for one sparse matrix, one operator
+ * (SpMV, SpMM, SpGEMM) and one GPU, validates it against a CPU reference, times it
+ * against the best cuSPARSE configuration and caches the winner.
+ *
+ * Conventions (all functions):
+ *   - every function returns an sd_status; none aborts the process;
+ *   - after a failure, handle outputs are NULL and struct outputs zeroed, and
+ *     sd_last_error() holds a one-line cause (thread-local; "" when none);
+ *   - row and entry numbers in messages are 0-based;
+ *   - every *_free / *_destroy accepts NULL or zeroed input and leaves it zeroed;
+ *   - the caller owns what it passes in; outputs returned through *out are owned by
+ *     the caller and released with the matching *_free / *_destroy.
+ * Thread safety: functions on distinct objects may be called concurrently; the
+ * last-error text is per thread.
+ *
+ * The names and semantics below are a contract (an external benchmark links against
+ * them): they change only by addition.
+ */
+#ifndef SPARSEDITTO_H
+#define SPARSEDITTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SD_API
+#else
+#define SD_API __attribute__((visibility("default")))
+#endif
+
+#define SD_VERSION_MAJOR 0
+#define SD_VERSION_MINOR 1
+#define SD_VERSION_PATCH 0
+
+/* ---------------------------------------------------------------- statuses */
+
+typedef enum {
+    SD_OK = 0,
+    SD_ERR_INVALID_ARG,   /* an argument is NULL, out of range or inconsistent */
+    SD_ERR_IO,            /* a file could not be opened, read or written */
+    SD_ERR_PARSE,         /* a file's contents are malformed */
+    SD_ERR_UNSUPPORTED,   /* valid request that this build or stage cannot serve */
+    SD_ERR_OUT_OF_MEMORY, /* host or device allocation failed */
+    SD_ERR_NO_DEVICE,     /* no usable CUDA device */
+    SD_ERR_CUDA,          /* a CUDA call or a kernel failed */
+    SD_ERR_COMPILE,       /* NVRTC rejected generated code */
+    SD_ERR_VALIDATION,    /* a result disagreed with the CPU reference */
+    SD_ERR_CACHE,         /* the kernel cache is unusable */
+    SD_ERR_INTERNAL       /* a bug: please report it with sd_last_error() */
+} sd_status;
+
+/* A static string naming s; "unknown status" for values out of range. */
+SD_API const char *sd_status_string(sd_status s);
+/* Thread-local detail of the last failure on this thread; never NULL ("" if none). */
+SD_API const char *sd_last_error(void);
+/* "MAJOR.MINOR.PATCH" of the library actually linked. */
+SD_API const char *sd_version_string(void);
+
+/* ---------------------------------------------------------------- operators */
+
+typedef enum { SD_OP_SPMV = 0, SD_OP_SPMM = 1, SD_OP_SPGEMM = 2 } sd_op;
+
+/* ---------------------------------------------------------------- host CSR */
+
+/* Host CSR, owned by whoever filled it. FP32 values, int32 column indices, int64 row
+ * pointers; columns sorted per row, no duplicates. */
+typedef struct {
+    int32_t rows, cols;
+    int64_t nnz;
+    int64_t *rowptr; /* rows + 1 entries */
+    int32_t *colind; /* nnz entries; columns sorted per row */
+    float *vals;     /* nnz entries */
+} sd_csr;
+
+/* Reads a matrix: Matrix Market (.mtx, gzip recognised by its magic bytes) or the
+ * binary .sdm format. Symmetric files are expanded, duplicates summed, columns sorted.
+ * Pattern files get value 1. Statuses: SD_ERR_IO (cannot open/read), SD_ERR_PARSE
+ * (malformed; the message names the 1-based line), SD_ERR_UNSUPPORTED (complex, array),
+ * SD_ERR_OUT_OF_MEMORY. On failure *out is zeroed. Thread-safe. */
+SD_API sd_status sd_csr_read(const char *path, /* input: file path */
+                             sd_csr *out);     /* output: owned by the caller */
+/* Writes a as Matrix Market coordinate real general (or .sdm when path ends in
+ * ".sdm"). The file appears atomically: written to a temporary and renamed. */
+SD_API sd_status sd_csr_write(const char *path, /* input: file path */
+                              const sd_csr *a); /* input */
+/* Checks the invariants (sizes, monotone rowptr, sorted unique in-range columns,
+ * finite values); the message names the first offending row. */
+SD_API sd_status sd_csr_check(const sd_csr *a);
+/* Frees the arrays of a and zeroes it; accepts NULL and zeroed input. */
+SD_API void sd_csr_free(sd_csr *a);
+
+/* ---------------------------------------------------------------- analysis */
+
+#define SD_NUM_FEATURES 36
+
+typedef enum {
+    SD_SHAPE_UNIFORM = 0,
+    SD_SHAPE_MODERATE,
+    SD_SHAPE_SKEWED,
+    SD_SHAPE_POWER_LAW,
+    SD_SHAPE_BIMODAL
+} sd_shape_class;
+
+/* The 36 structural features of DESIGN.md in their canonical order (raw values, not
+ * log-scaled), plus the shape class of the row-length distribution. */
+typedef struct {
+    double values[SD_NUM_FEATURES];
+    sd_shape_class shape_class;
+    sd_op op;
+} sd_features;
+
+/* Computes the 36 features of a for operator op (the ten operator-induced features are
+ * 0 except for SD_OP_SPGEMM, where the product is A·A for square A, A·Aᵀ otherwise).
+ * a must satisfy sd_csr_check. Thread-safe; uses OpenMP threads. */
+SD_API sd_status sd_analyze(const sd_csr *a,      /* input */
+                            sd_op op,             /* input */
+                            sd_features *out);    /* output */
+/* Name of feature i (0 ≤ i < SD_NUM_FEATURES), e.g. "row_cv"; NULL when out of range. */
+SD_API const char *sd_feature_name(int i);
+/* One-line definition of feature i; NULL when out of range. */
+SD_API const char *sd_feature_description(int i);
+/* "uniform", "moderate", "skewed", "power-law", "bimodal"; "unknown" out of range. */
+SD_API const char *sd_shape_class_name(sd_shape_class c);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct sd_context sd_context;
+typedef struct {
+    int device;            /* CUDA device ordinal (≥ 0) */
+    const char *cache_dir; /* NULL: $SPARSEDITTO_CACHE or $XDG_CACHE_HOME/sparseditto */
+    int verbose;           /* 0 quiet, 1 stages, 2 candidates */
+} sd_context_options;
+SD_API sd_status sd_context_create(const sd_context_options *opts, /* NULL = defaults */
+                                   sd_context **out);              /* output */
+SD_API void sd_context_destroy(sd_context *ctx);
+
+/* ---------------------------------------------------------------- compile */
+
+typedef struct sd_kernel sd_kernel;
+typedef struct {
+    int budget;            /* 0 = default budget */
+    int use_cache;         /* 1 = read and write the kernel cache */
+    int allow_vendor;      /* 1 = cuSPARSE's best variant is a candidate */
+    int deterministic;     /* 1 = no floating-point atomics (bitwise reproducible) */
+    const char *report_path; /* NULL or a path for a JSON report of the search */
+} sd_compile_options;
+
+/* The defaults: default budget, use_cache = 1, allow_vendor = 1, deterministic = 0,
+ * report_path = NULL. */
+SD_API sd_compile_options sd_compile_options_default(void);
+/* Analysis → ranking → synthesis → lowering → validation → measurement → refinement,
+ * or a cache hit. k is the dense width for SpMM (1 ≤ k ≤ 65536) and ignored otherwise.
+ * NULL options mean the defaults; a given struct is taken literally (0 = off) except
+ * budget 0, which means the default budget. */
+SD_API sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                            const sd_compile_options *opts, sd_kernel **out);
+/* General C = A·B: a kernel for the patterns of both operands; run with sd_spgemm. */
+SD_API sd_status sd_compile_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b,
+                                   const sd_compile_options *opts, sd_kernel **out);
+/* Replaces the values (same pattern, nnz entries, host memory); rejects NaN/Inf. */
+SD_API sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host);
+
+/* ---------------------------------------------------------------- execute */
+
+/* Execution on device pointers, asynchronous on the stream (NULL = default stream).
+ * sd_spmv and sd_spmm allocate nothing and synchronise nothing (safe in graph capture). */
+SD_API sd_status sd_spmv(sd_kernel *kern, const float *x, float *y, void *stream);
+SD_API sd_status sd_spmm(sd_kernel *kern, const float *b, float *c, void *stream); /* row-major */
+
+typedef struct {
+    int32_t rows, cols;
+    int64_t nnz;
+    int64_t *rowptr; /* device memory */
+    int32_t *colind; /* device memory */
+    float *vals;     /* device memory */
+} sd_device_csr;
+/* C = A·A or A·Aᵀ (or A·B for sd_compile_spgemm kernels); columns sorted per row.
+ * Allocates c_out's device arrays; free them with sd_device_csr_free. */
+SD_API sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream);
+SD_API void sd_device_csr_free(sd_device_csr *c);
+
+/* Writes the kernel's plan and timings as JSON into json[cap]; a NULL or too small
+ * buffer is SD_ERR_INVALID_ARG and the message names the size needed. */
+SD_API sd_status sd_kernel_describe(const sd_kernel *kern, char *json, size_t cap);
+SD_API void sd_kernel_destroy(sd_kernel *kern);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPARSEDITTO_H */

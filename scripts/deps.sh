@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# scripts/deps.sh: checks what the build needs and installs what is missing (apt-get when
+# run as root; otherwise prints the exact command). The CUDA 13 toolkit must already be
+# installed (it is not a Debian package of the distribution).
+set -euo pipefail
+missing=()
+command -v cmake >/dev/null || missing+=(cmake)
+command -v cc >/dev/null || missing+=(gcc)
+command -v make >/dev/null || missing+=(make)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+[ -f /usr/include/xxhash.h ] || [ -n "${SD_EXTRA_PREFIX:-}" ] || missing+=(libxxhash-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "deps: installing ${missing[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "deps: missing ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "deps: the CUDA toolkit (12.0 or newer; 13 tested) is required: install it from NVIDIA's packages" >&2
+  exit 1
+fi

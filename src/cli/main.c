@@ -1,0 +1,48 @@
+/* src/cli/main.c: the sparseditto command: dispatch to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* One declaration and one table line per subcommand; each is defined in cmd_<name>.c. */
+int cmd_version(int argc, char **argv);
+
+static const sdc_command commands[] = {
+    {"version", cmd_version, "print the library version"},
+};
+static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sparseditto <command> [options] [args]\n\n"
+               "SparseDitto %s: specialised sparse GPU kernels (SpMV, SpMM, SpGEMM).\n\n"
+               "commands:\n",
+            sd_version_string());
+    for (int i = 0; i < ncommands; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'sparseditto <command> --help' describes a command.\n\n"
+               "exit codes: 0 success, 1 bad input (file or data), 2 usage error,\n"
+               "            3 environment (no device, no compiler, unwritable cache),\n"
+               "            4 internal error. Errors go to stderr as 'sparseditto: <cause>'.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return SDC_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return SDC_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sparseditto %s\n", sd_version_string());
+        return SDC_EXIT_OK;
+    }
+    for (int i = 0; i < ncommands; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    return sdc_usage_error("unknown command '%s' (see sparseditto --help)", argv[1]);
+}

@@ -1,0 +1,171 @@
+/* tests/cpu/test_core.c: errors, allocation hooks, COO → CSR canonicalisation,
+ * transpose, checks, JSON writer and pattern hashing. */
+#include "core/core.h"
+#include "sdt.h"
+
+static void test_status_strings(void)
+{
+    SDT_CHECK(strcmp(sd_status_string(SD_OK), "success") == 0, "SD_OK");
+    SDT_CHECK(strcmp(sd_status_string((sd_status)999), "unknown status") == 0, "out of range");
+    SDT_CHECK(strcmp(sd_status_string((sd_status)-1), "unknown status") == 0, "negative");
+    sdi_error_clear();
+    SDT_CHECK(sd_last_error() != NULL && sd_last_error()[0] == '\0', "empty after clear");
+    sd_status s = SDI_ERR(SD_ERR_PARSE, "line %d: bad", 7);
+    SDT_CHECK(s == SD_ERR_PARSE, "returns its status");
+    SDT_CHECK(strcmp(sd_last_error(), "line 7: bad") == 0, "message '%s'", sd_last_error());
+    sdi_error_prefix("file.mtx");
+    SDT_CHECK(strcmp(sd_last_error(), "file.mtx: line 7: bad") == 0, "prefix '%s'",
+              sd_last_error());
+}
+
+static void test_free_accepts_null(void)
+{
+    sd_csr_free(NULL);
+    sd_csr z;
+    memset(&z, 0, sizeof z);
+    sd_csr_free(&z);
+    SDT_CHECK(z.rowptr == NULL && z.rows == 0, "zeroed stays zeroed");
+}
+
+/* Builds CSR from triplets with duplicates, unsorted columns and explicit zeros. */
+static void test_coo_to_csr(void)
+{
+    sdi_coo c;
+    SDT_OK(sdi_coo_init(&c, 3, 4, 0));
+    int ri[] = {2, 0, 0, 2, 0, 1, 2};
+    int ci[] = {3, 2, 0, 3, 2, 1, 0};
+    float v[] = {1, 2, 3, 4, -2, 0, 5};
+    for (int k = 0; k < 7; k++)
+        SDT_OK(sdi_coo_push(&c, ri[k], ci[k], v[k]));
+    sd_csr a;
+    int64_t dups = -1;
+    SDT_OK(sdi_coo_to_csr(&c, &a, &dups));
+    SDT_CHECK(dups == 2, "duplicates %lld", (long long)dups);
+    SDT_CHECK(a.nnz == 5, "nnz %lld", (long long)a.nnz);
+    int64_t rp[] = {0, 2, 3, 5};
+    int cc[] = {0, 2, 1, 0, 3};
+    float vv[] = {3, 0, 0, 5, 5}; /* 2 + (-2) cancels but is kept; explicit 0 kept */
+    for (int i = 0; i < 4; i++)
+        SDT_CHECK(a.rowptr[i] == rp[i], "rowptr[%d] %lld", i, (long long)a.rowptr[i]);
+    for (int k = 0; k < 5; k++) {
+        SDT_CHECK(a.colind[k] == cc[k], "colind[%d] %d", k, a.colind[k]);
+        SDT_CHECK(a.vals[k] == vv[k], "vals[%d] %g", k, a.vals[k]);
+    }
+    SDT_OK(sd_csr_check(&a));
+    sd_csr t, tt;
+    SDT_OK(sdi_csr_transpose(&a, &t));
+    SDT_OK(sd_csr_check(&t));
+    SDT_CHECK(t.rows == 4 && t.cols == 3 && t.nnz == 5, "transpose sizes");
+    SDT_OK(sdi_csr_transpose(&t, &tt));
+    SDT_CHECK(sdi_csr_same_pattern(&a, &tt), "double transpose pattern");
+    SDT_CHECK(memcmp(a.vals, tt.vals, 5 * sizeof(float)) == 0, "double transpose values");
+    sd_csr_free(&a);
+    sd_csr_free(&t);
+    sd_csr_free(&tt);
+    sdi_coo_free(&c);
+}
+
+static void test_check_names_row(void)
+{
+    int64_t rp[] = {0, 1, 3};
+    int32_t ci[] = {0, 2, 1};
+    float v[] = {1, 2, 3};
+    sd_csr a = {2, 3, 3, rp, ci, v};
+    SDT_STATUS(sd_csr_check(&a), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "row 1") != NULL, "message '%s'", sd_last_error());
+    ci[1] = 1;
+    ci[2] = 2;
+    v[2] = NAN;
+    SDT_STATUS(sd_csr_check(&a), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "row 1") && strstr(sd_last_error(), "finite"),
+              "message '%s'", sd_last_error());
+    v[2] = 1;
+    ci[2] = 3;
+    SDT_STATUS(sd_csr_check(&a), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "out of range") != NULL, "message '%s'", sd_last_error());
+}
+
+/* Fault injection: every allocation of the conversion fails in turn; no leak, status OOM. */
+static void test_alloc_failures_no_leak(void)
+{
+    sdi_coo c;
+    SDT_OK(sdi_coo_init(&c, 50, 50, 0));
+    for (int k = 0; k < 500; k++)
+        SDT_OK(sdi_coo_push(&c, (k * 7) % 50, (k * 13) % 50, (float)k));
+    long long base = sdi_alloc_live_bytes();
+    int succeeded = 0;
+    for (long n = 0; n < 50 && !succeeded; n++) {
+        sd_csr a;
+        sdi_alloc_fail_after(n);
+        sd_status s = sdi_coo_to_csr(&c, &a, NULL);
+        sdi_alloc_fail_after(-1);
+        if (s == SD_OK) {
+            succeeded = 1;
+            sd_csr_free(&a);
+        } else {
+            SDT_CHECK(s == SD_ERR_OUT_OF_MEMORY, "status %s", sd_status_string(s));
+            SDT_CHECK(a.rowptr == NULL && a.nnz == 0, "output zeroed on failure");
+        }
+        SDT_CHECK(sdi_alloc_live_bytes() == base, "leak after failure at %ld: %lld bytes", n,
+                  sdi_alloc_live_bytes() - base);
+    }
+    SDT_CHECK(succeeded, "never succeeded");
+    sdi_coo_free(&c);
+}
+
+static void test_json(void)
+{
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "a");
+    sdi_json_int(&j, 3);
+    sdi_json_key(&j, "b \"q\"");
+    sdi_json_begin_array(&j);
+    sdi_json_number(&j, 0.5);
+    sdi_json_number(&j, NAN);
+    sdi_json_string(&j, "x\ny");
+    sdi_json_bool(&j, true);
+    sdi_json_end_array(&j);
+    sdi_json_key(&j, "e");
+    sdi_json_begin_object(&j);
+    sdi_json_end_object(&j);
+    sdi_json_end_object(&j);
+    SDT_OK(sdi_json_finish(&j));
+    const char *want = "{\"a\":3,\"b \\\"q\\\"\":[0.5,null,\"x\\ny\",true],\"e\":{}}";
+    SDT_CHECK(strcmp(j.buf, want) == 0, "got %s", j.buf);
+    sdi_json_free(&j);
+}
+
+static void test_pattern_hash(void)
+{
+    int64_t rp[] = {0, 1, 2};
+    int32_t ci[] = {0, 1};
+    float v1[] = {1, 2}, v2[] = {5, 6};
+    sd_csr a = {2, 2, 2, rp, ci, v1}, b = {2, 2, 2, rp, ci, v2};
+    sdi_hash128 ha = sdi_pattern_hash(&a), hb = sdi_pattern_hash(&b);
+    SDT_CHECK(ha.lo == hb.lo && ha.hi == hb.hi, "values must not change the hash");
+    int32_t ci2[] = {1, 1};
+    sd_csr c = {2, 2, 2, rp, ci2, v1};
+    sdi_hash128 hc = sdi_pattern_hash(&c);
+    SDT_CHECK(ha.lo != hc.lo || ha.hi != hc.hi, "pattern change must change the hash");
+    sd_csr d = {2, 3, 2, rp, ci, v1};
+    sdi_hash128 hd = sdi_pattern_hash(&d);
+    SDT_CHECK(ha.lo != hd.lo || ha.hi != hd.hi, "cols must change the hash");
+    char hex[33];
+    sdi_hash_hex(ha, hex);
+    SDT_CHECK(strlen(hex) == 32, "hex length");
+}
+
+int main(void)
+{
+    sdt_init("test_core");
+    SDT_RUN(test_status_strings);
+    SDT_RUN(test_free_accepts_null);
+    SDT_RUN(test_coo_to_csr);
+    SDT_RUN(test_check_names_row);
+    SDT_RUN(test_alloc_failures_no_leak);
+    SDT_RUN(test_json);
+    SDT_RUN(test_pattern_hash);
+    return sdt_finish();
+}
