@@ -1,0 +1,77 @@
+/* src/cache/cache.h: the on-disk kernel cache (DESIGN.md "Cache"): entries keyed by
+ * pattern ⊕ operator ⊕ K ⊕ GPU ⊕ NVRTC/driver ⊕ library version, written atomically,
+ * guarded by a per-key lock file, checked on read and discarded when bad. */
+#ifndef SDI_CACHE_H
+#define SDI_CACHE_H
+
+#include <stdbool.h>
+
+#include "../core/core.h"
+
+/* The full key: memset to zero, then filled (binary reproducible), hashed, and
+ * compared in full on a hit. */
+typedef struct {
+    uint64_t pattern_lo, pattern_hi; /* sdi_pattern_hash of the operand(s) */
+    int32_t rows, cols;
+    int64_t nnz;
+    int32_t op; /* sd_op */
+    int32_t k;  /* dense width for SpMM, else 0 */
+    char gpu_name[64];
+    int32_t cc_major, cc_minor;
+    int32_t nvrtc_major, nvrtc_minor;
+    int32_t driver_version; /* cudaDriverGetVersion, 0 when unknown */
+    char lib_version[16];   /* sd_version_string() */
+    char generator[16];     /* code generator revision: bump when templates change */
+} sdi_cache_key;
+
+/* A named binary blob of an entry (a cubin, a format descriptor, ...). */
+typedef struct {
+    char name[64];
+    void *data;
+    size_t size;
+} sdi_cache_blob;
+
+/* Entry = plan JSON + measured record JSON + blobs. Owned by whoever filled it. */
+typedef struct {
+    char *plan_json;
+    char *record_json;
+    int nblobs;
+    sdi_cache_blob *blobs;
+} sdi_cache_entry;
+
+typedef struct sdi_cache sdi_cache;
+
+/* Resolves the root (dir, else $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto,
+ * else $HOME/.cache/sparseditto), creates <root>/sd-<version>/ and checks it is a
+ * writable directory. SD_ERR_CACHE names the path and the cause. */
+SDI_HIDDEN sd_status sdi_cache_open(const char *dir, sdi_cache **out);
+SDI_HIDDEN void sdi_cache_close(sdi_cache *c);
+SDI_HIDDEN const char *sdi_cache_root(const sdi_cache *c);
+
+/* Fills key fields that do not depend on the task (library version, generator). */
+SDI_HIDDEN void sdi_cache_key_init(sdi_cache_key *key);
+/* 32 hex digits of the key's hash. */
+SDI_HIDDEN void sdi_cache_key_hex(const sdi_cache_key *key, char out[33]);
+/* The entry's path: "<root>/sd-<version>/entries/<2 hex>/sd_<32 hex>.sde". */
+SDI_HIDDEN sd_status sdi_cache_entry_path(const sdi_cache *c, const sdi_cache_key *key,
+                                          char *out, size_t cap);
+
+/* Looks key up. *hit = false when absent; a corrupt, truncated or mismatched entry
+ * (magic, format version, key, sizes, checksum) is deleted, logged, and reported as a
+ * miss (never trusted). Errors only for I/O failures other than absence. No lock. */
+SDI_HIDDEN sd_status sdi_cache_lookup(sdi_cache *c, const sdi_cache_key *key,
+                                      sdi_cache_entry *out, bool *hit);
+/* Stores an entry atomically (temporary file + rename in the same directory). */
+SDI_HIDDEN sd_status sdi_cache_store(sdi_cache *c, const sdi_cache_key *key,
+                                     const sdi_cache_entry *e);
+SDI_HIDDEN void sdi_cache_entry_free(sdi_cache_entry *e);
+
+/* Cross-process lock for one key (fcntl write lock on "<...>.lock"), waiting at most
+ * timeout_s seconds (SD_ERR_CACHE on timeout). The miss path: lock, re-check, build,
+ * store, unlock. */
+typedef struct sdi_cache_lock sdi_cache_lock;
+SDI_HIDDEN sd_status sdi_cache_lock_acquire(sdi_cache *c, const sdi_cache_key *key,
+                                            double timeout_s, sdi_cache_lock **out);
+SDI_HIDDEN void sdi_cache_lock_release(sdi_cache_lock *l);
+
+#endif /* SDI_CACHE_H */
