@@ -21,6 +21,13 @@ typedef struct {
     double mem_bandwidth;       /* bytes/s (datasheet for profiles; measured copy when known) */
     int64_t global_mem_bytes;
     int from_device;            /* 1: read from a device; 0: built-in profile */
+    /* Architecture facts (CUDA programming guide, per compute capability); a device read
+     * may leave them 0: sdi_gpu_props_complete fills them from cc_major/cc_minor. */
+    int max_ctas_per_sm;        /* resident thread blocks per SM */
+    int max_regs_per_thread;    /* 255 */
+    int smem_reserved_per_cta;  /* bytes the system reserves per CTA (1 KiB on cc >= 8.0) */
+    int warp_size;              /* 32 */
+    double copy_bandwidth;      /* bytes/s of a measured device-to-device copy; 0 unknown */
 } sdi_gpu_props;
 
 /* Built-in profile by name, case-insensitive, matching "H200", "H100", "A100",
@@ -29,5 +36,9 @@ typedef struct {
 SDI_HIDDEN sd_status sdi_gpu_profile(const char *name, sdi_gpu_props *out);
 /* Names of the built-in profiles, NULL-terminated. */
 SDI_HIDDEN const char *const *sdi_gpu_profile_names(void);
+/* Fills the architecture facts left 0 (max_ctas_per_sm, max_regs_per_thread,
+ * smem_reserved_per_cta, warp_size) from the compute capability, and copy_bandwidth from
+ * the matching built-in profile when the name matches one. Idempotent. */
+SDI_HIDDEN void sdi_gpu_props_complete(sdi_gpu_props *p);
 
 #endif /* SDI_GPU_H */

@@ -1,8 +1,45 @@
-/* src/api/context.c: sd_context_create / destroy. A context binds a CUDA device and a
- * cache directory; the GPU runtime stage provides the device part. */
+/* src/api/context.c: sd_context_create / destroy. A context binds a CUDA device (its
+ * ordinal, a stream, the measured copy bandwidth and launch latency, the in-process
+ * cubin memo, a cuSPARSE handle; src/runtime provides that part) and the resolved
+ * kernel-cache directory. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "core/sdi.h"
+#include "runtime/runtime.h"
+
+/* $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto, else $HOME/.cache/sparseditto;
+ * "" when none of them is set (no disk cache). */
+static char *resolve_cache_dir(const char *given)
+{
+    const char *env = NULL, *suffix = "";
+    if (given != NULL && given[0] != '\0') {
+        env = given;
+    } else if ((env = getenv("SPARSEDITTO_CACHE")) != NULL && env[0] != '\0') {
+    } else if ((env = getenv("XDG_CACHE_HOME")) != NULL && env[0] != '\0') {
+        suffix = "/sparseditto";
+    } else if ((env = getenv("HOME")) != NULL && env[0] != '\0') {
+        suffix = "/.cache/sparseditto";
+    } else {
+        env = "";
+    }
+    size_t n = strlen(env) + strlen(suffix) + 1;
+    char *dir = sdi_malloc(n);
+    if (dir != NULL)
+        snprintf(dir, n, "%s%s", env, suffix);
+    return dir;
+}
+
+static void context_free(sd_context *ctx)
+{
+    sdi_device_close(ctx);
+    pthread_mutex_destroy(&ctx->memo_lock);
+    pthread_mutex_destroy(&ctx->calib_lock);
+    pthread_mutex_destroy(&ctx->cusparse_lock);
+    sdi_free(ctx->cache_dir);
+    ctx->magic = 0;
+    sdi_free(ctx);
+}
 
 sd_status sd_context_create(const sd_context_options *opts, sd_context **out)
 {
@@ -12,8 +49,34 @@ sd_status sd_context_create(const sd_context_options *opts, sd_context **out)
     if (opts != NULL && opts->device < 0)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_context_create: device %d is negative",
                        opts->device);
-    return SDI_ERR(SD_ERR_UNSUPPORTED,
-                   "sd_context_create: the GPU runtime stage (device context) is not built yet");
+    sd_context *ctx = sdi_calloc(1, sizeof *ctx);
+    if (ctx == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "sd_context_create: out of host memory");
+    pthread_mutex_init(&ctx->memo_lock, NULL);
+    pthread_mutex_init(&ctx->calib_lock, NULL);
+    pthread_mutex_init(&ctx->cusparse_lock, NULL);
+    ctx->verbose = opts != NULL ? opts->verbose : 0;
+    ctx->cache_dir = resolve_cache_dir(opts != NULL ? opts->cache_dir : NULL);
+    if (ctx->cache_dir == NULL) {
+        context_free(ctx);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "sd_context_create: out of host memory");
+    }
+    sd_status s = sdi_device_open(ctx, opts != NULL ? opts->device : 0);
+    if (s != SD_OK) {
+        context_free(ctx);
+        sdi_error_prefix("sd_context_create");
+        return s;
+    }
+    ctx->magic = SDI_CONTEXT_MAGIC;
+    sdi_log(1, "context on device %d: %s (%s, %d SMs), cache %s", ctx->device, ctx->props.name,
+            ctx->arch, ctx->props.sm_count, ctx->cache_dir[0] ? ctx->cache_dir : "(none)");
+    *out = ctx;
+    return SD_OK;
 }
 
-void sd_context_destroy(sd_context *ctx) { (void)ctx; }
+void sd_context_destroy(sd_context *ctx)
+{
+    if (ctx == NULL || ctx->magic != SDI_CONTEXT_MAGIC)
+        return;
+    context_free(ctx);
+}

@@ -6,9 +6,21 @@
 
 /* One declaration and one table line per subcommand; each is defined in cmd_<name>.c. */
 int cmd_version(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
+int cmd_reorder(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 
 static const sdc_command commands[] = {
     {"version", cmd_version, "print the library version"},
+    {"info", cmd_info, "size, entry counts, symmetry and row lengths of a matrix file"},
+    {"convert", cmd_convert, "convert a matrix between .mtx, .mtx.gz and .sdm"},
+    {"analyze", cmd_analyze, "the 36 structural features, shape class and GPU context"},
+    {"baseline", cmd_baseline, "every cuSPARSE variant for an operator, validated and timed"},
+    {"reorder", cmd_reorder, "graph reordering (rabbit, rcm, degree) with its permutation"},
+    {"gen", cmd_gen, "a synthetic matrix from a generator family (stencils, rmat, twins, ...)"},
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 

@@ -1,5 +1,5 @@
 /* src/core/coo.c: the COO staging buffer and its conversion to canonical CSR
- * (two stable counting sorts: by column, then by row; then duplicates summed). */
+ * (one counting pass by row, per-row stable sorts, duplicates summed in double). */
 #include <string.h>
 
 #include "core.h"
@@ -69,91 +69,173 @@ void sdi_coo_free(sdi_coo *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Stable sort of one row's (column, value) pairs by column. Short rows: insertion sort;
+ * long rows: bottom-up merge sort through tc/tv (room for n pairs). Stability keeps
+ * duplicates in input order, so they are summed in input order. */
+static void sort_row(int32_t *col, float *val, int64_t n, int32_t *tc, float *tv)
+{
+    if (n <= 32) {
+        for (int64_t k = 1; k < n; k++) {
+            int32_t c = col[k];
+            float v = val[k];
+            int64_t m = k;
+            while (m > 0 && col[m - 1] > c) {
+                col[m] = col[m - 1];
+                val[m] = val[m - 1];
+                m--;
+            }
+            col[m] = c;
+            val[m] = v;
+        }
+        return;
+    }
+    /* Runs of 16 by insertion, then merges ping-ponging between the row and tc/tv. */
+    for (int64_t b = 0; b < n; b += 16)
+        sort_row(col + b, val + b, (n - b < 16) ? n - b : 16, NULL, NULL);
+    int32_t *sc = col, *dc = tc;
+    float *sv = val, *dv = tv;
+    for (int64_t w = 16; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) {
+                if (sc[b] < sc[a]) {
+                    dc[o] = sc[b];
+                    dv[o++] = sv[b++];
+                } else {
+                    dc[o] = sc[a];
+                    dv[o++] = sv[a++];
+                }
+            }
+            while (a < mid) {
+                dc[o] = sc[a];
+                dv[o++] = sv[a++];
+            }
+            while (b < hi) {
+                dc[o] = sc[b];
+                dv[o++] = sv[b++];
+            }
+        }
+        int32_t *t = sc;
+        sc = dc;
+        dc = t;
+        float *u = sv;
+        sv = dv;
+        dv = u;
+    }
+    if (sc != col) {
+        memcpy(col, sc, (size_t)n * sizeof *col);
+        memcpy(val, sv, (size_t)n * sizeof *val);
+    }
+}
+
+/* One counting pass by row straight into the output arrays (no column-sized workspace,
+ * so a matrix with 2^31 columns costs nothing extra); rows whose columns arrive out of
+ * order are sorted on their own. Input already in row-major order (what writers
+ * produce) is copied as is. Duplicates, now adjacent, are summed in double. */
 sd_status sdi_coo_to_csr(const sdi_coo *c, sd_csr *out, int64_t *n_duplicates)
 {
-    int64_t *colptr = NULL, *perm = NULL, *next = NULL;
-    int32_t *tmp_col = NULL;
-    double *acc = NULL;
+    int32_t *tc = NULL;
+    float *tv = NULL;
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
-        sdi_free(colptr);                                                                  \
-        sdi_free(perm);                                                                    \
-        sdi_free(next);                                                                    \
-        sdi_free(tmp_col);                                                                 \
-        sdi_free(acc);                                                                     \
+        sdi_free(tc);                                                                      \
+        sdi_free(tv);                                                                      \
         sd_csr_free(out);                                                                  \
     } while (0)
     memset(out, 0, sizeof *out);
     if (n_duplicates != NULL)
         *n_duplicates = 0;
     const int64_t n = c->nnz;
-    /* Pass 1: order triplets by column (stable). */
-    colptr = sdi_calloc((size_t)c->cols + 1, sizeof *colptr);
-    SD_CHECK_ALLOC(colptr, "column counts");
-    perm = sdi_malloc_array((size_t)n, sizeof *perm);
-    SD_CHECK_ALLOC(perm, "a sort permutation");
-    for (int64_t k = 0; k < n; k++)
-        colptr[c->ci[k] + 1]++;
-    for (int32_t j = 0; j < c->cols; j++)
-        colptr[j + 1] += colptr[j];
-    for (int64_t k = 0; k < n; k++)
-        perm[colptr[c->ci[k]]++] = k;
-    sdi_free(colptr);
-    colptr = NULL;
-    /* Pass 2: stable by row, so columns come out sorted within each row. */
-    next = sdi_calloc((size_t)c->rows + 1, sizeof *next);
-    SD_CHECK_ALLOC(next, "row counts");
-    for (int64_t k = 0; k < n; k++)
-        next[c->ri[k] + 1]++;
-    for (int32_t i = 0; i < c->rows; i++)
-        next[i + 1] += next[i];
-    tmp_col = sdi_malloc_array((size_t)n, sizeof *tmp_col);
-    SD_CHECK_ALLOC(tmp_col, "sorted columns");
-    acc = sdi_malloc_array((size_t)n, sizeof *acc);
-    SD_CHECK_ALLOC(acc, "sorted values");
-    {
-        /* next[i] is the cursor of row i; rowstart kept in perm's order by reuse. */
-        int64_t *cursor = sdi_malloc_array((size_t)c->rows + 1, sizeof *cursor);
-        SD_CHECK_ALLOC(cursor, "row cursors");
-        memcpy(cursor, next, ((size_t)c->rows + 1) * sizeof *cursor);
-        for (int64_t t = 0; t < n; t++) {
-            int64_t k = perm[t];
-            int64_t dst = cursor[c->ri[k]]++;
-            tmp_col[dst] = c->ci[k];
-            acc[dst] = (double)c->v[k];
-        }
-        sdi_free(cursor);
+    const int32_t rows = c->rows;
+    SD_TRY(sdi_csr_alloc(out, rows, c->cols, n));
+    int64_t *rp = out->rowptr;
+    int32_t *col = out->colind;
+    float *val = out->vals;
+    bool ordered = true;
+    int32_t pi = 0, pj = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int32_t i = c->ri[k], j = c->ci[k];
+        rp[i + 1]++;
+        ordered = ordered && (i > pi || (i == pi && j >= pj));
+        pi = i;
+        pj = j;
     }
-    sdi_free(perm);
-    perm = NULL;
-    /* Pass 3: merge duplicates in place (sum in double, explicit zeros kept). */
+    for (int32_t i = 0; i < rows; i++)
+        rp[i + 1] += rp[i];
+    if (ordered) {
+        if (n > 0) {
+            memcpy(col, c->ci, (size_t)n * sizeof *col);
+            memcpy(val, c->v, (size_t)n * sizeof *val);
+        }
+    } else {
+        /* rp[i] serves as row i's cursor, ending at the start of row i + 1; shifted back. */
+        for (int64_t k = 0; k < n; k++) {
+            int64_t d = rp[c->ri[k]]++;
+            col[d] = c->ci[k];
+            val[d] = c->v[k];
+        }
+        if (rows > 0)
+            memmove(rp + 1, rp, (size_t)rows * sizeof *rp);
+        rp[0] = 0;
+        int64_t room = 0;
+        for (int32_t i = 0; i < rows; i++) {
+            int64_t b = rp[i], len = rp[i + 1] - b, k = 1;
+            while (k < len && col[b + k - 1] <= col[b + k])
+                k++;
+            if (k >= len)
+                continue;
+            if (len > 32 && len > room) {
+                sdi_free(tc);
+                sdi_free(tv);
+                tc = sdi_malloc_array((size_t)len, sizeof *tc);
+                tv = sdi_malloc_array((size_t)len, sizeof *tv);
+                room = 0;
+                SD_CHECK_ALLOC(tc, "a row sort buffer");
+                SD_CHECK_ALLOC(tv, "a row sort buffer");
+                room = len;
+            }
+            sort_row(col + b, val + b, len, tc, tv);
+        }
+        sdi_free(tc);
+        sdi_free(tv);
+        tc = NULL;
+        tv = NULL;
+    }
+    /* Merge duplicates in place (explicit zeros and cancelling sums are kept). */
     int64_t w = 0, dups = 0;
-    for (int32_t i = 0; i < c->rows; i++) {
-        int64_t b = next[i], e = next[i + 1];
-        next[i] = w;
-        for (int64_t k = b; k < e; k++) {
-            if (w > next[i] && tmp_col[w - 1] == tmp_col[k]) {
-                acc[w - 1] += acc[k];
-                dups++;
+    for (int32_t i = 0; i < rows; i++) {
+        int64_t k = rp[i], e = rp[i + 1];
+        rp[i] = w;
+        while (k < e) {
+            int32_t j = col[k];
+            if (k + 1 < e && col[k + 1] == j) {
+                double acc = (double)val[k++];
+                while (k < e && col[k] == j) {
+                    acc += (double)val[k++];
+                    dups++;
+                }
+                col[w] = j;
+                val[w++] = (float)acc;
             } else {
-                tmp_col[w] = tmp_col[k];
-                acc[w] = acc[k];
-                w++;
+                col[w] = j;
+                val[w++] = val[k++];
             }
         }
     }
-    next[c->rows] = w;
-    SD_TRY(sdi_csr_alloc(out, c->rows, c->cols, w));
-    memcpy(out->rowptr, next, ((size_t)c->rows + 1) * sizeof *next);
-    if (w > 0)
-        memcpy(out->colind, tmp_col, (size_t)w * sizeof *tmp_col);
-    for (int64_t k = 0; k < w; k++)
-        out->vals[k] = (float)acc[k];
+    rp[rows] = w;
+    if (w < n) {
+        /* Give back the room of merged duplicates; keeping it is harmless if that fails. */
+        int32_t *nc = sdi_realloc_array(out->colind, (size_t)(w > 0 ? w : 1), sizeof *nc);
+        if (nc != NULL)
+            out->colind = nc;
+        float *nv = sdi_realloc_array(out->vals, (size_t)(w > 0 ? w : 1), sizeof *nv);
+        if (nv != NULL)
+            out->vals = nv;
+        out->nnz = w;
+    }
     if (n_duplicates != NULL)
         *n_duplicates = dups;
-    sdi_free(next);
-    sdi_free(tmp_col);
-    sdi_free(acc);
     return SD_OK;
 #undef SD_FREE_ALL
 }

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# scripts/gpu-lane.sh: builds SparseDitto on the GPU machine and runs the GPU lane
+# (ctest -L gpu), a cuSPARSE baseline run per operator on a real matrix, and optionally
+# the CPU lane, a compute-sanitizer pass and the baseline benchmark. Everything it prints
+# also goes to $OUT/gpu-lane.log; results go to $OUT (at most 8 files, one folder deep).
+#
+# usage: scripts/gpu-lane.sh [--cpu] [--sanitize] [--bench SECONDS] [--bench-set quick|full]
+#                            [--jobs N] [--build DIR]
+#   --cpu            also run the CPU lane (ctest -L cpu) into $OUT/ctest-cpu.log
+#   --sanitize       run the runtime test under compute-sanitizer (memcheck) as well
+#   --bench S        run bench/bench_baseline with a time limit of S seconds into
+#                    $OUT/bench/bench_baseline.{json,md}
+#   --bench-set X    the benchmark's set (default quick)
+# Expects: CUDA toolkit (nvcc, NVRTC, cuSPARSE), CMake, a C compiler. A missing xxhash
+# header is taken from carried .deb files in .deb/ of the checkout (dpkg -x into
+# /tmp/sdprefix, configured with -DSD_EXTRA_PREFIX). Matrices: ../shared/matrices, else
+# ./shared/matrices in the checkout (CMake picks whichever exists).
+# Exit status: 0 when the build and every GPU test passed (or were skipped), 1 otherwise.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}
+build=$root/build-gpu
+jobs=$(nproc 2>/dev/null || echo 4)
+run_cpu=0
+sanitize=0
+bench_s=0
+bench_set=quick
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cpu) run_cpu=1 ;;
+    --sanitize) sanitize=1 ;;
+    --bench) bench_s=${2:?--bench needs seconds}; shift ;;
+    --bench-set) bench_set=${2:?--bench-set needs a name}; shift ;;
+    --jobs) jobs=${2:?}; shift ;;
+    --build) build=${2:?}; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "gpu-lane: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$out"
+log=$out/gpu-lane.log
+: >"$log"
+exec > >(tee -a "$log") 2>&1
+t0=$(date +%s)
+step() { echo; echo "=== [$(( $(date +%s) - t0 )) s] $*"; }
+status=0
+
+step "machine"
+uname -srm
+nvidia-smi -L 2>&1 || echo "nvidia-smi: not available"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 || true
+export PATH=/usr/local/cuda/bin:$PATH
+nvcc --version 2>&1 | tail -2 || echo "nvcc: not found"
+cmake --version | head -1
+cc --version | head -1
+
+step "dependencies"
+extra=()
+if [ ! -f /usr/include/xxhash.h ]; then
+  prefix=/tmp/sdprefix
+  if ls "$root"/.deb/*.deb >/dev/null 2>&1; then
+    mkdir -p "$prefix"
+    for f in "$root"/.deb/*.deb; do
+      echo "unpacking $(basename "$f") into $prefix"
+      dpkg -x "$f" "$prefix" || { echo "gpu-lane: dpkg -x $f failed"; exit 1; }
+    done
+    extra+=("-DSD_EXTRA_PREFIX=$prefix")
+  else
+    echo "gpu-lane: xxhash.h is missing and there is no .deb/ folder with libxxhash-dev in the checkout"
+    exit 1
+  fi
+fi
+if [ -d "$root/../shared/matrices" ]; then
+  echo "matrices: $root/../shared/matrices"
+elif [ -d "$root/shared/matrices" ]; then
+  echo "matrices: $root/shared/matrices ($(ls "$root/shared/matrices/suitesparse" 2>/dev/null | wc -l) files)"
+else
+  echo "matrices: none found (tests that need them say so and skip that part)"
+fi
+
+step "configure ($build)"
+if ! cmake -S "$root" -B "$build" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" \
+    >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log"; echo "gpu-lane: configure FAILED (full log: build.log)"; exit 1
+fi
+step "build the GPU lane's own targets (-j$jobs)"
+if ! cmake --build "$build" -j "$jobs" --target sparseditto_cli gpu_test_runtime gpu_test_baseline \
+    bench_baseline >>"$out/build.log" 2>&1; then
+  grep -E "error|Error" "$out/build.log" | head -40
+  echo "gpu-lane: build of the GPU lane FAILED (full log: build.log)"; exit 1
+fi
+echo "GPU-lane targets built"
+step "build everything else (keep going past failures)"
+if ! cmake --build "$build" -j "$jobs" -- -k >>"$out/build.log" 2>&1; then
+  status=1
+  echo "gpu-lane: the full build FAILED; first errors (full log: build.log):"
+  grep -E "error|undefined reference" "$out/build.log" | sort -u | head -25
+  echo "gpu-lane: continuing with the GPU tests that built"
+else
+  echo "build ok"
+fi
+
+step "GPU lane: ctest -L gpu"
+( cd "$build" && ctest -L gpu -V --timeout 900 ) 2>&1 | tee "$out/ctest.log"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -ne 0 ]; then status=1; echo "gpu-lane: GPU tests FAILED (rc $rc)"; fi
+if grep -q "SKIPPED" "$out/ctest.log"; then
+  echo "gpu-lane: some GPU tests were SKIPPED (no usable device?):"
+  grep -B1 -A1 "SKIPPED" "$out/ctest.log" | head -20
+fi
+
+if [ "$run_cpu" = 1 ]; then
+  step "CPU lane: ctest -L cpu"
+  ( cd "$build" && ctest -L cpu --output-on-failure -j "$jobs" ) >"$out/ctest-cpu.log" 2>&1
+  rc=$?
+  tail -15 "$out/ctest-cpu.log"
+  if [ "$rc" -ne 0 ]; then status=1; echo "gpu-lane: CPU tests FAILED (rc $rc)"; fi
+fi
+
+if [ "$sanitize" = 1 ]; then
+  step "compute-sanitizer memcheck on gpu_test_runtime (the deliberate fault test is skipped)"
+  if command -v compute-sanitizer >/dev/null; then
+    ( cd "$build" && SD_TEST_NO_FAULT=1 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        ./gpu_test_runtime ) >"$out/sanitizer.log" 2>&1
+    rc=$?
+    tail -25 "$out/sanitizer.log"
+    if [ "$rc" -ne 0 ]; then status=1; echo "gpu-lane: compute-sanitizer FAILED (rc $rc)"; fi
+  else
+    echo "compute-sanitizer not found"
+  fi
+fi
+
+step "cuSPARSE baseline on a real matrix (sparseditto baseline)"
+mat=""
+for d in "$root/../shared/matrices" "$root/shared/matrices"; do
+  for m in bcsstk13 wiki-Vote Chem97Zt; do
+    [ -z "$mat" ] && [ -f "$d/suitesparse/$m.mtx.gz" ] && mat="$d/suitesparse/$m.mtx.gz"
+  done
+done
+cli=$build/sparseditto
+if [ -n "$mat" ]; then
+  "$cli" baseline "$mat" --op spmv || status=1
+  {
+    echo "["
+    "$cli" baseline "$mat" --op spmv --json || status=1
+    echo ","
+    "$cli" baseline "$mat" --op spmm -K 32 --json || status=1
+    echo ","
+    "$cli" baseline "$mat" --op spgemm --json || status=1
+    echo "]"
+  } >"$out/baseline.json"
+  echo "wrote baseline.json (spmv, spmm K=32, spgemm on $(basename "$mat"))"
+else
+  "$cli" baseline --gen "uniform:rows=100000,deg=10" --op spmv || status=1
+  "$cli" baseline --gen "uniform:rows=100000,deg=10" --op spmv --json >"$out/baseline.json" || status=1
+fi
+
+if [ "$bench_s" != 0 ]; then
+  step "benchmark: bench_baseline --set $bench_set --time-limit $bench_s"
+  mkdir -p "$out/bench"
+  "$build/bench_baseline" --out "$out/bench" --set "$bench_set" --time-limit "$bench_s"
+  rc=$?
+  echo "benchmark exit $rc (0: every attempted task has a valid winner)"
+fi
+
+step "done"
+echo "files in $out:"; ls -la "$out" "$out/bench" 2>/dev/null
+if [ "$status" = 0 ]; then echo "gpu-lane: PASS"; else echo "gpu-lane: FAIL"; fi
+exit $status

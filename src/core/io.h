@@ -1,0 +1,110 @@
+/* src/core/io.h: matrix file I/O inside the library: the Matrix Market reader and
+ * writer, the binary .sdm format, atomic file replacement and the read summary the CLI's
+ * `info` prints. The public entry points are sd_csr_read / sd_csr_write (csr_io.c). */
+#ifndef SDI_IO_H
+#define SDI_IO_H
+
+#include "core.h"
+
+/* ------------------------------------------------------------------ read summary */
+typedef enum { SDI_FORMAT_MTX = 0, SDI_FORMAT_SDM } sdi_format;
+typedef enum { SDI_MTX_REAL = 0, SDI_MTX_INTEGER, SDI_MTX_PATTERN } sdi_mtx_field;
+typedef enum {
+    SDI_MTX_GENERAL = 0,
+    SDI_MTX_SYMMETRIC,
+    SDI_MTX_SKEW_SYMMETRIC,
+    SDI_MTX_HERMITIAN /* real hermitian: read as symmetric */
+} sdi_mtx_symmetry;
+
+/* What a read found. For .sdm input: field real, symmetry general, nnz_stored = nnz. */
+typedef struct {
+    sdi_format format;
+    bool gzip;                 /* the text was gzip-compressed */
+    sdi_mtx_field field;
+    sdi_mtx_symmetry symmetry; /* as the banner says (hermitian stays hermitian) */
+    int32_t rows, cols;
+    int64_t nnz_declared;      /* the size line's count */
+    int64_t nnz_stored;        /* entry lines in the file */
+    int64_t nnz;               /* after symmetric expansion and duplicate summation */
+    int64_t n_duplicates;      /* entries summed into an earlier one */
+    int64_t text_bytes;        /* bytes parsed (decompressed; the file size for .sdm) */
+    int64_t lines;             /* lines in the file (0 for .sdm) */
+    double parse_seconds;      /* reading + tokenising (+ decompression) */
+    double build_seconds;      /* canonicalisation into CSR */
+} sdi_mtx_info;
+
+SDI_HIDDEN const char *sdi_mtx_field_name(sdi_mtx_field f);       /* "real", … */
+SDI_HIDDEN const char *sdi_mtx_symmetry_name(sdi_mtx_symmetry s); /* "skew-symmetric", … */
+
+/* ------------------------------------------------------------------ Matrix Market */
+/* Default block read from the file or the decompressor at once. */
+#define SDI_MTX_BLOCK (8u << 20)
+
+/* Reads a Matrix Market coordinate file (gzip recognised by its magic bytes). Errors
+ * name the 1-based line and are prefixed with the path. On failure *out is zeroed.
+ * info may be NULL. */
+SDI_HIDDEN sd_status sdi_mtx_read(const char *path, sd_csr *out, sdi_mtx_info *info);
+/* The same from memory (the fuzzer, tests); gzip data is recognised here too.
+ * block_size 0 means SDI_MTX_BLOCK; tiny blocks exercise tokens straddling blocks. */
+SDI_HIDDEN sd_status sdi_mtx_read_mem(const char *buf, size_t len, size_t block_size,
+                                      sd_csr *out, sdi_mtx_info *info);
+
+/* The value tokeniser of the reader, exposed for tests. It parses the number starting
+ * at p (ended by a space, tab, CR, LF or NUL; the text must be NUL-terminated beyond
+ * it) into *out exactly as (float)strtod would, and sets *end after the characters it
+ * used. Integer mode accepts only [+-]digits. */
+typedef enum {
+    SDI_NUM_OK = 0,
+    SDI_NUM_SYNTAX,      /* not a number */
+    SDI_NUM_DECIMAL,     /* a decimal point or exponent where an integer is required */
+    SDI_NUM_NONFINITE,   /* NaN or Inf written as such */
+    SDI_NUM_OVERFLOW     /* finite text beyond the FP32 range */
+} sdi_num_status;
+SDI_HIDDEN sdi_num_status sdi_parse_value(const char *p, bool integer, const char **end,
+                                          float *out);
+
+/* Writes a as "matrix coordinate real general", values with %.9g (exact round trip),
+ * gzip-compressed when gzip is true; atomically (temporary file + rename). a must
+ * satisfy sd_csr_check. */
+SDI_HIDDEN sd_status sdi_mtx_write(const char *path, const sd_csr *a, bool gzip);
+
+/* ------------------------------------------------------------------ .sdm
+ * Little-endian: magic "SDMATRX\0", u32 version (1), u32 flags (0), i64 rows, i64 cols,
+ * i64 nnz, then rowptr (i64 × rows+1), colind (i32 × nnz), vals (f32 × nnz), then the
+ * XXH3-64 (seed 0) of every byte before it. */
+#define SDI_SDM_MAGIC "SDMATRX"  /* 7 characters + the NUL = 8 bytes */
+#define SDI_SDM_VERSION 1u
+#define SDI_SDM_HEADER_BYTES 40
+
+SDI_HIDDEN sd_status sdi_sdm_read(const char *path, sd_csr *out);
+SDI_HIDDEN sd_status sdi_sdm_read_mem(const void *buf, size_t len, sd_csr *out);
+SDI_HIDDEN sd_status sdi_sdm_write(const char *path, const sd_csr *a);
+
+/* ------------------------------------------------------------------ dispatch */
+/* sd_csr_read with the summary: .sdm by its magic bytes, Matrix Market otherwise. */
+SDI_HIDDEN sd_status sdi_csr_read_info(const char *path, sd_csr *out, sdi_mtx_info *info);
+
+/* Row-length statistics (CV = population standard deviation / mean, 0 when the mean
+ * is 0; all 0 for a matrix without rows). */
+typedef struct {
+    int64_t min, max, empty_rows;
+    double mean, cv;
+} sdi_row_stats;
+SDI_HIDDEN void sdi_csr_row_stats(const sd_csr *a, sdi_row_stats *out);
+
+/* ------------------------------------------------------------------ atomic files
+ * A new file appears complete or not at all: written under a temporary name in the
+ * destination's directory, flushed to disk, then renamed over the destination. */
+typedef struct {
+    char *final_path;
+    char *tmp_path;
+    int fd; /* open on tmp_path until commit or abort; -1 otherwise */
+} sdi_atomic_file;
+
+SDI_HIDDEN sd_status sdi_atomic_begin(sdi_atomic_file *af, const char *path);
+/* fsync, close, rename; on failure the temporary is removed (and af released). */
+SDI_HIDDEN sd_status sdi_atomic_commit(sdi_atomic_file *af);
+/* Closes and removes the temporary; safe on a zeroed or finished af. */
+SDI_HIDDEN void sdi_atomic_abort(sdi_atomic_file *af);
+
+#endif /* SDI_IO_H */

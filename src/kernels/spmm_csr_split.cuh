@@ -1,0 +1,179 @@
+// src/kernels/spmm_csr_split.cuh: nonzero-split CSR SpMM for skewed rows: rows with more
+// than T entries are cut into chunks of CH entries, each chunk handled by a full
+// warp (SD_KL lanes across the K tile × SD_NZL lanes across entries); other rows go
+// through the row-wise groups of spmm_csr_row (SD_KL × SD_NZ lanes).
+//
+// SD_MODE 0 (atomic, two launches on one stream):
+//   SD_KNAME  row-wise pass over all rows; a long row does only its first CH entries
+//             and writes them (plain store), so C needs no zeroing;
+//   SD_KNAME2 the remaining chunks, one warp each, added with atomicAdd.
+//   Arguments: SD_KNAME (rowptr, colind, vals, B, C);
+//              SD_KNAME2 (rowptr, colind, vals, chunk_row, chunk_start, B, C).
+// SD_MODE 1 (fixup, one launch, no float atomics, bitwise reproducible):
+//   blocks [0, nb_short) are the row-wise pass over rows of ≤ T entries; the other
+//   blocks take one chunk per warp, store the chunk's partial tile in the workspace ws,
+//   and count arrivals per (long row, K tile) in cnt; the last chunk to arrive sums the
+//   partials of its row in chunk order, writes C and resets the counter (cnt is zeroed
+//   once when the program is loaded and left zero by every run).
+//   Arguments: (rowptr, colind, vals, chunk_row, chunk_start, chunk_long, long_first, ws,
+//   cnt, B, C).
+// Launch: grid (blocks, K tiles), block SD_WARPS·32. Every kernel also takes the sizes
+// (rows, T, CH) and mode 0's SD_KNAME2 / mode 1's SD_KNAME (nchunks, nb_short) after C.
+#include "spmm_common.cuh"
+
+#define SD_G (SD_KL * SD_NZ)
+#define SD_GPC (SD_WARPS * 32 / SD_G)
+#define SD_KTILE (SD_KL * SD_V * SD_CO)
+#define SD_KTILES ((SD_K + SD_KTILE - 1) / SD_KTILE)
+
+// Row-wise group over row `row`; long rows capped (mode 0) or skipped (mode 1).
+__device__ __forceinline__ void sd_split_short(const sd_rp *__restrict__ rowptr,
+                                               const int *__restrict__ colind,
+                                               const float *__restrict__ vals,
+                                               const float *__restrict__ B,
+                                               float *__restrict__ C, int row, int rows,
+                                               int T, int CH)
+{
+    if (row >= rows)
+        return;
+    const int lane = (int)threadIdx.x % SD_G;
+    const int k0 = SD_KTILES == 1 ? 0 : (int)blockIdx.y * SD_KTILE;
+    const unsigned gmask = sd_gmask<SD_G>((int)threadIdx.x & 31);
+    const sd_rp s = __ldg(rowptr + row);
+    sd_rp e = __ldg(rowptr + row + 1);
+    if (e - s > (sd_rp)T) {
+        if (SD_MODE == 1)
+            return;
+        e = s + CH;
+    }
+    float acc[SD_CO][SD_V];
+#pragma unroll
+    for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+        for (int i = 0; i < SD_V; i++)
+            acc[t][i] = 0.0f;
+    sd_row_accum<SD_KL, SD_NZ, SD_V, SD_CO>(colind, vals, s, e, B, k0, lane, gmask, acc);
+    if (SD_NZ > 1)
+        sd_group_reduce<SD_KL, SD_NZ, SD_V, SD_CO>(gmask, acc);
+    if (lane < SD_KL)
+        sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, acc);
+}
+
+// One warp accumulates chunk c of a long row into acc (all lanes end with the sum).
+__device__ __forceinline__ int sd_split_chunk(const sd_rp *__restrict__ rowptr,
+                                              const int *__restrict__ colind,
+                                              const float *__restrict__ vals,
+                                              const int *__restrict__ chunk_row,
+                                              const sd_rp *__restrict__ chunk_start,
+                                              const float *__restrict__ B, int c, int k0,
+                                              int CH, float (&acc)[SD_CO][SD_V])
+{
+    const int lane = (int)threadIdx.x & 31;
+    const int row = __ldg(chunk_row + c);
+    const sd_rp s = __ldg(chunk_start + c);
+    const sd_rp re = __ldg(rowptr + row + 1);
+    const sd_rp e = re - s > (sd_rp)CH ? s + CH : re;
+#pragma unroll
+    for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+        for (int i = 0; i < SD_V; i++)
+            acc[t][i] = 0.0f;
+    sd_row_accum<SD_KL, SD_NZL, SD_V, SD_CO>(colind, vals, s, e, B, k0, lane, 0xffffffffu, acc);
+    sd_group_reduce<SD_KL, SD_NZL, SD_V, SD_CO>(0xffffffffu, acc);
+    return row;
+}
+
+#if SD_MODE == 0
+
+SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
+    SD_KNAME(const sd_rp *__restrict__ rowptr, const int *__restrict__ colind,
+             const float *__restrict__ vals, const float *__restrict__ B, float *__restrict__ C,
+             int rows, int T, int CH)
+{
+    sd_split_short(rowptr, colind, vals, B, C, (int)blockIdx.x * SD_GPC + (int)threadIdx.x / SD_G,
+                   rows, T, CH);
+}
+
+SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
+    SD_KNAME2(const sd_rp *__restrict__ rowptr, const int *__restrict__ colind,
+              const float *__restrict__ vals, const int *__restrict__ chunk_row,
+              const sd_rp *__restrict__ chunk_start, const float *__restrict__ B,
+              float *__restrict__ C, int rows, int T, int CH, int nchunks)
+{
+    const int c = (int)blockIdx.x * SD_WARPS + (int)threadIdx.x / 32;
+    if (c >= nchunks)
+        return;
+    const int lane = (int)threadIdx.x & 31;
+    const int k0 = SD_KTILES == 1 ? 0 : (int)blockIdx.y * SD_KTILE;
+    float acc[SD_CO][SD_V];
+    const int row = sd_split_chunk(rowptr, colind, vals, chunk_row, chunk_start, B, c, k0, CH, acc);
+    if (lane < SD_KL)
+        sd_store_row_atomic<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, acc);
+}
+
+#else // SD_MODE == 1
+
+SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
+    SD_KNAME(const sd_rp *__restrict__ rowptr, const int *__restrict__ colind,
+             const float *__restrict__ vals, const int *__restrict__ chunk_row,
+             const sd_rp *__restrict__ chunk_start, const int *__restrict__ chunk_long,
+             const int *__restrict__ long_first, float *ws, int *cnt,
+             const float *__restrict__ B, float *__restrict__ C, int rows, int T, int CH,
+             int nchunks, int nb_short)
+{
+    if ((int)blockIdx.x < nb_short) {
+        sd_split_short(rowptr, colind, vals, B, C,
+                       (int)blockIdx.x * SD_GPC + (int)threadIdx.x / SD_G, rows, T, CH);
+        return;
+    }
+    const int c = ((int)blockIdx.x - nb_short) * SD_WARPS + (int)threadIdx.x / 32;
+    if (c >= nchunks)
+        return;
+    const int lane = (int)threadIdx.x & 31;
+    const int tile = SD_KTILES == 1 ? 0 : (int)blockIdx.y;
+    const int k0 = tile * SD_KTILE;
+    float acc[SD_CO][SD_V];
+    const int row = sd_split_chunk(rowptr, colind, vals, chunk_row, chunk_start, B, c, k0, CH, acc);
+    if (lane < SD_KL)
+        sd_store_row<SD_KL, SD_V, SD_CO>(ws + (long long)c * SD_K, k0, lane, acc);
+    __threadfence();
+    __syncwarp();
+    const int L = __ldg(chunk_long + c);
+    const int first = __ldg(long_first + L), nch = __ldg(long_first + L + 1) - first;
+    int *counter = cnt + (long long)L * SD_KTILES + tile;
+    int arrived = 0;
+    if (lane == 0)
+        arrived = atomicAdd(counter, 1);
+    arrived = __shfl_sync(0xffffffffu, arrived, 0);
+    if (arrived != nch - 1)
+        return;
+    // Last chunk of this (row, tile): sum the partials in chunk order.
+    __threadfence();
+    if (lane < SD_KL) {
+        float sum[SD_CO][SD_V];
+#pragma unroll
+        for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+            for (int i = 0; i < SD_V; i++)
+                sum[t][i] = 0.0f;
+        for (int q = first; q < first + nch; q++) {
+            const float *part = ws + (long long)q * SD_K;
+#pragma unroll
+            for (int t = 0; t < SD_CO; t++) {
+                const int k = k0 + (t * SD_KL + lane) * SD_V;
+                if (SD_K % SD_KTILE == 0 || k < SD_K) {
+                    float x[SD_V];
+                    sd_load_cg<SD_V>(part + k, x);
+#pragma unroll
+                    for (int i = 0; i < SD_V; i++)
+                        sum[t][i] += x[i];
+                }
+            }
+        }
+        sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, sum);
+    }
+    if (lane == 0)
+        *counter = 0;
+}
+
+#endif

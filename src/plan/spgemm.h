@@ -1,0 +1,204 @@
+/* src/plan/spgemm.h: SpGEMM plan families: the configuration of one candidate (bins,
+ * accumulators, capacities, phases, launch fusion, θ_H), the host binning that turns the
+ * rows' upper bounds u(i) and column spans into bins and launch shapes, and the
+ * enumeration of candidates for a product. Pure host code: testable on the CPU. */
+#ifndef SDI_PLAN_SPGEMM_H
+#define SDI_PLAN_SPGEMM_H
+
+#include <stdbool.h>
+
+#include "../analysis/gpu.h"
+#include "../core/core.h"
+#include "../kernels/spgemm_abi.cuh"
+
+/* ------------------------------------------------------------------ accumulators */
+typedef enum {
+    SDI_SG_TINY = 0, /* thread per row, sorted list of ≤ UT entries in registers */
+    SDI_SG_GHASH,    /* G lanes per row, shared-memory hash table of 2^p slots */
+    SDI_SG_GDENSE,   /* G lanes per row, shared-memory dense stripe of 2^p columns */
+    SDI_SG_CHASH,    /* CTA per row, shared-memory hash table of 2^p slots */
+    SDI_SG_CDENSE,   /* CTA per row, shared-memory dense stripe of 2^p columns */
+    SDI_SG_GLOBAL,   /* CTA per row, global-memory dense stripe (slots in a workspace) */
+    SDI_SG_COPY,     /* not a bin: the compaction of one-phase rows into C */
+    SDI_SG_NKINDS
+} sdi_sg_kind;
+
+/* Plan families: presets of which accumulators a plan may use and how it runs them;
+ * θ_H (threads, load, phases, fusion) is swept inside each. Every family keeps the CTA
+ * dense and global-stripe fallbacks, so every product completes. */
+typedef enum {
+    SDI_SPGEMM_HASH = 0, /* "csr_hash": group/CTA hash tables by capacity, two phases */
+    SDI_SPGEMM_TILED,    /* "smem_tiled_hash": tiny lists + hash tables, one phase for
+                            small rows, launches fused */
+    SDI_SPGEMM_HYBRID,   /* "hybrid": every accumulator; dense stripes where spans are
+                            narrow; one phase where the staging is cheap */
+    SDI_SPGEMM_DENSE,    /* "dense_stripe": dense stripes first (banded / diagonal) */
+    SDI_SPGEMM_NFAMILIES
+} sdi_spgemm_family;
+
+/* One SpGEMM candidate. memset to zero before filling (the struct is hashed). */
+typedef struct {
+    int32_t family;          /* sdi_spgemm_family */
+    int32_t threads;         /* T: threads per CTA of the row kernels (128, 256, 512) */
+    int32_t tiny_max;        /* 0, 8 or 32: rows with u(i) ≤ this use thread-local lists */
+    int32_t ghash_max_lcap;  /* group hash tables 2^6 … 2^this (0 = none; ≤ 12) */
+    int32_t chash_max_lcap;  /* CTA hash tables up to 2^this (0 = none; ≤ 14) */
+    int32_t load_pct;        /* a table of C slots holds rows whose bound is ≤ C·load/100 */
+    int32_t gdense_max_lw;   /* group dense stripes up to 2^this columns (0 = none; ≤ 11) */
+    int32_t dense_pct;       /* prefer a dense stripe when span ≤ dense_pct/100 × bound */
+    int32_t one_phase_max_u; /* rows (bins) with u ≤ this run one phase into staging */
+    int32_t fuse;            /* 0: a launch per bin; 1: bins of a phase with similar shared
+                                memory share a launch; 2: one launch per phase */
+    int32_t out_ub;          /* 1: when every row is one-phase and Σu fits, C is allocated
+                                at Σu before the kernels (no host wait before compaction) */
+    int32_t bt_gather;       /* B = Aᵀ: 1 gathers its values once per call; 0 reads them
+                                through the permutation in every product */
+    int32_t force_kind;      /* tests: -1 = the rules; else every row with products goes
+                                to this kind (with force_p and force_g) */
+    int32_t force_p;         /* UT for TINY, log2 size for hash and dense kinds */
+    int32_t force_g;         /* lanes per row of group kinds */
+    int32_t min_lanes;       /* group kinds get at least this many lanes per row (0, 8,
+                                16 or 32; more lanes = more loads in flight per row) */
+    int64_t ws_budget;       /* bytes for staging + global stripes (0 = a quarter of the
+                                device memory) */
+    int64_t chunk_rows;      /* global stripes: rows in flight at most (0 = by budget) */
+} sdi_spgemm_config;
+
+/* What binning reads: per row of C, u(i) and the first / last column reached. */
+typedef struct {
+    int32_t m, n;        /* rows and columns of C */
+    const int64_t *u;    /* m: products of row i */
+    const int32_t *lo;   /* m: first column reached (any value when u = 0) */
+    const int32_t *hi;   /* m: last column reached */
+    int64_t b_row_max;   /* longest row of B (products per round must fit in int32) */
+} sdi_sg_rowinfo;
+
+/* Hardware limits binning needs (from sdi_gpu_props). */
+typedef struct {
+    int smem_max;      /* dynamic shared memory per CTA (opt-in) minus a margin */
+    int sm_count;
+    int64_t mem_bytes; /* device memory */
+} sdi_sg_limits;
+
+SDI_HIDDEN void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out);
+
+#define SDI_SG_MAX_BINS 64
+#define SDI_SG_MAX_LAUNCHES 64
+
+typedef struct {
+    int32_t kind;      /* sdi_sg_kind */
+    int32_t g;         /* lanes per row (group kinds), else 0 */
+    int32_t p;         /* UT (TINY) or log2 of the table / stripe size; 0 for GLOBAL */
+    int32_t one_phase; /* 1: SYM skipped, one ONE pass into the staging area */
+    int32_t threads;   /* threads per CTA of this bin's launches */
+    int32_t first;     /* first index into binrows */
+    int32_t nrows;
+    int32_t blocks;    /* CTAs of one pass */
+    int64_t u_max, u_sum, span_max, bound_max;
+    int64_t smem_sym, smem_num; /* bytes per CTA of the SYM and NUM/ONE passes */
+} sdi_sg_bin;
+
+typedef struct {
+    int32_t kind, g, p, phase; /* phase: SD_SG_PH_* */
+    int32_t bin;               /* index into bins; −1 for COPY */
+    int32_t blocks;
+    int64_t smem;
+    int32_t first, nrows;      /* rows of the segment (COPY: tiles) */
+} sdi_sg_segment;
+
+typedef struct {
+    int32_t stage; /* 1: before the scan; 2: after it (C allocated) */
+    int32_t threads;
+    int64_t smem;  /* max over the segments */
+    int64_t blocks;
+    int32_t nsegs;
+    sdi_sg_segment segs[SD_SG_MAX_SEGS];
+} sdi_sg_launch;
+
+/* The schedule of one product under one configuration. */
+typedef struct {
+    int32_t m, n;
+    int32_t *binrows; /* nbinrows rows with products, grouped by bin (owned) */
+    int32_t nbinrows;
+    int32_t nempty;   /* rows without products (count 0, never launched) */
+    int32_t nbins;
+    sdi_sg_bin bins[SDI_SG_MAX_BINS];
+    int32_t nlaunches;
+    sdi_sg_launch launches[SDI_SG_MAX_LAUNCHES];
+    int64_t *ub;      /* m + 1 staging offsets (owned; NULL without one-phase rows) */
+    int64_t ub_total; /* staging entries */
+    int32_t out_ub;   /* C allocated at ub_total entries before the kernels */
+    int32_t need_rowlo;
+    int64_t gwidth;   /* global stripes: columns (multiple of 32) and slots */
+    int64_t gslots;
+    int32_t gparts;   /* > 0: CTAs per global row (a stripe per row); 0: waves */
+    int32_t grows;    /* rows in global stripes */
+    int64_t ntiles;   /* scan tiles */
+    double u_total;
+    int64_t u_max;
+    int64_t ws_bytes; /* staging + global stripes */
+} sdi_sg_schedule;
+
+/* ------------------------------------------------------------------ functions */
+SDI_HIDDEN const char *sdi_spgemm_family_name(int f);
+/* -1 when unknown. */
+SDI_HIDDEN int sdi_spgemm_family_from_name(const char *name);
+SDI_HIDDEN const char *sdi_sg_kind_name(int kind);
+
+/* The family's preset (θ_H at its defaults). */
+SDI_HIDDEN sd_status sdi_spgemm_config_default(int family, sdi_spgemm_config *out);
+/* Field ranges and combinations; SD_ERR_INVALID_ARG names the field. */
+SDI_HIDDEN sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c);
+/* One line, e.g. "hybrid T=256 tiny=32 gh=6..12 ch=14 load=50 gd=11 dense=400 one=512 fuse=1". */
+SDI_HIDDEN void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t cap);
+SDI_HIDDEN void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j);
+
+/* Rows with more products than this are "heavy": when so few exist that one CTA per
+ * row cannot fill the GPU (≤ 2 per SM), they go to global stripes in parts mode, where
+ * several CTAs share each row. */
+#define SDI_SG_HEAVY_U 65536
+
+/* The accumulator one row gets under c (u > 0): kind, lanes g and size p. split_heavy:
+ * heavy rows go to the global stripes (sdi_sg_schedule_build decides it from the count
+ * of heavy rows). Exposed for the tests. */
+SDI_HIDDEN void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32_t n,
+                                int64_t u, int64_t span, int split_heavy, int32_t *kind,
+                                int32_t *g, int32_t *p);
+/* Shared memory per CTA of a kind for `threads` threads in a phase. */
+SDI_HIDDEN int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase);
+/* Threads per CTA a bin can use: T, or fewer groups when the tables would not fit. */
+SDI_HIDDEN int32_t sdi_sg_bin_threads(int kind, int g, int p, int threads, const sdi_sg_limits *lim);
+
+/* Bins every row, orders binrows, decides one-phase bins within the workspace budget,
+ * sizes the global stripes and builds the launches of both stages. On failure *out is
+ * zeroed. SD_ERR_UNSUPPORTED when a row of B is too long for int32 rounds. */
+SDI_HIDDEN sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
+                                           const sdi_sg_rowinfo *ri, sdi_sg_schedule *out);
+SDI_HIDDEN void sdi_sg_schedule_free(sdi_sg_schedule *s);
+/* Checks a schedule's invariants (every row with products in exactly one bin, bounds fit
+ * capacities, spans fit stripes, segments cover their bins, shared memory within the
+ * limit). SD_ERR_INTERNAL names the first violation. Used by tests and debug builds. */
+SDI_HIDDEN sd_status sdi_sg_schedule_verify(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
+                                            const sdi_sg_rowinfo *ri, const sdi_sg_schedule *s);
+/* A one-line summary of the bins ("tiny8:1200 gh16x9:300(1p) global:2 ..."). */
+SDI_HIDDEN void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap);
+SDI_HIDDEN void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j);
+
+/* Summary of a product used to enumerate candidates. */
+typedef struct {
+    int32_t m, n;
+    double u_total;
+    int64_t u_max;
+    double frac_tiny;   /* rows with 0 < u ≤ 32 over rows with products */
+    double frac_narrow; /* rows whose span ≤ 4 × min(u, span) and ≤ 2048 */
+} sdi_sg_summary;
+
+SDI_HIDDEN void sdi_sg_summarize(const sdi_sg_rowinfo *ri, sdi_sg_summary *out);
+
+/* Candidates: for each family in fam_mask (bit f; 0 = all), a θ_H sweep (level 0: the
+ * preset only; 1: a small sweep; 2: a wide one), at most cap in total, round-robin over
+ * the families. *out is allocated (sdi_free); *n receives the count. */
+SDI_HIDDEN sd_status sdi_spgemm_enumerate(const sdi_sg_summary *sm, uint32_t fam_mask, int level,
+                                          int cap, sdi_spgemm_config **out, int *n);
+
+#endif /* SDI_PLAN_SPGEMM_H */

@@ -1,0 +1,1086 @@
+/* src/plan/spgemm_families.c: SpGEMM plan families: presets and checks of the
+ * configuration, the per-row accumulator rules, binning rows by their upper bound u(i)
+ * and column span into bins with launch shapes, and candidate enumeration. */
+#include <stdio.h>
+#include <string.h>
+
+#include "spgemm.h"
+
+/* ------------------------------------------------------------------ names */
+static const char *const family_names[SDI_SPGEMM_NFAMILIES] = {"csr_hash", "smem_tiled_hash",
+                                                               "hybrid", "dense_stripe"};
+static const char *const kind_names[SDI_SG_NKINDS] = {"tiny", "ghash", "gdense", "chash",
+                                                      "cdense", "global", "copy"};
+
+const char *sdi_spgemm_family_name(int f)
+{
+    return f >= 0 && f < SDI_SPGEMM_NFAMILIES ? family_names[f] : "unknown";
+}
+
+int sdi_spgemm_family_from_name(const char *name)
+{
+    for (int f = 0; name != NULL && f < SDI_SPGEMM_NFAMILIES; f++)
+        if (strcmp(name, family_names[f]) == 0)
+            return f;
+    return -1;
+}
+
+const char *sdi_sg_kind_name(int kind)
+{
+    return kind >= 0 && kind < SDI_SG_NKINDS ? kind_names[kind] : "unknown";
+}
+
+/* ------------------------------------------------------------------ limits */
+void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out)
+{
+    memset(out, 0, sizeof *out);
+    int optin = p != NULL && p->smem_per_cta_optin > 0 ? p->smem_per_cta_optin : 48 * 1024;
+    /* a margin for the static shared memory of the scan kernel's neighbours and the
+     * 1 KiB the hardware reserves per CTA on sm_80+ */
+    out->smem_max = optin - 1024;
+    out->sm_count = p != NULL && p->sm_count > 0 ? p->sm_count : 132;
+    out->mem_bytes = p != NULL && p->global_mem_bytes > 0 ? p->global_mem_bytes : (16ll << 30);
+}
+
+/* ------------------------------------------------------------------ shapes */
+static int is_group_kind(int kind) { return kind == SDI_SG_GHASH || kind == SDI_SG_GDENSE; }
+
+/* sizeof(SgCtaScratch<T>) and sizeof(SgCopyScratch<T>) of spgemm_team.cuh / rows.cuh. */
+static int64_t cta_scratch_bytes(int threads)
+{
+    return 8 * (int64_t)(threads / 32 + 1) + 16 * (int64_t)threads;
+}
+static int64_t copy_scratch_bytes(int threads)
+{
+    int64_t b = cta_scratch_bytes(threads) + 8 * (SD_SG_SCAN_TILE + 1) + 4 * (SD_SG_SCAN_TILE + 1);
+    return (b + 7) / 8 * 8;
+}
+
+int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase)
+{
+    const int sym = phase == SD_SG_PH_SYM;
+    const int64_t size = (int64_t)1 << p;
+    switch (kind) {
+    case SDI_SG_TINY:
+        return 0;
+    case SDI_SG_GHASH:
+        return (int64_t)(threads / g) * size * (sym ? 4 : 8);
+    case SDI_SG_GDENSE:
+        return (int64_t)(threads / g) * (sym ? size / 8 : size * 4 + size / 8);
+    case SDI_SG_CHASH:
+        return cta_scratch_bytes(threads) + size * (sym ? 4 : 8);
+    case SDI_SG_CDENSE:
+        return cta_scratch_bytes(threads) + (sym ? size / 8 : size * 4 + size / 8);
+    case SDI_SG_GLOBAL:
+        return cta_scratch_bytes(threads);
+    case SDI_SG_COPY:
+        return copy_scratch_bytes(threads);
+    default:
+        return 0;
+    }
+}
+
+int32_t sdi_sg_bin_threads(int kind, int g, int p, int threads, const sdi_sg_limits *lim)
+{
+    if (!is_group_kind(kind))
+        return threads;
+    const int64_t per_group = sdi_sg_smem_bytes(kind, g, p, g, SD_SG_PH_NUM);
+    int64_t groups = threads / g;
+    if (per_group > 0 && groups * per_group > lim->smem_max)
+        groups = lim->smem_max / per_group;
+    const int per_warp = 32 / g; /* whole warps: a CTA of partial warps wastes lanes */
+    groups = groups / per_warp * per_warp;
+    return groups >= per_warp ? (int32_t)(groups * g) : 0;
+}
+
+/* Largest log2 width of a CTA dense stripe / CTA hash table that fits in shared memory. */
+static int cdense_max_lw(int threads, const sdi_sg_limits *lim)
+{
+    int lw = 5;
+    while (lw < 20 && sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, lw + 1, threads, SD_SG_PH_NUM) <=
+                          lim->smem_max)
+        lw++;
+    return lw;
+}
+static int chash_fit_lcap(int threads, const sdi_sg_limits *lim)
+{
+    int lc = 5;
+    while (lc < 20 && sdi_sg_smem_bytes(SDI_SG_CHASH, 0, lc + 1, threads, SD_SG_PH_NUM) <=
+                          lim->smem_max)
+        lc++;
+    return lc;
+}
+
+static int ceil_log2(int64_t v)
+{
+    int l = 0;
+    while (((int64_t)1 << l) < v)
+        l++;
+    return l;
+}
+
+static int lanes_for_u(int64_t u, int min_lanes)
+{
+    const int g = u <= 128 ? 8 : (u <= 512 ? 16 : 32);
+    return g < min_lanes ? min_lanes : g;
+}
+
+/* ------------------------------------------------------------------ configuration */
+sd_status sdi_spgemm_config_default(int family, sdi_spgemm_config *out)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm config: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (family < 0 || family >= SDI_SPGEMM_NFAMILIES)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm config: unknown family %d", family);
+    sdi_spgemm_config *c = out;
+    c->family = family;
+    c->threads = 256;
+    c->ghash_max_lcap = 12;
+    c->chash_max_lcap = 14;
+    c->load_pct = 50;
+    c->bt_gather = 1;
+    c->force_kind = -1;
+    switch (family) {
+    case SDI_SPGEMM_HASH: /* nsparse-like: hash tables by capacity, two phases, a launch per bin */
+        c->tiny_max = 0;
+        c->one_phase_max_u = 0;
+        c->fuse = 0;
+        break;
+    case SDI_SPGEMM_TILED:
+        c->tiny_max = 32;
+        c->one_phase_max_u = 512;
+        c->fuse = 2;
+        c->out_ub = 1;
+        break;
+    case SDI_SPGEMM_HYBRID:
+        c->tiny_max = 32;
+        c->gdense_max_lw = 11;
+        c->dense_pct = 400;
+        c->one_phase_max_u = 512;
+        c->fuse = 1;
+        c->out_ub = 1;
+        break;
+    case SDI_SPGEMM_DENSE:
+        c->tiny_max = 8;
+        c->gdense_max_lw = 11;
+        c->dense_pct = 1600;
+        c->one_phase_max_u = 0;
+        c->fuse = 1;
+        break;
+    }
+    return SD_OK;
+}
+
+sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c)
+{
+    if (c == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm config: NULL");
+#define BAD(...) return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm config: " __VA_ARGS__)
+    if (c->family < 0 || c->family >= SDI_SPGEMM_NFAMILIES)
+        BAD("family %d unknown", c->family);
+    if (c->threads != 128 && c->threads != 256 && c->threads != 512)
+        BAD("threads %d (128, 256 or 512)", c->threads);
+    if (c->tiny_max != 0 && c->tiny_max != 8 && c->tiny_max != 32)
+        BAD("tiny_max %d (0, 8 or 32)", c->tiny_max);
+    if (c->ghash_max_lcap != 0 && (c->ghash_max_lcap < 6 || c->ghash_max_lcap > 12))
+        BAD("ghash_max_lcap %d (0 or 6..12)", c->ghash_max_lcap);
+    if (c->chash_max_lcap != 0 && (c->chash_max_lcap < 6 || c->chash_max_lcap > 14))
+        BAD("chash_max_lcap %d (0 or 6..14)", c->chash_max_lcap);
+    if (c->load_pct < 10 || c->load_pct > 100)
+        BAD("load_pct %d (10..100)", c->load_pct);
+    if (c->gdense_max_lw != 0 && (c->gdense_max_lw < 8 || c->gdense_max_lw > 11))
+        BAD("gdense_max_lw %d (0 or 8..11)", c->gdense_max_lw);
+    if (c->dense_pct < 0 || c->dense_pct > 100000)
+        BAD("dense_pct %d", c->dense_pct);
+    if (c->one_phase_max_u < 0)
+        BAD("one_phase_max_u %d", c->one_phase_max_u);
+    if (c->fuse < 0 || c->fuse > 2)
+        BAD("fuse %d (0..2)", c->fuse);
+    if ((c->out_ub != 0 && c->out_ub != 1) || (c->bt_gather != 0 && c->bt_gather != 1))
+        BAD("out_ub / bt_gather must be 0 or 1");
+    if (c->ws_budget < 0 || c->chunk_rows < 0)
+        BAD("ws_budget / chunk_rows negative");
+    if (c->min_lanes != 0 && c->min_lanes != 8 && c->min_lanes != 16 && c->min_lanes != 32)
+        BAD("min_lanes %d (0, 8, 16 or 32)", c->min_lanes);
+    if (c->force_kind < -1 || c->force_kind > SDI_SG_GLOBAL)
+        BAD("force_kind %d", c->force_kind);
+    if (c->force_kind >= 0) {
+        switch (c->force_kind) {
+        case SDI_SG_TINY:
+            if (c->force_p != 8 && c->force_p != 32)
+                BAD("forced tiny needs force_p 8 or 32 (got %d)", c->force_p);
+            break;
+        case SDI_SG_GHASH:
+        case SDI_SG_GDENSE:
+            if (c->force_g != 8 && c->force_g != 16 && c->force_g != 32)
+                BAD("forced group kind needs force_g 8, 16 or 32 (got %d)", c->force_g);
+            if (c->force_kind == SDI_SG_GHASH && (c->force_p < 6 || c->force_p > 12))
+                BAD("forced ghash needs force_p 6..12 (got %d)", c->force_p);
+            if (c->force_kind == SDI_SG_GDENSE && (c->force_p < 5 || c->force_p > 11))
+                BAD("forced gdense needs force_p 5..11 (got %d)", c->force_p);
+            break;
+        case SDI_SG_CHASH:
+            if (c->force_p < 6 || c->force_p > 14)
+                BAD("forced chash needs force_p 6..14 (got %d)", c->force_p);
+            break;
+        case SDI_SG_CDENSE:
+            if (c->force_p < 5 || c->force_p > 15)
+                BAD("forced cdense needs force_p 5..15 (got %d)", c->force_p);
+            break;
+        default:
+            break;
+        }
+    }
+#undef BAD
+    return SD_OK;
+}
+
+void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t cap)
+{
+    if (buf == NULL || cap == 0)
+        return;
+    int n = snprintf(buf, cap,
+                     "%s T=%d tiny=%d lanes>=%d gh=%d ch=%d load=%d gd=%d dense=%d one=%d fuse=%d "
+                     "ub=%d gather=%d",
+                     sdi_spgemm_family_name(c->family), c->threads, c->tiny_max, c->min_lanes,
+                     c->ghash_max_lcap, c->chash_max_lcap, c->load_pct, c->gdense_max_lw,
+                     c->dense_pct, c->one_phase_max_u, c->fuse, c->out_ub, c->bt_gather);
+    if (c->force_kind >= 0 && n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, " force=%s/g%d/p%d", sdi_sg_kind_name(c->force_kind),
+                 c->force_g, c->force_p);
+}
+
+void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j)
+{
+    sdi_json_begin_object(j);
+    sdi_json_key(j, "family");
+    sdi_json_string(j, sdi_spgemm_family_name(c->family));
+#define FIELD(name)                                                                        \
+    do {                                                                                   \
+        sdi_json_key(j, #name);                                                            \
+        sdi_json_int(j, c->name);                                                          \
+    } while (0)
+    FIELD(threads);
+    FIELD(tiny_max);
+    FIELD(ghash_max_lcap);
+    FIELD(chash_max_lcap);
+    FIELD(load_pct);
+    FIELD(gdense_max_lw);
+    FIELD(dense_pct);
+    FIELD(one_phase_max_u);
+    FIELD(fuse);
+    FIELD(out_ub);
+    FIELD(bt_gather);
+    FIELD(force_kind);
+    FIELD(force_p);
+    FIELD(force_g);
+    FIELD(min_lanes);
+    FIELD(ws_budget);
+    FIELD(chunk_rows);
+#undef FIELD
+    sdi_json_end_object(j);
+}
+
+/* ------------------------------------------------------------------ per-row rules */
+void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32_t n, int64_t u,
+                     int64_t span, int split_heavy, int32_t *kind, int32_t *g, int32_t *p)
+{
+    *g = 0;
+    *p = 0;
+    if (c->force_kind >= 0) {
+        *kind = c->force_kind;
+        *p = c->force_kind == SDI_SG_GLOBAL ? 0 : c->force_p;
+        *g = is_group_kind(c->force_kind) ? c->force_g : 0;
+        return;
+    }
+    if (span > n)
+        span = n;
+    const int64_t bound = u < span ? u : span;
+    if (split_heavy && u > SDI_SG_HEAVY_U) {
+        *kind = SDI_SG_GLOBAL;
+        return;
+    }
+    if (c->tiny_max >= 8 && u <= 8) {
+        *kind = SDI_SG_TINY;
+        *p = 8;
+        return;
+    }
+    if (c->tiny_max >= 32 && u <= 32) {
+        *kind = SDI_SG_TINY;
+        *p = 32;
+        return;
+    }
+    const int gl = lanes_for_u(u, c->min_lanes);
+    const int cd_max = cdense_max_lw(c->threads, lim);
+    const int lspan = ceil_log2(span);
+    /* Dense stripe first where the span is narrow relative to the distinct columns: no
+     * hashing, no sort (the bitmap scan yields sorted columns). */
+    if (c->dense_pct > 0 && span * 100 <= (int64_t)c->dense_pct * bound) {
+        if (c->gdense_max_lw > 0 && lspan <= c->gdense_max_lw) {
+            *kind = SDI_SG_GDENSE;
+            *g = gl;
+            *p = lspan < 8 ? 8 : lspan;
+            return;
+        }
+        if (lspan <= cd_max) {
+            *kind = SDI_SG_CDENSE;
+            *p = lspan < 10 ? 10 : lspan;
+            return;
+        }
+    }
+    /* Hash tables sized by the bound at the configured load. */
+    const int64_t need = (bound * 100 + c->load_pct - 1) / c->load_pct;
+    int lcap = ceil_log2(need);
+    if (lcap < 6)
+        lcap = 6;
+    if (c->ghash_max_lcap > 0 && lcap <= c->ghash_max_lcap) {
+        *kind = SDI_SG_GHASH;
+        *g = gl;
+        *p = lcap;
+        return;
+    }
+    const int ch_fit = chash_fit_lcap(c->threads, lim);
+    const int ch_max = c->chash_max_lcap < ch_fit ? c->chash_max_lcap : ch_fit;
+    if (c->chash_max_lcap > 0 && lcap <= ch_max) {
+        *kind = SDI_SG_CHASH;
+        *p = lcap;
+        return;
+    }
+    /* The fallbacks every family keeps: a CTA stripe in shared memory, else in global. */
+    if (lspan <= cd_max) {
+        *kind = SDI_SG_CDENSE;
+        *p = lspan < 10 ? 10 : lspan;
+        return;
+    }
+    *kind = SDI_SG_GLOBAL;
+}
+
+/* Does a row (u, span) fit the accumulator (kind, p)? Structural safety only: hash
+ * tables must hold the bound, stripes the span, lists u. */
+static int row_fits(int kind, int p, int64_t u, int64_t span, int64_t gwidth)
+{
+    const int64_t bound = u < span ? u : span;
+    switch (kind) {
+    case SDI_SG_TINY:
+        return u <= p;
+    case SDI_SG_GHASH:
+    case SDI_SG_CHASH:
+        return bound <= ((int64_t)1 << p);
+    case SDI_SG_GDENSE:
+    case SDI_SG_CDENSE:
+        return span <= ((int64_t)1 << p);
+    case SDI_SG_GLOBAL:
+        return gwidth < 0 || span <= gwidth;
+    default:
+        return 0;
+    }
+}
+
+/* ------------------------------------------------------------------ schedule */
+void sdi_sg_schedule_free(sdi_sg_schedule *s)
+{
+    if (s == NULL)
+        return;
+    sdi_free(s->binrows);
+    sdi_free(s->ub);
+    memset(s, 0, sizeof *s);
+}
+
+/* Bin keys: kind × lanes (0, 8, 16, 32) × p (0 … 31) → a dense table. */
+#define KEY_LANES 4
+#define KEY_P 32
+static int lane_index(int g) { return g == 8 ? 1 : (g == 16 ? 2 : (g == 32 ? 3 : 0)); }
+static int bin_key(int kind, int g, int p) { return (kind * KEY_LANES + lane_index(g)) * KEY_P + p; }
+
+static int64_t row_span(const sdi_sg_rowinfo *ri, int32_t i)
+{
+    return ri->u[i] > 0 ? (int64_t)ri->hi[i] - ri->lo[i] + 1 : 0;
+}
+
+static int64_t rows_per_cta(int kind, int g, int threads)
+{
+    if (kind == SDI_SG_TINY)
+        return threads;
+    if (is_group_kind(kind))
+        return threads / g;
+    return 1;
+}
+
+static int smem_class(int64_t b)
+{
+    return b <= 16 * 1024 ? 0 : (b <= 48 * 1024 ? 1 : (b <= 112 * 1024 ? 2 : 3));
+}
+
+/* The 32-entry register lists take ~128 registers a thread (ptxas, sm_90), which a
+ * fused kernel would impose on every segment: they get launches of their own. */
+static int heavy_registers(const sdi_sg_segment *g)
+{
+    return g->kind == SDI_SG_TINY && g->p > 8 && g->phase != SD_SG_PH_SYM;
+}
+
+/* Adds a segment to the stage's launches under the fusion rule. */
+static sd_status add_segment(sdi_sg_schedule *s, int fuse, int stage, int threads,
+                             const sdi_sg_segment *seg)
+{
+    if (seg->blocks <= 0)
+        return SD_OK;
+    for (int l = 0; fuse > 0 && l < s->nlaunches; l++) {
+        sdi_sg_launch *L = &s->launches[l];
+        if (L->stage != stage || L->threads != threads || L->nsegs >= SD_SG_MAX_SEGS)
+            continue;
+        if (fuse == 1 && smem_class(L->smem) != smem_class(seg->smem))
+            continue;
+        if (heavy_registers(&L->segs[0]) != heavy_registers(seg))
+            continue;
+        if (L->blocks + seg->blocks > 0x7fffffffll)
+            continue;
+        L->segs[L->nsegs++] = *seg;
+        L->blocks += seg->blocks;
+        if (seg->smem > L->smem)
+            L->smem = seg->smem;
+        return SD_OK;
+    }
+    if (s->nlaunches >= SDI_SG_MAX_LAUNCHES)
+        return SDI_ERR(SD_ERR_INTERNAL, "spgemm schedule: more than %d launches",
+                       SDI_SG_MAX_LAUNCHES);
+    sdi_sg_launch *L = &s->launches[s->nlaunches++];
+    memset(L, 0, sizeof *L);
+    L->stage = stage;
+    L->threads = threads;
+    L->smem = seg->smem;
+    L->blocks = seg->blocks;
+    L->nsegs = 1;
+    L->segs[0] = *seg;
+    return SD_OK;
+}
+
+sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
+                                const sdi_sg_rowinfo *ri, sdi_sg_schedule *out)
+{
+    uint8_t *bin_of = NULL;
+    int32_t *fill = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(bin_of);                                                                  \
+        sdi_free(fill);                                                                    \
+        sdi_sg_schedule_free(out);                                                         \
+    } while (0)
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm schedule: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (c == NULL || lim == NULL || ri == NULL || ri->m < 0 || ri->n < 0 ||
+        (ri->m > 0 && (ri->u == NULL || ri->lo == NULL || ri->hi == NULL)))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm schedule: NULL or negative input");
+    SD_TRY(sdi_spgemm_config_check(c));
+    /* Product rounds count in int32: T entries of A times B's longest row. */
+    if (ri->b_row_max > 0 && ri->b_row_max > (int64_t)0x7fffffff / 1024)
+        return SDI_ERR(SD_ERR_UNSUPPORTED,
+                       "spgemm: a row of B holds %lld entries (at most %lld supported)",
+                       (long long)ri->b_row_max, (long long)0x7fffffff / 1024);
+    sdi_sg_schedule *s = out;
+    s->m = ri->m;
+    s->n = ri->n;
+    s->ntiles = ((int64_t)ri->m + SD_SG_SCAN_TILE - 1) / SD_SG_SCAN_TILE;
+    const int64_t budget = c->ws_budget > 0 ? c->ws_budget : lim->mem_bytes / 4;
+
+    /* Pass 1: the accumulator of every row; bins keyed by (kind, lanes, p). */
+    static const int nkeys = SDI_SG_NKINDS * KEY_LANES * KEY_P;
+    int16_t key_bin[SDI_SG_NKINDS * KEY_LANES * KEY_P];
+    for (int k = 0; k < nkeys; k++)
+        key_bin[k] = -1;
+    bin_of = sdi_malloc((size_t)(ri->m > 0 ? ri->m : 1));
+    SD_CHECK_ALLOC(bin_of, "row bins");
+    int64_t counts[SDI_SG_MAX_BINS];
+    memset(counts, 0, sizeof counts);
+    int64_t nheavy = 0;
+    for (int32_t i = 0; i < ri->m; i++)
+        nheavy += ri->u[i] > SDI_SG_HEAVY_U;
+    const int split_heavy = nheavy > 0 && nheavy <= 2ll * lim->sm_count;
+    for (int32_t i = 0; i < ri->m; i++) {
+        const int64_t u = ri->u[i];
+        if (u <= 0) {
+            bin_of[i] = 0xff;
+            s->nempty++;
+            continue;
+        }
+        int64_t span = row_span(ri, i);
+        if (span > ri->n)
+            span = ri->n;
+        int32_t kind, g, p;
+        sdi_sg_classify(c, lim, ri->n, u, span, split_heavy, &kind, &g, &p);
+        if (c->force_kind >= 0 && !row_fits(kind, p, u, span, -1)) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_INVALID_ARG,
+                           "spgemm schedule: row %d (u = %lld, span = %lld) does not fit the "
+                           "forced %s of size 2^%d",
+                           i, (long long)u, (long long)span, sdi_sg_kind_name(kind), p);
+        }
+        const int key = bin_key(kind, g, p);
+        if (key_bin[key] < 0) {
+            if (s->nbins >= SDI_SG_MAX_BINS) {
+                SD_FREE_ALL;
+                return SDI_ERR(SD_ERR_INTERNAL, "spgemm schedule: more than %d bins",
+                               SDI_SG_MAX_BINS);
+            }
+            sdi_sg_bin *b = &s->bins[s->nbins];
+            memset(b, 0, sizeof *b);
+            b->kind = kind;
+            b->g = g;
+            b->p = p;
+            key_bin[key] = (int16_t)s->nbins++;
+        }
+        const int bi = key_bin[key];
+        sdi_sg_bin *b = &s->bins[bi];
+        bin_of[i] = (uint8_t)bi;
+        counts[bi]++;
+        b->u_sum += u;
+        if (u > b->u_max)
+            b->u_max = u;
+        if (span > b->span_max)
+            b->span_max = span;
+        const int64_t bound = u < span ? u : span;
+        if (bound > b->bound_max)
+            b->bound_max = bound;
+        s->u_total += (double)u;
+        if (u > s->u_max)
+            s->u_max = u;
+    }
+    /* Canonical bin order (kind, lanes, p): the same bins give the same launches. */
+    int order[SDI_SG_MAX_BINS], rank[SDI_SG_MAX_BINS];
+    for (int b = 0; b < s->nbins; b++)
+        order[b] = b;
+    for (int x = 1; x < s->nbins; x++) {
+        int t = order[x], y = x;
+        const int kt = bin_key(s->bins[t].kind, s->bins[t].g, s->bins[t].p);
+        while (y > 0 && bin_key(s->bins[order[y - 1]].kind, s->bins[order[y - 1]].g,
+                                s->bins[order[y - 1]].p) > kt) {
+            order[y] = order[y - 1];
+            y--;
+        }
+        order[y] = t;
+    }
+    sdi_sg_bin sorted[SDI_SG_MAX_BINS];
+    int64_t sorted_counts[SDI_SG_MAX_BINS];
+    for (int b = 0; b < s->nbins; b++) {
+        sorted[b] = s->bins[order[b]];
+        sorted_counts[b] = counts[order[b]];
+        rank[order[b]] = b;
+    }
+    memcpy(s->bins, sorted, sizeof(sdi_sg_bin) * (size_t)s->nbins);
+    for (int32_t i = 0; i < ri->m; i++)
+        if (bin_of[i] != 0xff)
+            bin_of[i] = (uint8_t)rank[bin_of[i]];
+
+    /* Pass 2: binrows, stable (row order inside a bin). */
+    s->nbinrows = ri->m - s->nempty;
+    s->binrows = sdi_malloc_array((size_t)(s->nbinrows > 0 ? s->nbinrows : 1), sizeof(int32_t));
+    fill = sdi_malloc_array(SDI_SG_MAX_BINS, sizeof *fill);
+    SD_CHECK_ALLOC(s->binrows, "bin rows");
+    SD_CHECK_ALLOC(fill, "bin offsets");
+    int32_t off = 0;
+    for (int b = 0; b < s->nbins; b++) {
+        s->bins[b].first = off;
+        s->bins[b].nrows = (int32_t)sorted_counts[b];
+        fill[b] = off;
+        off += (int32_t)sorted_counts[b];
+    }
+    for (int32_t i = 0; i < ri->m; i++)
+        if (bin_of[i] != 0xff)
+            s->binrows[fill[bin_of[i]]++] = i;
+
+    /* One-phase bins within the budget: smallest rows first (they gain most from
+     * skipping a pass; big rows would cost the most staging). */
+    int64_t staging = 0;
+    for (int b = 0; b < s->nbins; b++) {
+        sdi_sg_bin *bn = &s->bins[b];
+        bn->one_phase = bn->kind != SDI_SG_GLOBAL && bn->u_max <= c->one_phase_max_u;
+        if (bn->one_phase)
+            staging += bn->u_sum;
+    }
+    while (staging * 8 > budget / 2) {
+        int worst = -1;
+        for (int b = 0; b < s->nbins; b++)
+            if (s->bins[b].one_phase && (worst < 0 || s->bins[b].u_max > s->bins[worst].u_max))
+                worst = b;
+        if (worst < 0)
+            break;
+        s->bins[worst].one_phase = 0;
+        staging -= s->bins[worst].u_sum;
+    }
+    s->ub_total = staging;
+    if (staging > 0) {
+        s->ub = sdi_malloc_array((size_t)ri->m + 1, sizeof(int64_t));
+        SD_CHECK_ALLOC(s->ub, "staging offsets");
+        s->ub[0] = 0;
+        for (int32_t i = 0; i < ri->m; i++)
+            s->ub[i + 1] = s->ub[i] + (bin_of[i] != 0xff && s->bins[bin_of[i]].one_phase
+                                           ? ri->u[i] : 0);
+    }
+    int all_one = 1;
+    for (int b = 0; b < s->nbins; b++)
+        if (!s->bins[b].one_phase)
+            all_one = 0;
+    s->out_ub = c->out_ub && all_one && s->ub_total > 0 && s->ub_total * 8 <= (512ll << 20);
+
+    /* Global stripes: as wide as the widest such row, as many slots as the budget left
+     * allows (rows beyond run in later waves of the same CTAs). */
+    int64_t gspan = 0, grows = 0;
+    for (int b = 0; b < s->nbins; b++) {
+        const sdi_sg_bin *bn = &s->bins[b];
+        if (bn->kind == SDI_SG_CDENSE || bn->kind == SDI_SG_GDENSE || bn->kind == SDI_SG_GLOBAL)
+            s->need_rowlo = 1;
+        if (bn->kind == SDI_SG_GLOBAL) {
+            if (bn->span_max > gspan)
+                gspan = bn->span_max;
+            grows += bn->nrows;
+        }
+    }
+    if (grows > 0) {
+        s->gwidth = (gspan + 31) / 32 * 32;
+        s->grows = (int32_t)grows;
+        const int64_t slot = s->gwidth * 4 + s->gwidth / 8;
+        int64_t left = budget - staging * 8;
+        int64_t slots = left > slot ? left / slot : 1;
+        if (c->chunk_rows > 0 && slots > c->chunk_rows)
+            slots = c->chunk_rows;
+        if (slots >= grows && grows <= 65536) {
+            /* Parts mode: a stripe per row and several CTAs per row, so that a row of
+             * 10^6 products is not left to one CTA (the product loop is latency-bound):
+             * windows of about 2^15 products. */
+            int64_t gu = 0;
+            for (int b = 0; b < s->nbins; b++)
+                if (s->bins[b].kind == SDI_SG_GLOBAL && s->bins[b].u_max > gu)
+                    gu = s->bins[b].u_max;
+            int64_t parts = (gu + 32767) / 32768;
+            if (parts > 512)
+                parts = 512;
+            if (parts < 1)
+                parts = 1;
+            while (parts > 1 && grows * parts > 0x7fffffffll / 2)
+                parts /= 2;
+            s->gslots = grows;
+            s->gparts = (int32_t)parts;
+        } else {
+            if (slots > 4ll * lim->sm_count)
+                slots = 4ll * lim->sm_count;
+            if (slots > grows)
+                slots = grows;
+            if (slots < 1)
+                slots = 1;
+            s->gslots = slots;
+            s->gparts = 0;
+        }
+    }
+    s->ws_bytes = staging * 8 + s->gslots * (s->gwidth * 4 + s->gwidth / 8);
+
+    /* Launch shapes of every bin, then the launches of both stages. */
+    for (int b = 0; b < s->nbins; b++) {
+        sdi_sg_bin *bn = &s->bins[b];
+        bn->threads = sdi_sg_bin_threads(bn->kind, bn->g, bn->p, c->threads, lim);
+        if (bn->threads <= 0) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_UNSUPPORTED,
+                           "spgemm schedule: %s g=%d p=%d does not fit in %d bytes of shared "
+                           "memory", sdi_sg_kind_name(bn->kind), bn->g, bn->p, lim->smem_max);
+        }
+        if (bn->kind == SDI_SG_GLOBAL) {
+            bn->blocks = s->gparts > 0 ? bn->nrows * s->gparts : (int32_t)s->gslots;
+        } else {
+            const int64_t rpc = rows_per_cta(bn->kind, bn->g, bn->threads);
+            bn->blocks = (int32_t)((bn->nrows + rpc - 1) / rpc);
+        }
+        bn->smem_sym = sdi_sg_smem_bytes(bn->kind, bn->g, bn->p, bn->threads, SD_SG_PH_SYM);
+        bn->smem_num = sdi_sg_smem_bytes(bn->kind, bn->g, bn->p, bn->threads, SD_SG_PH_NUM);
+        if (bn->smem_num > lim->smem_max) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_UNSUPPORTED,
+                           "spgemm schedule: %s p=%d needs %lld bytes of shared memory (%d "
+                           "available)", sdi_sg_kind_name(bn->kind), bn->p,
+                           (long long)bn->smem_num, lim->smem_max);
+        }
+    }
+    int any_two = 0, any_one = 0;
+    for (int b = 0; b < s->nbins; b++) {
+        const sdi_sg_bin *bn = &s->bins[b];
+        sdi_sg_segment seg = {.kind = bn->kind, .g = bn->g, .p = bn->p, .bin = b,
+                              .blocks = bn->blocks, .first = bn->first, .nrows = bn->nrows};
+        seg.phase = bn->one_phase ? SD_SG_PH_ONE : SD_SG_PH_SYM;
+        seg.smem = bn->one_phase ? bn->smem_num : bn->smem_sym;
+        any_one |= bn->one_phase;
+        any_two |= !bn->one_phase;
+        SD_TRY(add_segment(s, c->fuse, 1, bn->threads, &seg));
+    }
+    for (int b = 0; b < s->nbins; b++) {
+        const sdi_sg_bin *bn = &s->bins[b];
+        if (bn->one_phase)
+            continue;
+        sdi_sg_segment seg = {.kind = bn->kind, .g = bn->g, .p = bn->p, .bin = b,
+                              .phase = SD_SG_PH_NUM, .blocks = bn->blocks, .smem = bn->smem_num,
+                              .first = bn->first, .nrows = bn->nrows};
+        SD_TRY(add_segment(s, c->fuse, 2, bn->threads, &seg));
+    }
+    if (any_one && !s->out_ub) {
+        sdi_sg_segment seg = {.kind = SDI_SG_COPY, .bin = -1, .phase = SD_SG_PH_NUM,
+                              .blocks = (int32_t)s->ntiles,
+                              .smem = sdi_sg_smem_bytes(SDI_SG_COPY, 0, 0, c->threads,
+                                                        SD_SG_PH_NUM),
+                              .first = 0, .nrows = (int32_t)s->ntiles};
+        SD_TRY(add_segment(s, c->fuse, 2, c->threads, &seg));
+    }
+    (void)any_two;
+    sdi_free(bin_of);
+    sdi_free(fill);
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_sg_schedule_verify(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
+                                 const sdi_sg_rowinfo *ri, const sdi_sg_schedule *s)
+{
+    uint8_t *seen = NULL;
+#define SD_FREE_ALL sdi_free(seen)
+#define FAIL(...)                                                                          \
+    do {                                                                                   \
+        SD_FREE_ALL;                                                                       \
+        return SDI_ERR(SD_ERR_INTERNAL, "spgemm schedule: " __VA_ARGS__);                  \
+    } while (0)
+    if (s->m != ri->m || s->n != ri->n)
+        FAIL("sizes %dx%d, expected %dx%d", s->m, s->n, ri->m, ri->n);
+    seen = sdi_calloc((size_t)(ri->m > 0 ? ri->m : 1), 1);
+    SD_CHECK_ALLOC(seen, "verify marks");
+    int64_t nonempty = 0;
+    for (int32_t i = 0; i < ri->m; i++)
+        nonempty += ri->u[i] > 0;
+    if (nonempty != s->nbinrows || s->nempty != ri->m - nonempty)
+        FAIL("%lld rows have products but %d are binned", (long long)nonempty, s->nbinrows);
+    int32_t expect_first = 0;
+    for (int b = 0; b < s->nbins; b++) {
+        const sdi_sg_bin *bn = &s->bins[b];
+        if (bn->first != expect_first)
+            FAIL("bin %d starts at %d, expected %d", b, bn->first, expect_first);
+        expect_first += bn->nrows;
+        if (bn->nrows <= 0)
+            FAIL("bin %d is empty", b);
+        if (bn->kind == SDI_SG_TINY && bn->threads != c->threads)
+            FAIL("bin %d: tiny rows at %d threads", b, bn->threads);
+        for (int32_t x = bn->first; x < bn->first + bn->nrows; x++) {
+            const int32_t i = s->binrows[x];
+            if (i < 0 || i >= ri->m)
+                FAIL("bin %d holds row %d out of range", b, i);
+            if (seen[i])
+                FAIL("row %d is binned twice", i);
+            seen[i] = 1;
+            const int64_t u = ri->u[i];
+            int64_t span = row_span(ri, i);
+            if (span > ri->n)
+                span = ri->n;
+            if (u <= 0)
+                FAIL("row %d has no products but sits in bin %d", i, b);
+            if (!row_fits(bn->kind, bn->p, u, span, s->gwidth))
+                FAIL("row %d (u %lld, span %lld) does not fit bin %d (%s p=%d)", i,
+                     (long long)u, (long long)span, b, sdi_sg_kind_name(bn->kind), bn->p);
+            if (c->force_kind < 0 && (bn->kind == SDI_SG_GHASH || bn->kind == SDI_SG_CHASH)) {
+                const int64_t bound = u < span ? u : span;
+                if (bound * 100 > ((int64_t)c->load_pct << bn->p))
+                    FAIL("row %d: bound %lld over the load of bin %d", i, (long long)bound, b);
+            }
+            if (bn->kind == SDI_SG_GDENSE || bn->kind == SDI_SG_CDENSE ||
+                bn->kind == SDI_SG_GLOBAL) {
+                if (!s->need_rowlo)
+                    FAIL("dense bin %d without row origins", b);
+            }
+            if (s->ub != NULL) {
+                const int64_t len = s->ub[i + 1] - s->ub[i];
+                if (len != (bn->one_phase ? u : 0))
+                    FAIL("row %d: staging length %lld, expected %lld", i, (long long)len,
+                         (long long)(bn->one_phase ? u : 0));
+            } else if (bn->one_phase) {
+                FAIL("one-phase bin %d without staging", b);
+            }
+        }
+        if (bn->kind == SDI_SG_GLOBAL) {
+            if (s->gparts > 0 ? (bn->blocks != bn->nrows * s->gparts || s->gslots < bn->nrows)
+                              : (bn->blocks < 1 || bn->blocks > bn->nrows))
+                FAIL("global bin %d with %d blocks (%d parts, %lld slots) for %d rows", b,
+                     bn->blocks, s->gparts, (long long)s->gslots, bn->nrows);
+        } else if ((int64_t)bn->blocks * rows_per_cta(bn->kind, bn->g, bn->threads) < bn->nrows) {
+            FAIL("bin %d: %d blocks cannot cover %d rows", b, bn->blocks, bn->nrows);
+        }
+    }
+    for (int32_t i = 0; i < ri->m; i++)
+        if (ri->u[i] > 0 && !seen[i])
+            FAIL("row %d has products but no bin", i);
+    /* Every bin appears once per pass it needs; launches are uniform in threads. */
+    int sym_seen[SDI_SG_MAX_BINS] = {0}, num_seen[SDI_SG_MAX_BINS] = {0}, copies = 0;
+    for (int l = 0; l < s->nlaunches; l++) {
+        const sdi_sg_launch *L = &s->launches[l];
+        if (L->nsegs < 1 || L->nsegs > SD_SG_MAX_SEGS)
+            FAIL("launch %d has %d segments", l, L->nsegs);
+        if (L->smem > lim->smem_max)
+            FAIL("launch %d needs %lld bytes of shared memory", l, (long long)L->smem);
+        int64_t blocks = 0;
+        for (int q = 0; q < L->nsegs; q++) {
+            const sdi_sg_segment *g = &L->segs[q];
+            blocks += g->blocks;
+            if (g->smem > L->smem)
+                FAIL("launch %d segment %d needs more shared memory than the launch", l, q);
+            if (g->kind == SDI_SG_COPY) {
+                copies++;
+                if (L->stage != 2 || g->blocks != s->ntiles)
+                    FAIL("copy segment in stage %d with %d blocks", L->stage, g->blocks);
+                continue;
+            }
+            const sdi_sg_bin *bn = &s->bins[g->bin];
+            if (bn->threads != L->threads)
+                FAIL("launch %d (T=%d) holds bin %d of T=%d", l, L->threads, g->bin, bn->threads);
+            if (L->stage == 1) {
+                sym_seen[g->bin]++;
+                if (g->phase != (bn->one_phase ? SD_SG_PH_ONE : SD_SG_PH_SYM))
+                    FAIL("bin %d has phase %d in stage 1", g->bin, g->phase);
+            } else {
+                num_seen[g->bin]++;
+                if (bn->one_phase || g->phase != SD_SG_PH_NUM)
+                    FAIL("bin %d in stage 2 with phase %d", g->bin, g->phase);
+            }
+        }
+        if (blocks != L->blocks)
+            FAIL("launch %d counts %lld blocks, segments %lld", l, (long long)L->blocks,
+                 (long long)blocks);
+    }
+    int any_one = 0;
+    for (int b = 0; b < s->nbins; b++) {
+        if (sym_seen[b] != 1)
+            FAIL("bin %d appears %d times in stage 1", b, sym_seen[b]);
+        if (num_seen[b] != (s->bins[b].one_phase ? 0 : 1))
+            FAIL("bin %d appears %d times in stage 2", b, num_seen[b]);
+        any_one |= s->bins[b].one_phase;
+    }
+    if (copies != (any_one && !s->out_ub && s->ntiles > 0 ? 1 : 0))
+        FAIL("%d copy segments", copies);
+    if (s->out_ub && !any_one)
+        FAIL("upper-bound output without one-phase rows");
+#undef FAIL
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap)
+{
+    if (buf == NULL || cap == 0)
+        return;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int b = 0; b < s->nbins && o + 1 < cap; b++) {
+        const sdi_sg_bin *bn = &s->bins[b];
+        char shape[32];
+        if (bn->kind == SDI_SG_TINY)
+            snprintf(shape, sizeof shape, "%d", bn->p);
+        else if (bn->g > 0)
+            snprintf(shape, sizeof shape, "g%d/%d", bn->g, 1 << bn->p);
+        else if (bn->kind == SDI_SG_GLOBAL && s->gparts > 0)
+            snprintf(shape, sizeof shape, "w%lldx%dparts", (long long)s->gwidth, s->gparts);
+        else if (bn->kind == SDI_SG_GLOBAL)
+            snprintf(shape, sizeof shape, "w%lld/%lldslots", (long long)s->gwidth,
+                     (long long)s->gslots);
+        else
+            snprintf(shape, sizeof shape, "%d", 1 << bn->p);
+        int w = snprintf(buf + o, cap - o, "%s%s%s:%d%s", o > 0 ? " " : "",
+                         sdi_sg_kind_name(bn->kind), shape, bn->nrows, bn->one_phase ? "(1p)" : "");
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+    if (o + 1 < cap) {
+        int st1 = 0, st2 = 0;
+        for (int l = 0; l < s->nlaunches; l++) {
+            if (s->launches[l].stage == 1)
+                st1++;
+            else
+                st2++;
+        }
+        snprintf(buf + o, cap - o, "%slaunches %d+scan+%d%s", o > 0 ? " | " : "", st1, st2,
+                 s->out_ub ? " ub-out" : "");
+    }
+}
+
+void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j)
+{
+    sdi_json_begin_object(j);
+    sdi_json_key(j, "bins");
+    sdi_json_begin_array(j);
+    for (int b = 0; b < s->nbins; b++) {
+        const sdi_sg_bin *bn = &s->bins[b];
+        sdi_json_begin_object(j);
+        sdi_json_key(j, "kind");
+        sdi_json_string(j, sdi_sg_kind_name(bn->kind));
+        sdi_json_key(j, "lanes");
+        sdi_json_int(j, bn->g);
+        sdi_json_key(j, "size");
+        sdi_json_int(j, bn->kind == SDI_SG_TINY ? bn->p
+                        : bn->kind == SDI_SG_GLOBAL ? s->gwidth : (1ll << bn->p));
+        sdi_json_key(j, "rows");
+        sdi_json_int(j, bn->nrows);
+        sdi_json_key(j, "one_phase");
+        sdi_json_bool(j, bn->one_phase != 0);
+        sdi_json_key(j, "threads");
+        sdi_json_int(j, bn->threads);
+        sdi_json_key(j, "u_max");
+        sdi_json_int(j, bn->u_max);
+        sdi_json_key(j, "span_max");
+        sdi_json_int(j, bn->span_max);
+        sdi_json_end_object(j);
+    }
+    sdi_json_end_array(j);
+    sdi_json_key(j, "launches_stage1");
+    int st1 = 0, st2 = 0;
+    for (int l = 0; l < s->nlaunches; l++) {
+        if (s->launches[l].stage == 1)
+            st1++;
+        else
+            st2++;
+    }
+    sdi_json_int(j, st1);
+    sdi_json_key(j, "launches_stage2");
+    sdi_json_int(j, st2);
+    sdi_json_key(j, "out_ub");
+    sdi_json_bool(j, s->out_ub != 0);
+    sdi_json_key(j, "staging_entries");
+    sdi_json_int(j, s->ub_total);
+    sdi_json_key(j, "global_slots");
+    sdi_json_int(j, s->gslots);
+    sdi_json_key(j, "global_parts");
+    sdi_json_int(j, s->gparts);
+    sdi_json_key(j, "global_width");
+    sdi_json_int(j, s->gwidth);
+    sdi_json_key(j, "empty_rows");
+    sdi_json_int(j, s->nempty);
+    sdi_json_end_object(j);
+}
+
+/* ------------------------------------------------------------------ enumeration */
+void sdi_sg_summarize(const sdi_sg_rowinfo *ri, sdi_sg_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->m = ri->m;
+    out->n = ri->n;
+    int64_t nonempty = 0, tiny = 0, narrow = 0;
+    for (int32_t i = 0; i < ri->m; i++) {
+        const int64_t u = ri->u[i];
+        if (u <= 0)
+            continue;
+        nonempty++;
+        out->u_total += (double)u;
+        if (u > out->u_max)
+            out->u_max = u;
+        if (u <= 32)
+            tiny++;
+        const int64_t span = row_span(ri, i);
+        const int64_t bound = u < span ? u : span;
+        if (span <= 4 * bound && span <= 2048)
+            narrow++;
+    }
+    if (nonempty > 0) {
+        out->frac_tiny = (double)tiny / (double)nonempty;
+        out->frac_narrow = (double)narrow / (double)nonempty;
+    }
+}
+
+/* Variants of a family preset at sweep position v (0 = the preset). Returns 0 when v is
+ * past the family's sweep at this level. Small products are launch- and latency-bound:
+ * one phase, one launch per stage, C at the upper bound, and many lanes per row; large
+ * ones are throughput-bound: the sweep moves phases, threads and loads. */
+static int family_variant(int family, const sdi_sg_summary *sm, int level, int v,
+                          sdi_spgemm_config *c)
+{
+    if (sdi_spgemm_config_default(family, c) != SD_OK)
+        return 0;
+    const int small = sm->u_total < 4e6;
+    /* Each entry edits the preset; −1 leaves a field alone. */
+    struct edit {
+        int threads, one, fuse, load, tiny, lanes;
+    };
+    static const struct edit small_sweep[] = {
+        {-1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32}, {-1, -1, -1, -1, 0, 16},
+        {-1, 0, 1, -1, -1, -1}};
+    static const struct edit big_sweep[] = {
+        {-1, -1, -1, -1, -1, -1}, {-1, 0, 1, -1, -1, -1}, {512, -1, -1, -1, -1, -1},
+        {-1, 32, 1, -1, 0, 32}};
+    static const struct edit wide_sweep[] = {
+        {-1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32}, {-1, 0, 1, -1, -1, -1},
+        {512, -1, -1, -1, -1, -1}, {128, -1, -1, -1, -1, -1}, {-1, 32, 1, -1, 0, 32},
+        {-1, -1, -1, 35, -1, -1}, {-1, -1, -1, 70, -1, -1}, {-1, 4096, 2, -1, -1, -1},
+        {-1, -1, -1, -1, 0, 16}, {-1, 0, 0, 35, -1, -1}, {512, 0, 1, -1, 0, 32}};
+    int count;
+    const struct edit *e;
+    if (level <= 0) {
+        count = 1;
+        e = small_sweep;
+    } else if (level == 1) {
+        count = 4;
+        e = small ? small_sweep : big_sweep;
+    } else {
+        count = (int)(sizeof wide_sweep / sizeof wide_sweep[0]);
+        e = wide_sweep;
+    }
+    if (v >= count)
+        return 0;
+    if (small && family != SDI_SPGEMM_HASH) {
+        c->one_phase_max_u = 4096; /* staging is cheap for small products */
+        c->fuse = 2;
+        c->out_ub = 1;
+        c->bt_gather = 0; /* B = Aᵀ read through the permutation: one launch fewer */
+    }
+    if (e[v].threads > 0)
+        c->threads = e[v].threads;
+    if (e[v].one >= 0)
+        c->one_phase_max_u = e[v].one;
+    if (e[v].fuse >= 0)
+        c->fuse = e[v].fuse;
+    if (e[v].load > 0)
+        c->load_pct = e[v].load;
+    if (e[v].tiny >= 0)
+        c->tiny_max = e[v].tiny;
+    if (e[v].lanes >= 0)
+        c->min_lanes = e[v].lanes;
+    return 1;
+}
+
+sd_status sdi_spgemm_enumerate(const sdi_sg_summary *sm, uint32_t fam_mask, int level, int cap,
+                               sdi_spgemm_config **out, int *n)
+{
+    if (out == NULL || n == NULL || sm == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm enumerate: NULL argument");
+    *out = NULL;
+    *n = 0;
+    if (cap <= 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm enumerate: cap %d", cap);
+    if (fam_mask == 0)
+        fam_mask = (1u << SDI_SPGEMM_NFAMILIES) - 1u;
+    sdi_spgemm_config *list = sdi_malloc_array((size_t)cap, sizeof *list);
+    if (list == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for spgemm candidates");
+    int count = 0;
+    for (int v = 0; count < cap; v++) {
+        int any = 0;
+        for (int f = 0; f < SDI_SPGEMM_NFAMILIES && count < cap; f++) {
+            if (!(fam_mask & (1u << f)))
+                continue;
+            sdi_spgemm_config c;
+            if (!family_variant(f, sm, level, v, &c))
+                continue;
+            any = 1;
+            int dup = 0;
+            for (int q = 0; q < count && !dup; q++)
+                dup = memcmp(&list[q], &c, sizeof c) == 0;
+            if (!dup && sdi_spgemm_config_check(&c) == SD_OK)
+                list[count++] = c;
+        }
+        if (!any)
+            break;
+    }
+    *out = list;
+    *n = count;
+    return SD_OK;
+}

@@ -1,0 +1,526 @@
+/* src/runtime/cusparse_dense.c: the cuSPARSE SpMV and SpMM variants of the baseline:
+ * SpMV CSR ALG1/ALG2, COO ALG1/ALG2, SELL-32; SpMM CSR ALG1-3, COO ALG1-4, Blocked-ELL
+ * 16/32. Dense operands are row-major (the operator's contract), compute type FP32.
+ * Each variant: build its format, size and allocate the workspace, preprocess, then
+ * the measurement protocol with its first warm-up output validated. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cusparse_internal.h"
+
+#define SELL_SLICE 32
+#define PAD_TO 32 /* dense operands are padded to the largest Blocked-ELL block */
+
+static const float one = 1.0f, zero = 0.0f;
+
+typedef enum { FMT_CSR, FMT_COO, FMT_SELL, FMT_BELL16, FMT_BELL32 } fmt_kind;
+
+/* ------------------------------------------------------------------ one variant */
+
+typedef struct {
+    sdi_bl_state *bl;
+    sdi_variant_result *v;
+    sd_op op;
+    int alg;
+    cusparseSpMatDescr_t A;
+    cusparseDnVecDescr_t x, y;
+    cusparseDnMatDescr_t b, c;
+    void *buf;
+    const float *d_out;
+    sdi_cs_error err;
+} dense_arg;
+
+static sd_status dense_exec(sd_context *ctx, void *p, cudaStream_t stream)
+{
+    (void)ctx;
+    (void)stream; /* the handle is bound to ctx->stream, the protocol's stream */
+    dense_arg *a = p;
+    cusparseStatus_t st;
+    if (a->op == SD_OP_SPMV) {
+        st = cusparseSpMV(a->bl->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a->A, a->x, &zero,
+                          a->y, CUDA_R_32F, (cusparseSpMVAlg_t)a->alg, a->buf);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            return sdi_cs_fail(&a->err, "cusparseSpMV", st);
+    } else {
+        st = cusparseSpMM(a->bl->h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                          CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a->A, a->b, &zero, a->c,
+                          CUDA_R_32F, (cusparseSpMMAlg_t)a->alg, a->buf);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            return sdi_cs_fail(&a->err, "cusparseSpMM", st);
+    }
+    return SD_OK;
+}
+
+static sd_status dense_check(sd_context *ctx, void *p)
+{
+    dense_arg *a = p;
+    return sdi_check_dense_output(ctx, &a->bl->ref, a->d_out, &a->v->val);
+}
+
+/* After a cuSPARSE failure: a sticky CUDA error behind it ends the baseline. */
+static sd_status after_cusparse_failure(sdi_bl_state *bl, sdi_variant_result *v)
+{
+    sd_status s = sdi_stream_sync(bl->ctx, "after a cuSPARSE failure in", v->name);
+    if (s != SD_OK && bl->ctx->broken)
+        return s;
+    return SD_OK;
+}
+
+/* Runs one variant whose sparse descriptor A is ready (A is destroyed here): dense
+ * descriptors over d_in (cols_eff × k) and d_out (rows_eff × k), workspace, optional
+ * preprocessing, then the protocol. Returns SD_OK unless the baseline must stop. */
+static sd_status run_variant(sdi_bl_state *bl, sdi_variant_result *v, cusparseSpMatDescr_t A,
+                             int64_t rows_eff, int64_t cols_eff, int k, float *d_in,
+                             float *d_out, int alg, bool preprocess, double t_setup0)
+{
+    sd_context *ctx = bl->ctx;
+    dense_arg a;
+    memset(&a, 0, sizeof a);
+    a.bl = bl;
+    a.v = v;
+    a.op = bl->out->op;
+    a.alg = alg;
+    a.A = A;
+    a.d_out = d_out;
+    sd_status fatal = SD_OK, s;
+    cusparseStatus_t st;
+    const char *call;
+    size_t bytes = 0;
+    char note[128] = "";
+    const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    if (a.op == SD_OP_SPMV) {
+        call = "cusparseCreateDnVec";
+        st = cusparseCreateDnVec(&a.x, cols_eff, d_in, CUDA_R_32F);
+        if (st == CUSPARSE_STATUS_SUCCESS)
+            st = cusparseCreateDnVec(&a.y, rows_eff, d_out, CUDA_R_32F);
+        if (st == CUSPARSE_STATUS_SUCCESS) {
+            call = "cusparseSpMV_bufferSize";
+            st = cusparseSpMV_bufferSize(bl->h, nt, &one, A, a.x, &zero, a.y, CUDA_R_32F,
+                                         (cusparseSpMVAlg_t)alg, &bytes);
+        }
+    } else {
+        call = "cusparseCreateDnMat";
+        st = cusparseCreateDnMat(&a.b, cols_eff, k, k, d_in, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+        if (st == CUSPARSE_STATUS_SUCCESS)
+            st = cusparseCreateDnMat(&a.c, rows_eff, k, k, d_out, CUDA_R_32F,
+                                     CUSPARSE_ORDER_ROW);
+        if (st == CUSPARSE_STATUS_SUCCESS) {
+            call = "cusparseSpMM_bufferSize";
+            st = cusparseSpMM_bufferSize(bl->h, nt, nt, &one, A, a.b, &zero, a.c, CUDA_R_32F,
+                                         (cusparseSpMMAlg_t)alg, &bytes);
+        }
+    }
+    if (st != CUSPARSE_STATUS_SUCCESS) {
+        sdi_bl_cusparse_failed(v, call, st);
+        fatal = after_cusparse_failure(bl, v);
+        goto done;
+    }
+    s = sdi_device_malloc(ctx, &a.buf, bytes, "the cuSPARSE workspace");
+    if (s != SD_OK) {
+        fatal = sdi_bl_failed(bl, v, s);
+        goto done;
+    }
+    if (preprocess) {
+        if (a.op == SD_OP_SPMV) {
+            call = "cusparseSpMV_preprocess";
+            st = cusparseSpMV_preprocess(bl->h, nt, &one, A, a.x, &zero, a.y, CUDA_R_32F,
+                                         (cusparseSpMVAlg_t)alg, a.buf);
+        } else {
+            call = "cusparseSpMM_preprocess";
+            st = cusparseSpMM_preprocess(bl->h, nt, nt, &one, A, a.b, &zero, a.c, CUDA_R_32F,
+                                         (cusparseSpMMAlg_t)alg, a.buf);
+        }
+        /* Preprocessing is optional: where cuSPARSE refuses it, the variant runs
+         * without (noted in its detail); a CUDA fault behind the refusal still stops. */
+        if (st != CUSPARSE_STATUS_SUCCESS) {
+            snprintf(note, sizeof note, "%s: %s (ran without)", call, cusparseGetErrorName(st));
+            fatal = after_cusparse_failure(bl, v);
+            if (fatal != SD_OK) {
+                sdi_bl_cusparse_failed(v, call, st);
+                goto done;
+            }
+        }
+    }
+    s = sdi_stream_sync(ctx, "cuSPARSE preprocessing of", v->name);
+    if (s != SD_OK) {
+        fatal = sdi_bl_failed(bl, v, s);
+        goto done;
+    }
+    v->setup_ms = (sdi_now() - t_setup0) * 1e3;
+    s = sdi_bl_poison(bl, d_out, (size_t)rows_eff * (size_t)k * sizeof(float));
+    if (s != SD_OK) {
+        fatal = sdi_bl_failed(bl, v, s);
+        goto done;
+    }
+    sdi_timing t;
+    s = sdi_measure(ctx, v->name, dense_exec, &a, dense_check, &a, &t);
+    if (s == SD_OK) {
+        sdi_bl_measured(bl, v, &t);
+        snprintf(v->detail, sizeof v->detail, "%s", note);
+    } else if (a.err.status != CUSPARSE_STATUS_SUCCESS) {
+        sdi_bl_cusparse_failed(v, a.err.call, a.err.status);
+        fatal = after_cusparse_failure(bl, v);
+    } else {
+        fatal = sdi_bl_failed(bl, v, s);
+    }
+done:
+    if (a.x != NULL)
+        cusparseDestroyDnVec(a.x);
+    if (a.y != NULL)
+        cusparseDestroyDnVec(a.y);
+    if (a.b != NULL)
+        cusparseDestroyDnMat(a.b);
+    if (a.c != NULL)
+        cusparseDestroyDnMat(a.c);
+    if (A != NULL)
+        cusparseDestroySpMat(A);
+    sdi_device_free(a.buf);
+    return fatal;
+}
+
+/* ------------------------------------------------------------------ formats */
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Free device bytes now (0 when unknown). */
+static size_t device_free_bytes(void)
+{
+    size_t f = 0, t = 0;
+    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return f;
+}
+
+typedef struct {
+    int32_t *d_idx; /* SELL column indices / Blocked-ELL block column indices */
+    int32_t *d_off; /* SELL slice offsets */
+    float *d_val;
+    int64_t values; /* SELL values size / Blocked-ELL slots */
+    int64_t ell_cols, rows_pad, cols_pad;
+} fmt_arrays;
+
+static void fmt_arrays_free(fmt_arrays *f)
+{
+    sdi_device_free(f->d_idx);
+    sdi_device_free(f->d_off);
+    sdi_device_free(f->d_val);
+    memset(f, 0, sizeof *f);
+}
+
+/* Sliced ELL with slices of SELL_SLICE rows, each stored column-major with leading
+ * dimension SELL_SLICE (the last slice padded like the others), padding column -1 and
+ * value 0. *skip receives a reason when the format cannot be built within limits. */
+static sd_status build_sell(sdi_bl_state *bl, fmt_arrays *f, char *skip, size_t cap)
+{
+    const sd_csr *a = bl->a;
+    int64_t nsl = ((int64_t)a->rows + SELL_SLICE - 1) / SELL_SLICE;
+    int32_t *off = NULL, *col = NULL;
+    float *val = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(off);                                                                     \
+        sdi_free(col);                                                                     \
+        sdi_free(val);                                                                     \
+    } while (0)
+    int64_t total = 0;
+    for (int64_t s = 0; s < nsl; s++) {
+        int64_t w = 0;
+        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++)
+            if (a->rowptr[r + 1] - a->rowptr[r] > w)
+                w = a->rowptr[r + 1] - a->rowptr[r];
+        total += w * SELL_SLICE;
+    }
+    size_t dev_free = device_free_bytes();
+    if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free) {
+        snprintf(skip, cap, "SELL-%d needs %lld slots (%.2f GiB): beyond 32-bit offsets or "
+                 "half the free device memory", SELL_SLICE, (long long)total,
+                 (double)total * 8 / (1 << 30));
+        return SD_OK;
+    }
+    size_t n = total > 0 ? (size_t)total : 1;
+    off = sdi_malloc_array((size_t)nsl + 1, sizeof *off);
+    col = sdi_malloc_array(n, sizeof *col);
+    val = sdi_calloc(n, sizeof *val);
+    SD_CHECK_ALLOC(off, "SELL slice offsets");
+    SD_CHECK_ALLOC(col, "SELL column indices");
+    SD_CHECK_ALLOC(val, "SELL values");
+    for (size_t i = 0; i < n; i++)
+        col[i] = -1;
+    int64_t pos = 0;
+    for (int64_t s = 0; s < nsl; s++) {
+        off[s] = (int32_t)pos;
+        int64_t w = 0;
+        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++) {
+            int64_t len = a->rowptr[r + 1] - a->rowptr[r];
+            if (len > w)
+                w = len;
+            for (int64_t e = 0; e < len; e++) {
+                int64_t at = pos + e * SELL_SLICE + (r - s * SELL_SLICE);
+                col[at] = a->colind[a->rowptr[r] + e];
+                val[at] = a->vals[a->rowptr[r] + e];
+            }
+        }
+        pos += w * SELL_SLICE;
+    }
+    off[nsl] = (int32_t)pos;
+    f->values = total;
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_off, off, ((size_t)nsl + 1) * sizeof *off,
+                             "SELL slice offsets"));
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, col, n * sizeof *col,
+                             "SELL column indices"));
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, val, n * sizeof *val, "SELL values"));
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* Blocked-ELL with bs×bs blocks: every block row holds the same number of block slots
+ * (the largest count of occupied block columns, sorted, padded with -1); values are
+ * rows_pad × ell_cols row-major. Rows and columns are padded to multiples of bs. */
+static sd_status build_bell(sdi_bl_state *bl, int bs, fmt_arrays *f, char *skip, size_t cap)
+{
+    const sd_csr *a = bl->a;
+    int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
+    int64_t *mark = NULL;
+    int32_t *slot = NULL, *list = NULL, *bcol = NULL;
+    float *val = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(mark);                                                                    \
+        sdi_free(slot);                                                                    \
+        sdi_free(list);                                                                    \
+        sdi_free(bcol);                                                                    \
+        sdi_free(val);                                                                     \
+    } while (0)
+    size_t nbc_alloc = nbc > 0 ? (size_t)nbc : 1;
+    mark = sdi_malloc_array(nbc_alloc, sizeof *mark);
+    slot = sdi_malloc_array(nbc_alloc, sizeof *slot);
+    SD_CHECK_ALLOC(mark, "Blocked-ELL marks");
+    SD_CHECK_ALLOC(slot, "Blocked-ELL slots");
+    for (size_t i = 0; i < nbc_alloc; i++)
+        mark[i] = -1;
+    int64_t maxb = 0;
+    for (int64_t br = 0; br < nbr; br++) {
+        int64_t cnt = 0;
+        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
+            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+                int64_t bc = a->colind[e] / bs;
+                if (mark[bc] != br) {
+                    mark[bc] = br;
+                    cnt++;
+                }
+            }
+        if (cnt > maxb)
+            maxb = cnt;
+    }
+    f->rows_pad = nbr * bs;
+    f->cols_pad = nbc * bs;
+    f->ell_cols = maxb * bs;
+    double slots = (double)f->rows_pad * (double)f->ell_cols;
+    double bytes = slots * 4 + (double)nbr * (double)maxb * 4;
+    int ratio = bl->opt->max_padding_ratio > 0 ? bl->opt->max_padding_ratio : 64;
+    double limit_slots = (double)ratio * (double)(a->nnz > 0 ? a->nnz : 1);
+    size_t dev_free = device_free_bytes();
+    if (maxb == 0 || slots > limit_slots || bytes > 0.4 * (double)dev_free ||
+        slots > (double)INT32_MAX * 8) {
+        snprintf(skip, cap, "Blocked-ELL-%d needs %.0f value slots (%.1fx nnz, %.2f GiB; "
+                 "limits: %dx nnz and 40%% of %.2f GiB free)%s", bs, slots,
+                 slots / (double)(a->nnz > 0 ? a->nnz : 1), bytes / (1 << 30), ratio,
+                 (double)dev_free / (1 << 30), maxb == 0 ? "; A has no entries" : "");
+        SD_FREE_ALL;
+        return SD_OK;
+    }
+    bcol = sdi_malloc_array((size_t)(nbr * maxb), sizeof *bcol);
+    list = sdi_malloc_array((size_t)maxb, sizeof *list);
+    val = sdi_calloc((size_t)slots, sizeof *val);
+    SD_CHECK_ALLOC(bcol, "Blocked-ELL column indices");
+    SD_CHECK_ALLOC(list, "Blocked-ELL block list");
+    SD_CHECK_ALLOC(val, "Blocked-ELL values");
+    for (size_t i = 0; i < nbc_alloc; i++)
+        mark[i] = -1;
+    for (int64_t br = 0; br < nbr; br++) {
+        int64_t n = 0;
+        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
+            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+                int64_t bc = a->colind[e] / bs;
+                if (mark[bc] != br) {
+                    mark[bc] = br;
+                    list[n++] = (int32_t)bc;
+                }
+            }
+        qsort(list, (size_t)n, sizeof *list, cmp_i32);
+        for (int64_t j = 0; j < maxb; j++)
+            bcol[br * maxb + j] = j < n ? list[j] : -1;
+        for (int64_t j = 0; j < n; j++)
+            slot[list[j]] = (int32_t)j;
+        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
+            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+                int32_t c = a->colind[e];
+                val[r * f->ell_cols + (int64_t)slot[c / bs] * bs + c % bs] = a->vals[e];
+            }
+    }
+    f->values = (int64_t)slots;
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, bcol,
+                             (size_t)(nbr * maxb) * sizeof *bcol, "Blocked-ELL column indices"));
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, val, (size_t)slots * sizeof *val,
+                             "Blocked-ELL values"));
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ variants */
+
+typedef struct {
+    const char *name;
+    fmt_kind fmt;
+    int alg;
+    bool preprocess;
+} variant_def;
+
+static const variant_def spmv_defs[] = {
+    {"csr_alg1", FMT_CSR, CUSPARSE_SPMV_CSR_ALG1, true},
+    {"csr_alg2", FMT_CSR, CUSPARSE_SPMV_CSR_ALG2, true},
+    {"coo_alg1", FMT_COO, CUSPARSE_SPMV_COO_ALG1, true},
+    {"coo_alg2", FMT_COO, CUSPARSE_SPMV_COO_ALG2, true},
+    {"sell32", FMT_SELL, CUSPARSE_SPMV_SELL_ALG1, true},
+};
+
+/* cusparseSpMM_preprocess helps CSR ALG1 and ALG3 and does nothing for the others. */
+static const variant_def spmm_defs[] = {
+    {"csr_alg1", FMT_CSR, CUSPARSE_SPMM_CSR_ALG1, true},
+    {"csr_alg2", FMT_CSR, CUSPARSE_SPMM_CSR_ALG2, false},
+    {"csr_alg3", FMT_CSR, CUSPARSE_SPMM_CSR_ALG3, true},
+    {"coo_alg1", FMT_COO, CUSPARSE_SPMM_COO_ALG1, false},
+    {"coo_alg2", FMT_COO, CUSPARSE_SPMM_COO_ALG2, false},
+    {"coo_alg3", FMT_COO, CUSPARSE_SPMM_COO_ALG3, false},
+    {"coo_alg4", FMT_COO, CUSPARSE_SPMM_COO_ALG4, false},
+    {"bell16", FMT_BELL16, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
+    {"bell32", FMT_BELL32, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
+};
+
+/* Builds the format of def, creates A's descriptor and runs the variant. */
+static sd_status run_def(sdi_bl_state *bl, const variant_def *def, int k, float *d_in,
+                         float *d_out)
+{
+    sdi_variant_result *v = sdi_bl_begin(bl, def->name);
+    if (v == NULL)
+        return SD_OK;
+    const sd_csr *a = bl->a;
+    double t0 = sdi_now();
+    fmt_arrays f;
+    memset(&f, 0, sizeof f);
+    char skip[256] = "";
+    sd_status s = SD_OK;
+    cusparseSpMatDescr_t A = NULL;
+    cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
+    const char *call = "";
+    int64_t rows_eff = a->rows, cols_eff = a->cols;
+    switch (def->fmt) {
+    case FMT_CSR:
+        call = "cusparseCreateCsr";
+        st = cusparseCreateCsr(&A, a->rows, a->cols, a->nnz, bl->d_rowptr, bl->d_colind,
+                               bl->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+        break;
+    case FMT_COO:
+        call = "cusparseCreateCoo";
+        st = cusparseCreateCoo(&A, a->rows, a->cols, a->nnz, bl->d_rowind, bl->d_colind,
+                               bl->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                               CUDA_R_32F);
+        break;
+    case FMT_SELL:
+        s = build_sell(bl, &f, skip, sizeof skip);
+        if (s == SD_OK && skip[0] == '\0') {
+            call = "cusparseCreateSlicedEll";
+            st = cusparseCreateSlicedEll(&A, a->rows, a->cols, a->nnz, f.values, SELL_SLICE,
+                                         f.d_off, f.d_idx, f.d_val, CUSPARSE_INDEX_32I,
+                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                         CUDA_R_32F);
+        }
+        break;
+    case FMT_BELL16:
+    case FMT_BELL32: {
+        int bs = def->fmt == FMT_BELL16 ? 16 : 32;
+        s = build_bell(bl, bs, &f, skip, sizeof skip);
+        if (s == SD_OK && skip[0] == '\0') {
+            call = "cusparseCreateBlockedEll";
+            rows_eff = f.rows_pad;
+            cols_eff = f.cols_pad;
+            st = cusparseCreateBlockedEll(&A, f.rows_pad, f.cols_pad, bs, f.ell_cols, f.d_idx,
+                                          f.d_val, CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+        }
+        break;
+    }
+    }
+    sd_status fatal = SD_OK;
+    if (s != SD_OK) {
+        fatal = sdi_bl_failed(bl, v, s);
+    } else if (skip[0] != '\0') {
+        v->status = SDI_VARIANT_SKIPPED;
+        snprintf(v->detail, sizeof v->detail, "%s", skip);
+    } else if (st != CUSPARSE_STATUS_SUCCESS) {
+        sdi_bl_cusparse_failed(v, call, st);
+        A = NULL;
+    } else {
+        fatal = run_variant(bl, v, A, rows_eff, cols_eff, k, d_in, d_out, def->alg,
+                            def->preprocess, t0);
+    }
+    fmt_arrays_free(&f);
+    return fatal;
+}
+
+/* The dense operands: input rows padded to PAD_TO (zero rows), output rows too. */
+static sd_status dense_buffers(sdi_bl_state *bl, const float *host_in, int k, float **d_in,
+                               float **d_out)
+{
+    const sd_csr *a = bl->a;
+    size_t in_rows = ((size_t)a->cols + PAD_TO - 1) / PAD_TO * PAD_TO;
+    size_t out_rows = ((size_t)a->rows + PAD_TO - 1) / PAD_TO * PAD_TO;
+    if (in_rows == 0)
+        in_rows = PAD_TO;
+    if (out_rows == 0)
+        out_rows = PAD_TO;
+    size_t in_bytes = in_rows * (size_t)k * sizeof(float);
+    sd_status s = sdi_device_malloc(bl->ctx, (void **)d_in, in_bytes, "the dense input");
+    if (s == SD_OK)
+        s = sdi_cuda_status(bl->ctx, cudaMemsetAsync(*d_in, 0, in_bytes, bl->ctx->stream),
+                            "clearing the dense input", NULL);
+    if (s == SD_OK)
+        s = sdi_copy_to_device(bl->ctx, *d_in, host_in, (size_t)a->cols * k * sizeof(float),
+                               "the dense input");
+    if (s == SD_OK)
+        s = sdi_device_malloc(bl->ctx, (void **)d_out, out_rows * (size_t)k * sizeof(float),
+                              "the dense output");
+    return s;
+}
+
+static sd_status run_all(sdi_bl_state *bl, const variant_def *defs, int ndefs,
+                         const float *host_in, int k)
+{
+    float *d_in = NULL, *d_out = NULL;
+    sd_status s = dense_buffers(bl, host_in, k, &d_in, &d_out);
+    for (int i = 0; s == SD_OK && i < ndefs; i++)
+        s = run_def(bl, &defs[i], k, d_in, d_out);
+    sdi_device_free(d_in);
+    sdi_device_free(d_out);
+    return s;
+}
+
+sd_status sdi_bl_spmv(sdi_bl_state *bl, const float *x)
+{
+    return run_all(bl, spmv_defs, (int)(sizeof spmv_defs / sizeof spmv_defs[0]), x, 1);
+}
+
+sd_status sdi_bl_spmm(sdi_bl_state *bl, const float *b, int k)
+{
+    return run_all(bl, spmm_defs, (int)(sizeof spmm_defs / sizeof spmm_defs[0]), b, k);
+}

@@ -1,0 +1,60 @@
+/* src/runtime/cusparse_internal.h: what the cuSPARSE baseline files share: the state of
+ * one baseline run (device copies of A, the reference), variant bookkeeping and the
+ * mapping of cuSPARSE statuses to variant outcomes. Internal to src/runtime. */
+#ifndef SDI_CUSPARSE_INTERNAL_H
+#define SDI_CUSPARSE_INTERNAL_H
+
+#include <cusparse.h>
+
+#include "runtime.h"
+
+typedef struct {
+    sd_context *ctx;
+    cusparseHandle_t h;
+    const sd_csr *a;
+    const sdi_baseline_options *opt;
+    sdi_baseline *out;
+    sdi_reference ref;
+    /* A on the device with 32-bit indices (cuSPARSE's fastest and SpGEMM's only type). */
+    int32_t *d_rowptr; /* rows + 1 */
+    int32_t *d_rowind; /* COO row indices (nnz), built for SpMV / SpMM */
+    int32_t *d_colind;
+    float *d_vals;
+} sdi_bl_state;
+
+/* The handle of the context (created on first use), bound to ctx->stream. */
+SDI_HIDDEN sd_status sdi_cusparse_handle(sd_context *ctx, cusparseHandle_t *out);
+
+/* A new variant entry named `name`, or NULL when the options leave it out (or the
+ * table is full, which is a bug reported in the log). */
+SDI_HIDDEN sdi_variant_result *sdi_bl_begin(sdi_bl_state *bl, const char *name);
+
+/* Records a cuSPARSE failure of `call` in v (unsupported / out of resources / error)
+ * with the status name and string. */
+SDI_HIDDEN void sdi_bl_cusparse_failed(sdi_variant_result *v, const char *call,
+                                       cusparseStatus_t st);
+/* Records a library failure in v from the thread's last error. Returns SD_OK when the
+ * baseline can go on with the next variant, or s when it cannot (sticky CUDA error,
+ * host memory). */
+SDI_HIDDEN sd_status sdi_bl_failed(sdi_bl_state *bl, sdi_variant_result *v, sd_status s);
+/* Marks v as measured: timing, validation, roofline fraction. */
+SDI_HIDDEN void sdi_bl_measured(sdi_bl_state *bl, sdi_variant_result *v, const sdi_timing *t);
+
+/* Fills `bytes` of device memory with a finite sentinel (≈3.4e38 per float) so that an
+ * output entry the variant never writes fails validation. */
+SDI_HIDDEN sd_status sdi_bl_poison(sdi_bl_state *bl, void *d, size_t bytes);
+
+/* The cuSPARSE call in an exec callback failed: remember it for classification and
+ * return a status naming it. */
+typedef struct {
+    cusparseStatus_t status;
+    char call[64];
+} sdi_cs_error;
+SDI_HIDDEN sd_status sdi_cs_fail(sdi_cs_error *e, const char *call, cusparseStatus_t st);
+
+/* Per operator (cusparse_dense.c: SpMV and SpMM; cusparse_spgemm.c). */
+SDI_HIDDEN sd_status sdi_bl_spmv(sdi_bl_state *bl, const float *x);
+SDI_HIDDEN sd_status sdi_bl_spmm(sdi_bl_state *bl, const float *b, int k);
+SDI_HIDDEN sd_status sdi_bl_spgemm(sdi_bl_state *bl, const sd_csr *b);
+
+#endif /* SDI_CUSPARSE_INTERNAL_H */

@@ -1,0 +1,302 @@
+/* src/runtime/device.c: the device side of a context (open, close, entry check), GPU
+ * properties, CUDA error mapping with sticky-error detection, the device allocation
+ * hooks with fault injection, and checked host <-> device copies. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* ------------------------------------------------------------------ errors */
+
+bool sdi_cuda_error_is_sticky(cudaError_t e)
+{
+    /* The CUDA runtime documents these as leaving the context in an unusable state:
+     * every later call in the process returns the same error. */
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool is_no_device(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInitializationError:
+    case cudaErrorInvalidDevice:
+    case cudaErrorCompatNotSupportedOnDevice:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorSystemNotReady:
+    case cudaErrorStubLibrary:
+    case cudaErrorDevicesUnavailable:
+        return true;
+    default:
+        return false;
+    }
+}
+
+sd_status sdi_cuda_status(sd_context *ctx, cudaError_t e, const char *what, const char *kernel)
+{
+    if (e == cudaSuccess)
+        return SD_OK;
+    /* Consume the error from the per-thread slot so that a later, unrelated check does
+     * not report it again (sticky errors come back anyway). */
+    (void)cudaGetLastError();
+    char where[256];
+    if (kernel != NULL && kernel[0] != '\0')
+        snprintf(where, sizeof where, "%s (kernel '%s')", what, kernel);
+    else
+        snprintf(where, sizeof where, "%s", what);
+    if (e == cudaErrorMemoryAllocation)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "%s: out of device memory (%s)", where,
+                       cudaGetErrorName(e));
+    if (is_no_device(e))
+        return SDI_ERR(SD_ERR_NO_DEVICE, "%s: no usable CUDA device: %s (%s)", where,
+                       cudaGetErrorString(e), cudaGetErrorName(e));
+    if (sdi_cuda_error_is_sticky(e)) {
+        if (ctx != NULL && !atomic_exchange(&ctx->broken, 1))
+            snprintf(ctx->broken_reason, sizeof ctx->broken_reason, "%s: %s (%s)", where,
+                     cudaGetErrorString(e), cudaGetErrorName(e));
+        return SDI_ERR(SD_ERR_CUDA,
+                       "%s: %s (%s); the CUDA context is unusable from now on: destroy the "
+                       "sd_context (this process cannot use the GPU again)",
+                       where, cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    return SDI_ERR(SD_ERR_CUDA, "%s: %s (%s)", where, cudaGetErrorString(e),
+                   cudaGetErrorName(e));
+}
+
+/* ------------------------------------------------------------------ properties */
+
+sd_status sdi_runtime_gpu_props(int device, sdi_gpu_props *out)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_runtime_gpu_props: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (device < 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "device %d is negative", device);
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return SDI_ERR(SD_ERR_NO_DEVICE, "no usable CUDA device: %s (%s)",
+                       cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    if (n == 0)
+        return SDI_ERR(SD_ERR_NO_DEVICE, "no usable CUDA device: the driver reports none");
+    if (device >= n)
+        return SDI_ERR(SD_ERR_NO_DEVICE, "no CUDA device %d (this machine has %d)", device, n);
+    struct cudaDeviceProp p;
+    e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess)
+        return sdi_cuda_status(NULL, e, "cudaGetDeviceProperties", NULL);
+    size_t name_len = strnlen(p.name, sizeof out->name - 1);
+    memcpy(out->name, p.name, name_len);
+    out->name[name_len] = '\0';
+    out->sm_count = p.multiProcessorCount;
+    out->cc_major = p.major;
+    out->cc_minor = p.minor;
+    out->l2_bytes = p.l2CacheSize;
+    out->smem_per_cta_default = (int)p.sharedMemPerBlock;
+    out->smem_per_cta_optin = (int)p.sharedMemPerBlockOptin;
+    out->smem_per_sm = (int)p.sharedMemPerMultiprocessor;
+    out->regs_per_cta = p.regsPerBlock;
+    out->regs_per_sm = p.regsPerMultiprocessor;
+    out->max_threads_per_cta = p.maxThreadsPerBlock;
+    out->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    out->global_mem_bytes = (int64_t)p.totalGlobalMem;
+    /* cudaDeviceProp lost its memory clock in CUDA 13: read the attributes. */
+    int clock_khz = 0, bus_bits = 0;
+    e = cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+    if (e != cudaSuccess)
+        return sdi_cuda_status(NULL, e, "cudaDeviceGetAttribute(memory clock, bus width)", NULL);
+    /* Double data rate: two transfers per clock. */
+    out->mem_bandwidth = 2.0 * (double)clock_khz * 1e3 * (double)bus_bits / 8.0;
+    out->from_device = 1;
+    return SD_OK;
+}
+
+/* ------------------------------------------------------------------ context */
+
+sd_status sdi_device_open(sd_context *ctx, int device)
+{
+    sd_status s = sdi_runtime_gpu_props(device, &ctx->props);
+    if (s != SD_OK)
+        return s;
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return sdi_cuda_status(NULL, e, "cudaSetDevice", NULL);
+    /* Create (or attach to) the primary context now, so that a sticky error left by
+     * earlier work in this process shows up here and not in the first kernel. */
+    e = cudaFree(NULL);
+    if (e != cudaSuccess)
+        return sdi_cuda_status(NULL, e, "initialising the CUDA context", NULL);
+    e = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        ctx->stream = NULL;
+        return sdi_cuda_status(NULL, e, "cudaStreamCreate", NULL);
+    }
+    ctx->device = device;
+    snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", ctx->props.cc_major, ctx->props.cc_minor);
+    (void)cudaDriverGetVersion(&ctx->driver_version);
+    (void)cudaRuntimeGetVersion(&ctx->runtime_version);
+    return SD_OK;
+}
+
+/* Defined in jit.c and cusparse_common.c. */
+SDI_HIDDEN void sdi_memo_clear(sd_context *ctx);
+SDI_HIDDEN void sdi_cusparse_release(sd_context *ctx);
+
+void sdi_device_close(sd_context *ctx)
+{
+    if (ctx == NULL)
+        return;
+    sdi_cusparse_release(ctx);
+    sdi_memo_clear(ctx);
+    if (ctx->stream != NULL) {
+        /* After a sticky error the destroy fails too; nothing more can be done. */
+        (void)cudaSetDevice(ctx->device);
+        (void)cudaStreamDestroy(ctx->stream);
+        (void)cudaGetLastError();
+        ctx->stream = NULL;
+    }
+}
+
+sd_status sdi_ctx_enter(sd_context *ctx)
+{
+    if (ctx == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "the context is NULL");
+    if (ctx->magic != SDI_CONTEXT_MAGIC)
+        return SDI_ERR(SD_ERR_INVALID_ARG,
+                       "the context is not a live sd_context (destroyed or corrupt)");
+    if (atomic_load(&ctx->broken))
+        return SDI_ERR(SD_ERR_CUDA,
+                       "the CUDA context is unusable after an earlier error: %s",
+                       ctx->broken_reason);
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess)
+        return sdi_cuda_status(ctx, e, "cudaSetDevice", NULL);
+    return SD_OK;
+}
+
+/* ------------------------------------------------------------------ allocation hooks */
+
+static atomic_long g_dev_fail_after = -1;
+static atomic_long g_dev_count = 0;
+static atomic_long g_dev_live = 0;
+
+long sdi_device_alloc_fail_after(long n)
+{
+    long made = atomic_exchange(&g_dev_count, 0);
+    atomic_store(&g_dev_fail_after, n);
+    return made;
+}
+
+long sdi_device_alloc_live(void) { return atomic_load(&g_dev_live); }
+
+sd_status sdi_device_malloc(sd_context *ctx, void **p, size_t bytes, const char *what)
+{
+    *p = NULL;
+    if (bytes == 0)
+        return SD_OK;
+    long n = atomic_fetch_add(&g_dev_count, 1);
+    long limit = atomic_load(&g_dev_fail_after);
+    if (limit >= 0 && n >= limit)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                       "out of device memory allocating %zu bytes for %s (injected failure)",
+                       bytes, what);
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            size_t free_b = 0, total_b = 0;
+            (void)cudaMemGetInfo(&free_b, &total_b);
+            (void)cudaGetLastError();
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                           "out of device memory allocating %zu bytes for %s (%zu of %zu "
+                           "bytes free)",
+                           bytes, what, free_b, total_b);
+        }
+        char msg[160];
+        snprintf(msg, sizeof msg, "cudaMalloc(%zu bytes) for %s", bytes, what);
+        return sdi_cuda_status(ctx, e, msg, NULL);
+    }
+    atomic_fetch_add(&g_dev_live, 1);
+    return SD_OK;
+}
+
+void sdi_device_free(void *p)
+{
+    if (p == NULL)
+        return;
+    /* A failure here only comes from a context already broken or torn down; the
+     * memory is gone with it. */
+    if (cudaFree(p) != cudaSuccess)
+        (void)cudaGetLastError();
+    atomic_fetch_sub(&g_dev_live, 1);
+}
+
+/* ------------------------------------------------------------------ copies */
+
+sd_status sdi_stream_sync(sd_context *ctx, const char *what, const char *kernel)
+{
+    return sdi_cuda_status(ctx, cudaStreamSynchronize(ctx->stream), what, kernel);
+}
+
+static sd_status copy(sd_context *ctx, void *dst, const void *src, size_t bytes,
+                      enum cudaMemcpyKind kind, const char *what)
+{
+    if (bytes == 0)
+        return SD_OK;
+    char msg[160];
+    snprintf(msg, sizeof msg, "copying %s (%zu bytes %s)", what, bytes,
+             kind == cudaMemcpyHostToDevice ? "to the device" : "to the host");
+    sd_status s = sdi_cuda_status(ctx, cudaMemcpyAsync(dst, src, bytes, kind, ctx->stream),
+                                  msg, NULL);
+    if (s != SD_OK)
+        return s;
+    return sdi_stream_sync(ctx, msg, NULL);
+}
+
+sd_status sdi_copy_to_device(sd_context *ctx, void *dst, const void *src, size_t bytes,
+                             const char *what)
+{
+    return copy(ctx, dst, src, bytes, cudaMemcpyHostToDevice, what);
+}
+
+sd_status sdi_copy_to_host(sd_context *ctx, void *dst, const void *src, size_t bytes,
+                           const char *what)
+{
+    return copy(ctx, dst, src, bytes, cudaMemcpyDeviceToHost, what);
+}
+
+sd_status sdi_device_upload(sd_context *ctx, void **dst, const void *src, size_t bytes,
+                            const char *what)
+{
+    void *d = NULL;
+    sd_status s = sdi_device_malloc(ctx, &d, bytes, what);
+    if (s == SD_OK)
+        s = sdi_copy_to_device(ctx, d, src, bytes, what);
+    if (s != SD_OK) {
+        sdi_device_free(d);
+        d = NULL;
+    }
+    *dst = d;
+    return s;
+}

@@ -1,0 +1,419 @@
+/* src/runtime/jit.c: NVRTC compilation of templates (embedded src/kernels/\*.cuh) and
+ * raw sources into CUBINs for an exact architecture, and the context's in-process memo
+ * of compiled cubins keyed by (architecture, options, source). */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nvrtc.h>
+
+#include "runtime.h"
+
+#ifndef SD_NVRTC_ARCH_DEFAULT
+#define SD_NVRTC_ARCH_DEFAULT "sm_90"
+#endif
+
+/* ------------------------------------------------------------------ templates */
+
+const char *sdi_kernel_template(const char *name, size_t *size)
+{
+    if (name == NULL)
+        return NULL;
+    for (const sdi_embedded_file *f = sdi_embedded_kernels; f->name != NULL; f++)
+        if (strcmp(f->name, name) == 0) {
+            if (size != NULL)
+                *size = f->size;
+            return f->text;
+        }
+    return NULL;
+}
+
+static int count_templates(void)
+{
+    int n = 0;
+    for (const sdi_embedded_file *f = sdi_embedded_kernels; f->name != NULL; f++)
+        n++;
+    return n;
+}
+
+sd_status sdi_nvrtc_version(int *major, int *minor)
+{
+    nvrtcResult r = nvrtcVersion(major, minor);
+    if (r != NVRTC_SUCCESS)
+        return SDI_ERR(SD_ERR_COMPILE, "nvrtcVersion: %s", nvrtcGetErrorString(r));
+    return SD_OK;
+}
+
+/* ------------------------------------------------------------------ request → text */
+
+/* The compile options and the source of a request, in one owned block. */
+typedef struct {
+    const char *opts[SDI_JIT_MAX_MACROS + 4];
+    int nopts;
+    char *storage;   /* option strings */
+    char *source;    /* program text */
+    char *key_text;  /* arch, options and source joined: the memo's full key */
+    size_t key_len;
+    char program_name[160];
+    const char *label; /* kernel or template name for messages */
+} jit_text;
+
+static void jit_text_free(jit_text *t)
+{
+    sdi_free(t->storage);
+    sdi_free(t->source);
+    sdi_free(t->key_text);
+    memset(t, 0, sizeof *t);
+}
+
+static bool valid_macro_name(const char *s)
+{
+    if (s == NULL || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return false;
+    return true;
+}
+
+static bool valid_macro_value(const char *s)
+{
+    for (; s != NULL && *s; s++)
+        if (*s == '\n' || *s == '\r')
+            return false;
+    return true;
+}
+
+static bool valid_arch(const char *a)
+{
+    /* sm_XY or sm_XYZ, optionally with an 'a' or 'f' suffix: a real architecture,
+     * because a CUBIN (not PTX) is requested. */
+    if (strncmp(a, "sm_", 3) != 0)
+        return false;
+    const char *p = a + 3;
+    int digits = 0;
+    while (isdigit((unsigned char)*p)) {
+        p++;
+        digits++;
+    }
+    if (*p == 'a' || *p == 'f')
+        p++;
+    return digits >= 2 && digits <= 3 && *p == '\0';
+}
+
+static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, jit_text *t)
+{
+#define SD_FREE_ALL jit_text_free(t)
+    memset(t, 0, sizeof *t);
+    t->label = req->kernel_name ? req->kernel_name
+                                : (req->template_name ? req->template_name : "source");
+    if (!valid_arch(arch))
+        return SDI_ERR(SD_ERR_INVALID_ARG,
+                       "kernel '%s': '%s' is not a real GPU architecture (sm_XY)", t->label,
+                       arch);
+    if (req->nmacros < 0 || req->nmacros > SDI_JIT_MAX_MACROS ||
+        (req->nmacros > 0 && req->macros == NULL))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "kernel '%s': %d macros (at most %d)", t->label,
+                       req->nmacros, SDI_JIT_MAX_MACROS);
+    /* Options: architecture, no host code, C++17, then -DNAME[=VALUE]. */
+    size_t need = 64 + strlen(arch);
+    for (int i = 0; i < req->nmacros; i++) {
+        const sdi_macro *m = &req->macros[i];
+        if (!valid_macro_name(m->name) || !valid_macro_value(m->value))
+            return SDI_ERR(SD_ERR_INVALID_ARG, "kernel '%s': macro %d ('%s') is not a valid "
+                           "NAME[=VALUE] (identifier, one line)", t->label, i,
+                           m->name ? m->name : "(null)");
+        need += strlen(m->name) + (m->value ? strlen(m->value) : 0) + 8;
+    }
+    t->storage = sdi_malloc(need);
+    SD_CHECK_ALLOC(t->storage, "NVRTC options");
+    char *w = t->storage;
+    size_t left = need;
+#define ADD_OPT(...)                                                                       \
+    do {                                                                                   \
+        int n_ = snprintf(w, left, __VA_ARGS__);                                           \
+        t->opts[t->nopts++] = w;                                                           \
+        w += n_ + 1;                                                                       \
+        left -= (size_t)n_ + 1;                                                            \
+    } while (0)
+    ADD_OPT("--gpu-architecture=%s", arch);
+    ADD_OPT("-default-device");
+    ADD_OPT("--std=c++17");
+    for (int i = 0; i < req->nmacros; i++) {
+        const sdi_macro *m = &req->macros[i];
+        if (m->value != NULL)
+            ADD_OPT("-D%s=%s", m->name, m->value);
+        else
+            ADD_OPT("-D%s", m->name);
+    }
+#undef ADD_OPT
+    /* Source: a template is included by name, so that NVRTC's messages name its file. */
+    if (req->template_name != NULL) {
+        if (sdi_kernel_template(req->template_name, NULL) == NULL)
+            return SDI_ERR(SD_ERR_INVALID_ARG, "kernel '%s': no embedded template named '%s'",
+                           t->label, req->template_name);
+        size_t n = strlen(req->template_name) + 32;
+        t->source = sdi_malloc(n);
+        SD_CHECK_ALLOC(t->source, "NVRTC source");
+        snprintf(t->source, n, "#include \"%s\"\n", req->template_name);
+    } else {
+        if (req->source == NULL)
+            return SDI_ERR(SD_ERR_INVALID_ARG, "kernel '%s': neither a template nor a source",
+                           t->label);
+        size_t n = strlen(req->source) + 1;
+        t->source = sdi_malloc(n);
+        SD_CHECK_ALLOC(t->source, "NVRTC source");
+        memcpy(t->source, req->source, n);
+    }
+    snprintf(t->program_name, sizeof t->program_name, "%s.cu", t->label);
+    /* Full key: options then source, NUL-separated (exact comparison on memo hits). */
+    size_t klen = strlen(t->source) + 1;
+    for (int i = 0; i < t->nopts; i++)
+        klen += strlen(t->opts[i]) + 1;
+    t->key_text = sdi_malloc(klen);
+    SD_CHECK_ALLOC(t->key_text, "JIT key");
+    char *k = t->key_text;
+    for (int i = 0; i < t->nopts; i++) {
+        size_t n = strlen(t->opts[i]) + 1;
+        memcpy(k, t->opts[i], n);
+        k += n;
+    }
+    memcpy(k, t->source, strlen(t->source) + 1);
+    t->key_len = klen;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ compilation */
+
+/* The first lines of an NVRTC log on one line (" | " between lines), at most cap-1 chars. */
+static void log_head(const char *log, char *out, size_t cap, int max_lines)
+{
+    size_t o = 0;
+    int lines = 0;
+    out[0] = '\0';
+    if (log == NULL)
+        return;
+    for (const char *p = log; *p && o + 4 < cap && lines < max_lines; p++) {
+        if (*p == '\n') {
+            lines++;
+            while (p[1] == '\n')
+                p++;
+            if (p[1] != '\0' && lines < max_lines && o + 4 < cap) {
+                memcpy(out + o, " | ", 3);
+                o += 3;
+            }
+            continue;
+        }
+        if (*p != '\r')
+            out[o++] = *p;
+    }
+    out[o] = '\0';
+}
+
+static sd_status compile_text(const jit_text *t, const char *arch, sdi_cubin *out)
+{
+    nvrtcProgram prog = NULL;
+    const char **hdr_text = NULL, **hdr_name = NULL;
+    char *log = NULL;
+    void *cubin = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        if (prog != NULL)                                                                  \
+            nvrtcDestroyProgram(&prog);                                                    \
+        sdi_free(hdr_text);                                                                \
+        sdi_free(hdr_name);                                                                \
+        sdi_free(log);                                                                     \
+        sdi_free(cubin);                                                                   \
+    } while (0)
+    int nh = count_templates();
+    hdr_text = sdi_malloc_array((size_t)nh + 1, sizeof *hdr_text);
+    hdr_name = sdi_malloc_array((size_t)nh + 1, sizeof *hdr_name);
+    SD_CHECK_ALLOC(hdr_text, "NVRTC headers");
+    SD_CHECK_ALLOC(hdr_name, "NVRTC headers");
+    for (int i = 0; i < nh; i++) {
+        hdr_text[i] = sdi_embedded_kernels[i].text;
+        hdr_name[i] = sdi_embedded_kernels[i].name;
+    }
+    nvrtcResult r = nvrtcCreateProgram(&prog, t->source, t->program_name, nh, hdr_text, hdr_name);
+    if (r != NVRTC_SUCCESS) {
+        prog = NULL;
+        SD_FREE_ALL;
+        return SDI_ERR(r == NVRTC_ERROR_OUT_OF_MEMORY ? SD_ERR_OUT_OF_MEMORY : SD_ERR_COMPILE,
+                       "kernel '%s': nvrtcCreateProgram: %s", t->label, nvrtcGetErrorString(r));
+    }
+    double t0 = sdi_now();
+    nvrtcResult rc = nvrtcCompileProgram(prog, t->nopts, t->opts);
+    double compile_ms = (sdi_now() - t0) * 1e3;
+    size_t log_size = 0;
+    if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 0) {
+        log = sdi_malloc(log_size + 1);
+        SD_CHECK_ALLOC(log, "NVRTC log");
+        if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+            log[0] = '\0';
+        log[log_size] = '\0';
+    }
+    if (rc != NVRTC_SUCCESS) {
+        char head[1200];
+        log_head(log, head, sizeof head, 12);
+        char defs[256] = "";
+        size_t o = 0;
+        for (int i = 3; i < t->nopts && o + 2 < sizeof defs; i++)
+            o += (size_t)snprintf(defs + o, sizeof defs - o, " %s", t->opts[i]);
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_COMPILE, "NVRTC could not compile kernel '%s' (%s,%s): %s: %s",
+                       t->label, arch, defs[0] ? defs : " no macros", nvrtcGetErrorString(rc),
+                       head[0] ? head : "(empty log)");
+    }
+    size_t size = 0;
+    r = nvrtcGetCUBINSize(prog, &size);
+    if (r != NVRTC_SUCCESS || size == 0) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_COMPILE, "kernel '%s': no CUBIN for %s (%s)", t->label, arch,
+                       r != NVRTC_SUCCESS ? nvrtcGetErrorString(r) : "size 0");
+    }
+    cubin = sdi_malloc(size);
+    SD_CHECK_ALLOC(cubin, "CUBIN");
+    r = nvrtcGetCUBIN(prog, cubin);
+    if (r != NVRTC_SUCCESS) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_COMPILE, "kernel '%s': nvrtcGetCUBIN: %s", t->label,
+                       nvrtcGetErrorString(r));
+    }
+    nvrtcDestroyProgram(&prog);
+    prog = NULL;
+    memset(out, 0, sizeof *out);
+    out->cubin = cubin;
+    out->size = size;
+    out->log = log;
+    out->compile_ms = compile_ms;
+    out->key = sdi_hash_bytes(t->key_text, t->key_len, 0);
+    sdi_free(hdr_text);
+    sdi_free(hdr_name);
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_compile: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (req == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_compile: request is NULL");
+    const char *arch = req->arch ? req->arch : SD_NVRTC_ARCH_DEFAULT;
+    jit_text t;
+    sd_status s = jit_text_build(req, arch, &t);
+    if (s == SD_OK)
+        s = compile_text(&t, arch, out);
+    jit_text_free(&t);
+    return s;
+}
+
+void sdi_cubin_free(sdi_cubin *c)
+{
+    if (c == NULL)
+        return;
+    sdi_free(c->cubin);
+    sdi_free(c->log);
+    memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------------------ memo */
+
+struct sdi_memo_entry {
+    sdi_hash128 hash;
+    char *key_text;
+    size_t key_len;
+    sdi_cubin cubin;
+    sdi_memo_entry *next;
+};
+
+static sdi_memo_entry *memo_find(sdi_memo_entry *head, sdi_hash128 h, const char *key,
+                                 size_t len)
+{
+    for (sdi_memo_entry *e = head; e != NULL; e = e->next)
+        if (e->hash.lo == h.lo && e->hash.hi == h.hi && e->key_len == len &&
+            memcmp(e->key_text, key, len) == 0)
+            return e;
+    return NULL;
+}
+
+static void memo_entry_free(sdi_memo_entry *e)
+{
+    if (e == NULL)
+        return;
+    sdi_cubin_free(&e->cubin);
+    sdi_free(e->key_text);
+    sdi_free(e);
+}
+
+sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req, const sdi_cubin **out,
+                      bool *hit)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_get: out is NULL");
+    *out = NULL;
+    if (hit != NULL)
+        *hit = false;
+    if (ctx == NULL || ctx->magic != SDI_CONTEXT_MAGIC || req == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_get: bad context or request");
+    const char *arch = req->arch ? req->arch : ctx->arch;
+    jit_text t;
+    sdi_memo_entry *fresh = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        jit_text_free(&t);                                                                 \
+        memo_entry_free(fresh);                                                            \
+    } while (0)
+    sd_status s = jit_text_build(req, arch, &t);
+    if (s != SD_OK) {
+        jit_text_free(&t);
+        return s;
+    }
+    sdi_hash128 h = sdi_hash_bytes(t.key_text, t.key_len, 0);
+    pthread_mutex_lock(&ctx->memo_lock);
+    sdi_memo_entry *e = memo_find(ctx->memo, h, t.key_text, t.key_len);
+    pthread_mutex_unlock(&ctx->memo_lock);
+    if (e != NULL) {
+        *out = &e->cubin;
+        if (hit != NULL)
+            *hit = true;
+        jit_text_free(&t);
+        return SD_OK;
+    }
+    /* Miss: compile without holding the lock (other kernels may compile meanwhile),
+     * then re-check: a concurrent caller may have stored the same key first. */
+    fresh = sdi_calloc(1, sizeof *fresh);
+    SD_CHECK_ALLOC(fresh, "JIT memo entry");
+    SD_TRY(compile_text(&t, arch, &fresh->cubin));
+    fresh->hash = h;
+    fresh->key_text = t.key_text;
+    fresh->key_len = t.key_len;
+    t.key_text = NULL; /* now owned by the entry */
+    pthread_mutex_lock(&ctx->memo_lock);
+    e = memo_find(ctx->memo, h, fresh->key_text, fresh->key_len);
+    if (e == NULL) {
+        fresh->next = ctx->memo;
+        ctx->memo = fresh;
+        e = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(&ctx->memo_lock);
+    *out = &e->cubin;
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+SDI_HIDDEN void sdi_memo_clear(sd_context *ctx);
+void sdi_memo_clear(sd_context *ctx)
+{
+    sdi_memo_entry *e = ctx->memo;
+    while (e != NULL) {
+        sdi_memo_entry *next = e->next;
+        memo_entry_free(e);
+        e = next;
+    }
+    ctx->memo = NULL;
+}

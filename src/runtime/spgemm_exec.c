@@ -1,0 +1,781 @@
+/* src/runtime/spgemm_exec.c: the SpGEMM device driver: operands on the device (A, B or
+ * the transpose Aᵀ built by the plan-time kernels, the u(i)/span analysis), executors
+ * (schedule → source → module, workspaces allocated once) and one call: stage-1
+ * launches (SYM for two-phase bins, ONE for one-phase bins) → look-back scan (+ the
+ * compaction when C was allocated at the upper bound) → one wait for nnz(C) → C's
+ * arrays → stage-2 launches (NUM for two-phase bins, compaction of one-phase rows). */
+#include <stdio.h>
+#include <string.h>
+
+#include "spgemm_exec.h"
+
+/* ------------------------------------------------------------------ helpers */
+static sd_status launch1(sd_context *ctx, const sdi_function *f, int64_t grid, int threads,
+                         size_t smem, void *args, cudaStream_t st)
+{
+    if (grid <= 0)
+        return SD_OK;
+    if (grid > 0x7fffffffll)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "kernel '%s': %lld blocks exceed the grid limit",
+                       f->name, (long long)grid);
+    dim3 g = {(unsigned)grid, 1, 1}, b = {(unsigned)threads, 1, 1};
+    void *params[1] = {args};
+    return sdi_cuda_status(ctx, cudaLaunchKernel((const void *)f->kernel, g, b, params, smem, st),
+                           "launching", f->name);
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Device allocation through the hooks, counted in *bytes. */
+static sd_status dalloc(sd_context *ctx, void **p, size_t bytes, const char *what, int64_t *total)
+{
+    sd_status s = sdi_device_malloc(ctx, p, bytes, what);
+    if (s == SD_OK)
+        *total += (int64_t)bytes;
+    return s;
+}
+
+static sd_status dzero(sd_context *ctx, void *p, size_t bytes, const char *what)
+{
+    if (p == NULL || bytes == 0)
+        return SD_OK;
+    return sdi_cuda_status(ctx, cudaMemsetAsync(p, 0, bytes, ctx->stream), "clearing", what);
+}
+
+/* ------------------------------------------------------------------ operands */
+enum {
+    PREP_ROWINFO = 0,
+    PREP_TCOUNT,
+    PREP_TSCATTER,
+    PREP_TSORT_WARP,
+    PREP_TSORT_CTA,
+    PREP_TSORT_LONG,
+    PREP_GATHER,
+    PREP_N
+};
+static const char *const prep_names[PREP_N] = {
+    "sd_spgemm_prep_rowinfo",   "sd_spgemm_prep_tcount",   "sd_spgemm_prep_tscatter",
+    "sd_spgemm_prep_tsort_warp", "sd_spgemm_prep_tsort_cta", "sd_spgemm_prep_tsort_long",
+    "sd_spgemm_prep_gather"};
+#define PREP_THREADS 256
+
+struct sdi_spgemm_operands {
+    sd_context *ctx;
+    int32_t m, k, n;
+    int64_t annz, bnnz;
+    int aat, same;
+    sd_offset *arow;
+    sd_index *acol;
+    sd_value *aval;
+    sd_offset *brow; /* owned unless same */
+    sd_index *bcol;
+    sd_value *bval;    /* a separate B's values */
+    sd_offset *bperm;  /* B = Aᵀ: entry of A behind each entry of B */
+    sd_value *bgather; /* B = Aᵀ: values gathered per call */
+    sd_index *rowlo;   /* device lo(i) */
+    int64_t *u;        /* host */
+    int32_t *lo, *hi;
+    sdi_sg_rowinfo ri;
+    sdi_module prep;
+    int64_t bytes;
+    double setup_ms;
+};
+
+void sdi_spgemm_operands_destroy(sdi_spgemm_operands *op)
+{
+    if (op == NULL)
+        return;
+    sdi_device_free(op->arow);
+    sdi_device_free(op->acol);
+    sdi_device_free(op->aval);
+    if (!op->same) {
+        sdi_device_free(op->brow);
+        sdi_device_free(op->bcol);
+    }
+    sdi_device_free(op->bval);
+    sdi_device_free(op->bperm);
+    sdi_device_free(op->bgather);
+    sdi_device_free(op->rowlo);
+    sdi_module_unload(&op->prep);
+    sdi_free(op->u);
+    sdi_free(op->lo);
+    sdi_free(op->hi);
+    sdi_free(op);
+}
+
+const sdi_sg_rowinfo *sdi_spgemm_operands_rowinfo(const sdi_spgemm_operands *op)
+{
+    return op != NULL ? &op->ri : NULL;
+}
+int sdi_spgemm_operands_aat(const sdi_spgemm_operands *op) { return op != NULL && op->aat; }
+int64_t sdi_spgemm_operands_bytes(const sdi_spgemm_operands *op) { return op ? op->bytes : 0; }
+double sdi_spgemm_operands_setup_ms(const sdi_spgemm_operands *op) { return op ? op->setup_ms : 0; }
+
+static sd_status prep_module(sd_context *ctx, sdi_module *out)
+{
+    sdi_jit_request req;
+    memset(&req, 0, sizeof req);
+    req.template_name = "spgemm_prep.cuh";
+    req.kernel_name = "sd_spgemm_prep";
+    const sdi_cubin *cb = NULL;
+    sd_status s = sdi_jit_get(ctx, &req, &cb, NULL);
+    if (s != SD_OK)
+        return s;
+    return sdi_module_load(ctx, cb->cubin, cb->size, prep_names, PREP_N, out);
+}
+
+/* Aᵀ on the device: column counts (atomics), the prefix on the host, the scatter into
+ * row slots (atomics), then every row sorted (warp ranks, CTA bitonic, or chunks plus
+ * merge passes for rows longer than SD_SG_TR_SMEM_SORT). */
+static sd_status build_transpose(sdi_spgemm_operands *op, const sd_csr *a, int64_t *b_row_max)
+{
+    sd_context *ctx = op->ctx;
+    void *tcount = NULL, *tcursor = NULL, *tmp_col = NULL, *tmp_perm = NULL, *dlong = NULL;
+    uint64_t *hcount = NULL;
+    int64_t *trow = NULL;
+    int32_t *hlong = NULL;
+    int64_t scratch = 0;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_device_free(tcount);                                                           \
+        sdi_device_free(tcursor);                                                          \
+        sdi_device_free(tmp_col);                                                          \
+        sdi_device_free(tmp_perm);                                                         \
+        sdi_device_free(dlong);                                                            \
+        sdi_free(hcount);                                                                  \
+        sdi_free(trow);                                                                    \
+        sdi_free(hlong);                                                                   \
+    } while (0)
+    const int32_t k = a->cols;
+    const int64_t nnz = a->nnz;
+    sd_spgemm_prep_args pa;
+    memset(&pa, 0, sizeof pa);
+    pa.arow = op->arow;
+    pa.acol = op->acol;
+    pa.nnz = nnz;
+    pa.m = a->rows;
+    pa.k = k;
+    SD_TRY(dalloc(ctx, &tcount, (size_t)k * 8, "transpose counts", &scratch));
+    SD_TRY(dzero(ctx, tcount, (size_t)k * 8, "transpose counts"));
+    pa.tcount = tcount;
+    SD_TRY(launch1(ctx, &op->prep.functions[PREP_TCOUNT], ceil_div(nnz, PREP_THREADS),
+                   PREP_THREADS, 0, &pa, ctx->stream));
+    hcount = sdi_malloc_array((size_t)k + 1, sizeof *hcount);
+    trow = sdi_malloc_array((size_t)k + 1, sizeof *trow);
+    SD_CHECK_ALLOC(hcount, "transpose counts");
+    SD_CHECK_ALLOC(trow, "transpose row pointers");
+    if (k > 0)
+        SD_TRY(sdi_copy_to_host(ctx, hcount, tcount, (size_t)k * 8, "transpose counts"));
+    trow[0] = 0;
+    int64_t nlong = 0, maxlen = 0;
+    for (int32_t c = 0; c < k; c++) {
+        trow[c + 1] = trow[c] + (int64_t)hcount[c];
+        if ((int64_t)hcount[c] > SD_SG_TR_SMEM_SORT)
+            nlong++;
+        if ((int64_t)hcount[c] > maxlen)
+            maxlen = (int64_t)hcount[c];
+    }
+    *b_row_max = maxlen;
+    if (trow[k] != nnz) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_INTERNAL, "transpose: counted %lld entries, A has %lld",
+                       (long long)trow[k], (long long)nnz);
+    }
+    SD_TRY(dalloc(ctx, (void **)&op->brow, ((size_t)k + 1) * 8, "Aᵀ row pointers", &op->bytes));
+    SD_TRY(sdi_copy_to_device(ctx, op->brow, trow, ((size_t)k + 1) * 8, "Aᵀ row pointers"));
+    SD_TRY(dalloc(ctx, &tcursor, (size_t)k * 8, "transpose cursors", &scratch));
+    if (k > 0)
+        SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(tcursor, op->brow, (size_t)k * 8,
+                                                    cudaMemcpyDeviceToDevice, ctx->stream),
+                               "copying", "transpose cursors"));
+    SD_TRY(dalloc(ctx, (void **)&op->bcol, (size_t)nnz * 4, "Aᵀ columns", &op->bytes));
+    SD_TRY(dalloc(ctx, (void **)&op->bperm, (size_t)nnz * 8, "Aᵀ permutation", &op->bytes));
+    pa.tcursor = tcursor;
+    pa.trow = op->brow;
+    pa.tcol = op->bcol;
+    pa.tperm = op->bperm;
+    SD_TRY(launch1(ctx, &op->prep.functions[PREP_TSCATTER], ceil_div((int64_t)a->rows * 32, PREP_THREADS),
+                   PREP_THREADS, 0, &pa, ctx->stream));
+    SD_TRY(launch1(ctx, &op->prep.functions[PREP_TSORT_WARP], ceil_div((int64_t)k * 32, PREP_THREADS),
+                   PREP_THREADS, 0, &pa, ctx->stream));
+    SD_TRY(launch1(ctx, &op->prep.functions[PREP_TSORT_CTA], k < 65536 ? k : 65536, PREP_THREADS,
+                   0, &pa, ctx->stream));
+    if (nlong > 0) {
+        hlong = sdi_malloc_array((size_t)nlong, sizeof *hlong);
+        SD_CHECK_ALLOC(hlong, "long transpose rows");
+        int64_t q = 0;
+        for (int32_t c = 0; c < k; c++)
+            if ((int64_t)hcount[c] > SD_SG_TR_SMEM_SORT)
+                hlong[q++] = c;
+        SD_TRY(dalloc(ctx, &dlong, (size_t)nlong * 4, "long transpose rows", &scratch));
+        SD_TRY(sdi_copy_to_device(ctx, dlong, hlong, (size_t)nlong * 4, "long transpose rows"));
+        SD_TRY(dalloc(ctx, &tmp_col, (size_t)nnz * 4, "transpose merge columns", &scratch));
+        SD_TRY(dalloc(ctx, &tmp_perm, (size_t)nnz * 8, "transpose merge permutation", &scratch));
+        pa.long_rows = dlong;
+        pa.nlong = (int)nlong;
+        pa.tmp_col = tmp_col;
+        pa.tmp_perm = tmp_perm;
+        SD_TRY(launch1(ctx, &op->prep.functions[PREP_TSORT_LONG], nlong, PREP_THREADS, 0, &pa,
+                       ctx->stream));
+    }
+    SD_TRY(sdi_stream_sync(ctx, "building Aᵀ", "sd_spgemm_prep"));
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_spgemm_operands_create(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,
+                                     sdi_spgemm_operands **out)
+{
+    sdi_spgemm_operands *op = NULL;
+    void *du = NULL, *dhi = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_device_free(du);                                                               \
+        sdi_device_free(dhi);                                                              \
+        sdi_spgemm_operands_destroy(op);                                                   \
+    } while (0)
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm operands: out is NULL");
+    *out = NULL;
+    if (a == NULL || a->rowptr == NULL || (a->nnz > 0 && (a->colind == NULL || a->vals == NULL)))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm operands: A or its arrays are NULL");
+    SD_TRY(sdi_ctx_enter(ctx));
+    if (b != NULL) {
+        if (b->rowptr == NULL || (b->nnz > 0 && (b->colind == NULL || b->vals == NULL)))
+            return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm operands: B's arrays are NULL");
+        if (a->cols != b->rows)
+            return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm: A is %dx%d and B is %dx%d: inner sizes "
+                           "differ", a->rows, a->cols, b->rows, b->cols);
+        aat = 0;
+    } else {
+        if (aat < 0)
+            aat = a->rows != a->cols;
+        if (!aat && a->rows != a->cols)
+            return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm: A·A needs a square A (A is %dx%d)",
+                           a->rows, a->cols);
+    }
+    const double t0 = sdi_now();
+    op = sdi_calloc(1, sizeof *op);
+    SD_CHECK_ALLOC(op, "spgemm operands");
+    op->ctx = ctx;
+    op->m = a->rows;
+    op->k = a->cols;
+    op->n = b != NULL ? b->cols : (aat ? a->rows : a->cols);
+    op->annz = a->nnz;
+    op->aat = aat;
+    SD_TRY(prep_module(ctx, &op->prep));
+    SD_TRY(sdi_device_upload(ctx, (void **)&op->arow, a->rowptr, ((size_t)a->rows + 1) * 8,
+                             "A's row pointers"));
+    SD_TRY(sdi_device_upload(ctx, (void **)&op->acol, a->colind, (size_t)a->nnz * 4, "A's columns"));
+    SD_TRY(sdi_device_upload(ctx, (void **)&op->aval, a->vals, (size_t)a->nnz * 4, "A's values"));
+    op->bytes += ((int64_t)a->rows + 1) * 8 + a->nnz * 8;
+    int64_t b_row_max = 0;
+    if (b != NULL) {
+        op->bnnz = b->nnz;
+        SD_TRY(sdi_device_upload(ctx, (void **)&op->brow, b->rowptr, ((size_t)b->rows + 1) * 8,
+                                 "B's row pointers"));
+        SD_TRY(sdi_device_upload(ctx, (void **)&op->bcol, b->colind, (size_t)b->nnz * 4,
+                                 "B's columns"));
+        SD_TRY(sdi_device_upload(ctx, (void **)&op->bval, b->vals, (size_t)b->nnz * 4,
+                                 "B's values"));
+        op->bytes += ((int64_t)b->rows + 1) * 8 + b->nnz * 8;
+        for (int32_t r = 0; r < b->rows; r++)
+            if (b->rowptr[r + 1] - b->rowptr[r] > b_row_max)
+                b_row_max = b->rowptr[r + 1] - b->rowptr[r];
+    } else if (!aat) {
+        op->same = 1;
+        op->bnnz = a->nnz;
+        op->brow = op->arow;
+        op->bcol = op->acol;
+        for (int32_t r = 0; r < a->rows; r++)
+            if (a->rowptr[r + 1] - a->rowptr[r] > b_row_max)
+                b_row_max = a->rowptr[r + 1] - a->rowptr[r];
+    } else {
+        op->bnnz = a->nnz;
+        SD_TRY(build_transpose(op, a, &b_row_max));
+        SD_TRY(dalloc(ctx, (void **)&op->bgather, (size_t)a->nnz * 4, "Aᵀ values", &op->bytes));
+    }
+    /* The upper-bound analysis on the device. */
+    const int32_t m = op->m;
+    SD_TRY(dalloc(ctx, &du, (size_t)m * 8, "u(i)", &op->bytes));
+    SD_TRY(dalloc(ctx, (void **)&op->rowlo, (size_t)m * 4, "row origins", &op->bytes));
+    SD_TRY(dalloc(ctx, &dhi, (size_t)m * 4, "row ends", &op->bytes));
+    op->bytes -= (int64_t)m * 12; /* counted below: only rowlo stays */
+    op->bytes += (int64_t)m * 4;
+    sd_spgemm_prep_args pa;
+    memset(&pa, 0, sizeof pa);
+    pa.arow = op->arow;
+    pa.acol = op->acol;
+    pa.brow = op->brow;
+    pa.bcol = op->bcol;
+    pa.u = du;
+    pa.lo = op->rowlo;
+    pa.hi = dhi;
+    pa.m = m;
+    pa.k = op->k;
+    SD_TRY(launch1(ctx, &op->prep.functions[PREP_ROWINFO], ceil_div((int64_t)m * 32, PREP_THREADS),
+                   PREP_THREADS, 0, &pa, ctx->stream));
+    op->u = sdi_malloc_array((size_t)(m > 0 ? m : 1), sizeof *op->u);
+    op->lo = sdi_malloc_array((size_t)(m > 0 ? m : 1), sizeof *op->lo);
+    op->hi = sdi_malloc_array((size_t)(m > 0 ? m : 1), sizeof *op->hi);
+    SD_CHECK_ALLOC(op->u, "u(i)");
+    SD_CHECK_ALLOC(op->lo, "row origins");
+    SD_CHECK_ALLOC(op->hi, "row ends");
+    if (m > 0) {
+        SD_TRY(sdi_copy_to_host(ctx, op->u, du, (size_t)m * 8, "u(i)"));
+        SD_TRY(sdi_copy_to_host(ctx, op->lo, op->rowlo, (size_t)m * 4, "row origins"));
+        SD_TRY(sdi_copy_to_host(ctx, op->hi, dhi, (size_t)m * 4, "row ends"));
+    }
+    sdi_device_free(du);
+    sdi_device_free(dhi);
+    du = dhi = NULL;
+    op->ri.m = m;
+    op->ri.n = op->n;
+    op->ri.u = op->u;
+    op->ri.lo = op->lo;
+    op->ri.hi = op->hi;
+    op->ri.b_row_max = b_row_max;
+    op->setup_ms = (sdi_now() - t0) * 1e3;
+    *out = op;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_spgemm_operands_set_values(sdi_spgemm_operands *op, const float *a_vals,
+                                         const float *b_vals)
+{
+    if (op == NULL || a_vals == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm values: NULL argument");
+    sd_status s = sdi_copy_to_device(op->ctx, op->aval, a_vals, (size_t)op->annz * 4, "A's values");
+    if (s != SD_OK || op->bval == NULL)
+        return s;
+    if (b_vals == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm values: B's values are NULL");
+    return sdi_copy_to_device(op->ctx, op->bval, b_vals, (size_t)op->bnnz * 4, "B's values");
+}
+
+/* ------------------------------------------------------------------ executors */
+struct sdi_spgemm_exec {
+    sd_context *ctx;
+    sdi_spgemm_operands *op;
+    sdi_spgemm_config cfg;
+    sdi_sg_schedule sched;
+    sdi_module mod;
+    sdi_function **fns; /* per launch */
+    sdi_function *scan;
+    sd_spgemm_args *largs; /* per launch */
+    sd_spgemm_args scan_args;
+    void *binrows, *ub, *cnt, *tcol, *tval, *flags, *gval, *gbits, *gdone;
+    int64_t *h_nnz; /* pinned: nnz(C) read back without a staging copy */
+    unsigned epoch;
+    int64_t calls;
+    sdi_spgemm_exec_info info;
+};
+
+void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e)
+{
+    if (e == NULL)
+        return;
+    sdi_device_free(e->binrows);
+    sdi_device_free(e->ub);
+    sdi_device_free(e->cnt);
+    sdi_device_free(e->tcol);
+    sdi_device_free(e->tval);
+    sdi_device_free(e->flags);
+    sdi_device_free(e->gval);
+    sdi_device_free(e->gbits);
+    sdi_device_free(e->gdone);
+    if (e->h_nnz != NULL && cudaFreeHost(e->h_nnz) != cudaSuccess)
+        (void)cudaGetLastError();
+    sdi_module_unload(&e->mod);
+    sdi_sg_schedule_free(&e->sched);
+    sdi_free(e->fns);
+    sdi_free(e->largs);
+    sdi_free(e);
+}
+
+const sdi_spgemm_exec_info *sdi_spgemm_exec_get_info(const sdi_spgemm_exec *e)
+{
+    return e != NULL ? &e->info : NULL;
+}
+const sdi_sg_schedule *sdi_spgemm_exec_schedule(const sdi_spgemm_exec *e)
+{
+    return e != NULL ? &e->sched : NULL;
+}
+
+/* Keeps freed stream-ordered memory in the default pool: without it every call would
+ * map and unmap its output. */
+static void keep_pool_memory(int device)
+{
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
+        uint64_t threshold = UINT64_MAX;
+        (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    }
+    (void)cudaGetLastError();
+}
+
+sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
+                                 const sdi_spgemm_config *cfg, sdi_spgemm_exec **out)
+{
+    sdi_spgemm_exec *e = NULL;
+    sdi_sg_lowered low;
+    const char **names = NULL;
+    memset(&low, 0, sizeof low);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_sg_lowered_free(&low);                                                         \
+        sdi_free(names);                                                                   \
+        sdi_spgemm_exec_destroy(e);                                                        \
+    } while (0)
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm exec: out is NULL");
+    *out = NULL;
+    if (op == NULL || cfg == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm exec: operands or config is NULL");
+    SD_TRY(sdi_ctx_enter(ctx));
+    SD_TRY(sdi_spgemm_config_check(cfg));
+    const double t0 = sdi_now();
+    e = sdi_calloc(1, sizeof *e);
+    SD_CHECK_ALLOC(e, "spgemm executor");
+    e->ctx = ctx;
+    e->op = op;
+    e->cfg = *cfg;
+    sdi_sg_limits lim;
+    sdi_sg_limits_from_props(&ctx->props, &lim);
+    SD_TRY(sdi_sg_schedule_build(cfg, &lim, &op->ri, &e->sched));
+    const sdi_sg_schedule *s = &e->sched;
+    e->info.schedule_ms = (sdi_now() - t0) * 1e3;
+
+    /* Source → module: one kernel per launch plus the scan. */
+    SD_TRY(sdi_spgemm_lower(s, &low));
+    names = sdi_malloc_array((size_t)low.nkernels + 1, sizeof *names);
+    SD_CHECK_ALLOC(names, "kernel names");
+    for (int l = 0; l < low.nkernels; l++)
+        names[l] = low.names[l];
+    names[low.nkernels] = "sd_spgemm_scan";
+    sdi_jit_request req;
+    memset(&req, 0, sizeof req);
+    req.source = low.source;
+    char label[64];
+    snprintf(label, sizeof label, "sd_spgemm_%s", low.hex);
+    req.kernel_name = label;
+    const sdi_cubin *cb = NULL;
+    bool hit = false;
+    SD_TRY(sdi_jit_get(ctx, &req, &cb, &hit));
+    e->info.compile_ms = hit ? 0.0 : cb->compile_ms;
+    SD_TRY(sdi_module_load(ctx, cb->cubin, cb->size, names, low.nkernels + 1, &e->mod));
+    e->fns = sdi_malloc_array((size_t)(s->nlaunches > 0 ? s->nlaunches : 1), sizeof *e->fns);
+    e->largs = sdi_calloc((size_t)(s->nlaunches > 0 ? s->nlaunches : 1), sizeof *e->largs);
+    SD_CHECK_ALLOC(e->fns, "launch functions");
+    SD_CHECK_ALLOC(e->largs, "launch arguments");
+    for (int l = 0; l < s->nlaunches; l++) {
+        const sdi_sg_launch *L = &s->launches[l];
+        e->fns[l] = &e->mod.functions[l];
+        if (L->smem > 48 * 1024)
+            SD_TRY(sdi_function_reserve_smem(ctx, e->fns[l], (int)L->smem));
+        SD_TRY(sdi_function_check_legal(ctx, e->fns[l], L->threads, (size_t)L->smem));
+        if (e->fns[l]->num_regs > e->info.max_regs)
+            e->info.max_regs = e->fns[l]->num_regs;
+        e->info.spill_bytes += (int64_t)e->fns[l]->local_bytes;
+    }
+    e->scan = &e->mod.functions[low.nkernels];
+
+    /* Workspaces, allocated once. */
+    int64_t bytes = 0;
+    const int32_t m = s->m;
+    SD_TRY(dalloc(ctx, &e->binrows, (size_t)s->nbinrows * 4, "bin rows", &bytes));
+    if (s->nbinrows > 0)
+        SD_TRY(sdi_copy_to_device(ctx, e->binrows, s->binrows, (size_t)s->nbinrows * 4, "bin rows"));
+    if (s->ub != NULL) {
+        SD_TRY(dalloc(ctx, &e->ub, ((size_t)m + 1) * 8, "staging offsets", &bytes));
+        SD_TRY(sdi_copy_to_device(ctx, e->ub, s->ub, ((size_t)m + 1) * 8, "staging offsets"));
+        SD_TRY(dalloc(ctx, &e->tcol, (size_t)s->ub_total * 4, "staging columns", &bytes));
+        SD_TRY(dalloc(ctx, &e->tval, (size_t)s->ub_total * 4, "staging values", &bytes));
+    }
+    SD_TRY(dalloc(ctx, &e->cnt, (size_t)m * 4, "row counts", &bytes));
+    SD_TRY(dzero(ctx, e->cnt, (size_t)m * 4, "row counts"));
+    SD_TRY(dalloc(ctx, &e->flags, (size_t)s->ntiles * 8, "scan tiles", &bytes));
+    SD_TRY(dzero(ctx, e->flags, (size_t)s->ntiles * 8, "scan tiles"));
+    if (s->gslots > 0) {
+        const size_t nv = (size_t)s->gslots * (size_t)s->gwidth;
+        SD_TRY(dalloc(ctx, &e->gval, nv * 4, "global stripes", &bytes));
+        SD_TRY(dalloc(ctx, &e->gbits, nv / 8, "global stripe bitmaps", &bytes));
+        SD_TRY(dzero(ctx, e->gval, nv * 4, "global stripes"));
+        SD_TRY(dzero(ctx, e->gbits, nv / 8, "global stripe bitmaps"));
+        if (s->gparts > 0) {
+            SD_TRY(dalloc(ctx, &e->gdone, (size_t)s->grows * 4, "global row counters", &bytes));
+            SD_TRY(dzero(ctx, e->gdone, (size_t)s->grows * 4, "global row counters"));
+        }
+    }
+    SD_TRY(sdi_cuda_status(ctx, cudaHostAlloc((void **)&e->h_nnz, sizeof(int64_t),
+                                              cudaHostAllocDefault),
+                           "cudaHostAlloc for", "nnz(C)"));
+    SD_TRY(sdi_stream_sync(ctx, "preparing the SpGEMM workspaces", NULL));
+
+    /* Argument blocks: shared pointers, then each launch's segment table. */
+    sd_spgemm_args base;
+    memset(&base, 0, sizeof base);
+    base.arow = op->arow;
+    base.acol = op->acol;
+    base.aval = op->aval;
+    base.brow = op->brow;
+    base.bcol = op->bcol;
+    base.bval = op->same ? op->aval : op->bval;
+    base.binrows = e->binrows;
+    base.rowlo = op->rowlo;
+    base.ub = e->ub;
+    base.cnt = e->cnt;
+    base.tcol = e->tcol;
+    base.tval = e->tval;
+    base.flags = e->flags;
+    base.gval = e->gval;
+    base.gbits = e->gbits;
+    base.gwidth = s->gwidth;
+    base.gdone = e->gdone;
+    base.gparts = s->gparts;
+    base.m = m;
+    base.n = s->n;
+    for (int l = 0; l < s->nlaunches; l++) {
+        const sdi_sg_launch *L = &s->launches[l];
+        sd_spgemm_args *la = &e->largs[l];
+        *la = base;
+        la->nsegs = L->nsegs;
+        int end = 0;
+        for (int q = 0; q < L->nsegs; q++) {
+            end += L->segs[q].blocks;
+            la->seg_end[q] = end;
+            la->seg_first[q] = L->segs[q].first;
+            la->seg_rows[q] = L->segs[q].nrows;
+        }
+    }
+    e->scan_args = base;
+    keep_pool_memory(ctx->device);
+
+    e->info.plan_bytes = op->bytes + bytes;
+    e->info.peak_bytes = e->info.plan_bytes;
+    e->info.launches_per_call = s->nlaunches + (m > 0 ? 1 : 0) +
+                                (op->aat && cfg->bt_gather && op->annz > 0 ? 1 : 0);
+    sdi_sg_schedule_describe(s, e->info.bins, sizeof e->info.bins);
+    sdi_spgemm_config_describe(cfg, e->info.config, sizeof e->info.config);
+    e->info.setup_ms = (sdi_now() - t0) * 1e3;
+    sdi_sg_lowered_free(&low);
+    sdi_free(names);
+    *out = e;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
+                                const sdi_spgemm_config *cfgs, int n)
+{
+    if (ctx == NULL || op == NULL || (n > 0 && cfgs == NULL))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm precompile: NULL argument");
+    sdi_sg_limits lim;
+    sdi_sg_limits_from_props(&ctx->props, &lim);
+    sd_status first = SD_OK;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int q = 0; q < n; q++) {
+        sdi_sg_schedule s;
+        sdi_sg_lowered low;
+        memset(&low, 0, sizeof low);
+        if (sdi_sg_schedule_build(&cfgs[q], &lim, &op->ri, &s) != SD_OK)
+            continue;
+        sd_status st = sdi_spgemm_lower(&s, &low);
+        if (st == SD_OK) {
+            sdi_jit_request req;
+            memset(&req, 0, sizeof req);
+            req.source = low.source;
+            char label[64];
+            snprintf(label, sizeof label, "sd_spgemm_%s", low.hex);
+            req.kernel_name = label;
+            const sdi_cubin *cb = NULL;
+            st = sdi_jit_get(ctx, &req, &cb, NULL);
+        }
+        if (st != SD_OK) {
+#pragma omp critical(sdi_spgemm_precompile)
+            if (first == SD_OK)
+                first = st;
+        }
+        sdi_sg_lowered_free(&low);
+        sdi_sg_schedule_free(&s);
+    }
+    return first;
+}
+
+static sd_status out_alloc(sdi_spgemm_exec *e, sdi_sg_alloc alloc, void **p, size_t bytes,
+                           cudaStream_t st, const char *what)
+{
+    *p = NULL;
+    if (bytes == 0)
+        return SD_OK;
+    if (alloc == SDI_SG_ALLOC_HOOKS)
+        return sdi_device_malloc(e->ctx, p, bytes, what);
+    cudaError_t err = cudaMallocAsync(p, bytes, st);
+    if (err == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        *p = NULL;
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of device memory allocating %zu bytes for %s",
+                       bytes, what);
+    }
+    if (err != cudaSuccess)
+        *p = NULL;
+    return sdi_cuda_status(e->ctx, err, "cudaMallocAsync for", what);
+}
+
+static void out_release(sdi_sg_alloc alloc, void *p, cudaStream_t st)
+{
+    if (p == NULL)
+        return;
+    if (alloc == SDI_SG_ALLOC_HOOKS) {
+        sdi_device_free(p);
+    } else if (cudaFreeAsync(p, st) != cudaSuccess) {
+        (void)cudaGetLastError();
+    }
+}
+
+void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream)
+{
+    if (c == NULL)
+        return;
+    out_release(SDI_SG_ALLOC_ASYNC, c->rowptr, stream);
+    out_release(SDI_SG_ALLOC_ASYNC, c->colind, stream);
+    out_release(SDI_SG_ALLOC_ASYNC, c->vals, stream);
+    memset(c, 0, sizeof *c);
+}
+
+static sd_status run_stage(sdi_spgemm_exec *e, int stage, cudaStream_t st)
+{
+    const sdi_sg_schedule *s = &e->sched;
+    for (int l = 0; l < s->nlaunches; l++) {
+        const sdi_sg_launch *L = &s->launches[l];
+        if (L->stage != stage)
+            continue;
+        sd_status r = launch1(e->ctx, e->fns[l], L->blocks, L->threads, (size_t)L->smem,
+                              &e->largs[l], st);
+        if (r != SD_OK)
+            return r;
+    }
+    return SD_OK;
+}
+
+sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_alloc alloc,
+                              sd_device_csr *c)
+{
+    void *crow = NULL, *ccol = NULL, *cval = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        out_release(alloc, crow, stream);                                                  \
+        out_release(alloc, ccol, stream);                                                  \
+        out_release(alloc, cval, stream);                                                  \
+    } while (0)
+    if (c == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm run: c is NULL");
+    memset(c, 0, sizeof *c);
+    if (e == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm run: executor is NULL");
+    SD_TRY(sdi_ctx_enter(e->ctx));
+    sdi_spgemm_operands *op = e->op;
+    const sdi_sg_schedule *s = &e->sched;
+    const int32_t m = s->m;
+    /* Epochs 1 … mask tag the look-back words; at the wrap the words are cleared. */
+    e->epoch = e->epoch % SD_SG_EPOCH_MASK + 1u;
+    if (e->epoch == 1u && e->calls > 0)
+        SD_TRY(sdi_cuda_status(e->ctx, cudaMemsetAsync(e->flags, 0, (size_t)s->ntiles * 8, stream),
+                               "clearing", "scan tiles"));
+    e->calls++;
+    /* B's values when B = Aᵀ: gathered once per call, or read through the permutation. */
+    const sd_value *bval = op->same ? op->aval : op->bval;
+    const sd_offset *bperm = NULL;
+    if (op->aat) {
+        if (e->cfg.bt_gather) {
+            sd_spgemm_prep_args pa;
+            memset(&pa, 0, sizeof pa);
+            pa.gsrc = op->aval;
+            pa.gdst = op->bgather;
+            pa.gperm = op->bperm;
+            pa.nnz = op->bnnz;
+            SD_TRY(launch1(e->ctx, &op->prep.functions[PREP_GATHER],
+                           ceil_div(op->bnnz, PREP_THREADS), PREP_THREADS, 0, &pa, stream));
+            bval = op->bgather;
+        } else {
+            bval = op->aval;
+            bperm = op->bperm;
+        }
+    }
+    SD_TRY(out_alloc(e, alloc, &crow, ((size_t)m + 1) * 8, stream, "C's row pointers"));
+    int64_t cap = 0;
+    if (s->out_ub) {
+        cap = s->ub_total;
+        SD_TRY(out_alloc(e, alloc, &ccol, (size_t)cap * 4, stream, "C's columns"));
+        SD_TRY(out_alloc(e, alloc, &cval, (size_t)cap * 4, stream, "C's values"));
+    }
+    for (int l = 0; l < s->nlaunches; l++) {
+        sd_spgemm_args *la = &e->largs[l];
+        la->bval = bval;
+        la->bperm = bperm;
+        la->crow = crow;
+        la->ccol = ccol;
+        la->cval = cval;
+        la->epoch = e->epoch;
+    }
+    e->scan_args.bval = bval;
+    e->scan_args.bperm = bperm;
+    e->scan_args.crow = crow;
+    e->scan_args.ccol = ccol;
+    e->scan_args.cval = cval;
+    e->scan_args.epoch = e->epoch;
+    SD_TRY(run_stage(e, 1, stream));
+    int64_t nnz = 0;
+    if (m > 0) {
+        void *params[2];
+        int copy = s->out_ub;
+        params[0] = &e->scan_args;
+        params[1] = &copy;
+        dim3 g = {(unsigned)s->ntiles, 1, 1}, b = {SD_SG_SCAN_THREADS, 1, 1};
+        SD_TRY(sdi_cuda_status(e->ctx,
+                               cudaLaunchKernel((const void *)e->scan->kernel, g, b, params, 0, stream),
+                               "launching", e->scan->name));
+        SD_TRY(sdi_cuda_status(e->ctx, cudaMemcpyAsync(e->h_nnz, (const int64_t *)crow + m, 8,
+                                                       cudaMemcpyDeviceToHost, stream),
+                               "reading nnz(C) of", "sd_spgemm_scan"));
+        SD_TRY(sdi_cuda_status(e->ctx, cudaStreamSynchronize(stream), "running the SpGEMM",
+                               e->scan->name));
+        nnz = *e->h_nnz;
+    } else {
+        SD_TRY(sdi_cuda_status(e->ctx, cudaMemsetAsync(crow, 0, 8, stream), "clearing",
+                               "C's row pointers"));
+    }
+    if (nnz < 0 || (s->out_ub && nnz > cap)) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_INTERNAL, "spgemm: nnz(C) = %lld is out of range (capacity %lld)",
+                       (long long)nnz, (long long)cap);
+    }
+    if (!s->out_ub) {
+        cap = nnz;
+        SD_TRY(out_alloc(e, alloc, &ccol, (size_t)nnz * 4, stream, "C's columns"));
+        SD_TRY(out_alloc(e, alloc, &cval, (size_t)nnz * 4, stream, "C's values"));
+        if (nnz > 0) {
+            for (int l = 0; l < s->nlaunches; l++) {
+                e->largs[l].ccol = ccol;
+                e->largs[l].cval = cval;
+            }
+            SD_TRY(run_stage(e, 2, stream));
+        }
+    }
+    c->rows = m;
+    c->cols = s->n;
+    c->nnz = nnz;
+    c->rowptr = crow;
+    c->colind = ccol;
+    c->vals = cval;
+    e->info.nnz_c = nnz;
+    const int64_t call = ((int64_t)m + 1) * 8 + cap * 8;
+    if (call > e->info.call_bytes) {
+        e->info.call_bytes = call;
+        e->info.peak_bytes = e->info.plan_bytes + call;
+    }
+    return SD_OK;
+#undef SD_FREE_ALL
+}

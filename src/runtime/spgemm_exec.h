@@ -1,0 +1,76 @@
+/* src/runtime/spgemm_exec.h: the device-side driver of SpGEMM programs. Operands (A and
+ * B on the device, Bᵀ built there for A·Aᵀ, the upper-bound analysis u(i) and column
+ * spans) are prepared once and shared by candidates; an executor holds one
+ * configuration's schedule, compiled launches and workspaces (allocated once) and runs
+ * symbolic + scan + numeric + compaction per call. */
+#ifndef SDI_SPGEMM_EXEC_H
+#define SDI_SPGEMM_EXEC_H
+
+#include "../lower/spgemm_lower.h"
+#include "../plan/spgemm.h"
+#include "runtime.h"
+
+typedef struct sdi_spgemm_operands sdi_spgemm_operands;
+typedef struct sdi_spgemm_exec sdi_spgemm_exec;
+
+/* C = A·B. b == NULL: C = A·A when aat = 0 (A square), C = A·Aᵀ when aat = 1 (Aᵀ is
+ * built on the device), by shape when aat = −1 (square → A·A). The host matrices are
+ * copied; the caller keeps them. Structures must satisfy sd_csr_check (not repeated). */
+SDI_HIDDEN sd_status sdi_spgemm_operands_create(sd_context *ctx, const sd_csr *a, const sd_csr *b,
+                                                int aat, sdi_spgemm_operands **out);
+SDI_HIDDEN void sdi_spgemm_operands_destroy(sdi_spgemm_operands *op);
+/* u(i), lo(i), hi(i) of C's rows, read back from the device analysis (host arrays owned
+ * by op). */
+SDI_HIDDEN const sdi_sg_rowinfo *sdi_spgemm_operands_rowinfo(const sdi_spgemm_operands *op);
+/* 1 when B = Aᵀ (built here), 0 otherwise. */
+SDI_HIDDEN int sdi_spgemm_operands_aat(const sdi_spgemm_operands *op);
+/* New values (nnz floats each, host); b_vals only for a separate B (NULL otherwise). */
+SDI_HIDDEN sd_status sdi_spgemm_operands_set_values(sdi_spgemm_operands *op, const float *a_vals,
+                                                    const float *b_vals);
+/* Device bytes the operands hold, and the host time their preparation took. */
+SDI_HIDDEN int64_t sdi_spgemm_operands_bytes(const sdi_spgemm_operands *op);
+SDI_HIDDEN double sdi_spgemm_operands_setup_ms(const sdi_spgemm_operands *op);
+
+typedef struct {
+    double schedule_ms;   /* host binning */
+    double compile_ms;    /* NVRTC (0 on memo hits) */
+    double setup_ms;      /* schedule + compile + load + workspace allocation */
+    int64_t plan_bytes;   /* device bytes held between calls: operands + workspaces */
+    int64_t call_bytes;   /* the largest output a call allocated (row pointers + entries) */
+    int64_t peak_bytes;   /* plan_bytes + call_bytes */
+    int64_t nnz_c;        /* of the last call */
+    int launches_per_call; /* kernel launches of one call (scan included) */
+    int max_regs;         /* registers of the heaviest launch */
+    int64_t spill_bytes;  /* local memory of the launches (0 for clean kernels) */
+    char bins[640];       /* sdi_sg_schedule_describe */
+    char config[256];     /* sdi_spgemm_config_describe */
+} sdi_spgemm_exec_info;
+
+/* How a call allocates C. ASYNC: cudaMallocAsync on the call's stream from the device's
+ * default pool (its release threshold is raised so that memory stays in the pool); free
+ * with sdi_spgemm_output_free. HOOKS: the runtime's device hooks (cudaMalloc, fault
+ * injection, counted); free with sd_device_csr_free. */
+typedef enum { SDI_SG_ALLOC_ASYNC = 0, SDI_SG_ALLOC_HOOKS = 1 } sdi_sg_alloc;
+
+/* Schedules, lowers, compiles and loads cfg for op (borrowed: it must outlive the
+ * executor) and allocates the workspaces. On failure *out is NULL. */
+SDI_HIDDEN sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
+                                            const sdi_spgemm_config *cfg, sdi_spgemm_exec **out);
+SDI_HIDDEN void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e);
+/* Compiles the launches of n configurations for op in parallel (OpenMP threads, NVRTC
+ * is thread-safe) into the context's memo, so that the executors' creation finds them.
+ * Configurations that cannot be scheduled are skipped (exec_create reports them);
+ * returns the first compile error, if any. */
+SDI_HIDDEN sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
+                                           const sdi_spgemm_config *cfgs, int n);
+/* One product on `stream`: allocates C (row pointers int64, columns sorted per row),
+ * enqueues the kernels and waits once for nnz(C) (the host needs it for *c). On return
+ * the last kernels may still run on `stream`. On failure *c is zeroed and nothing stays
+ * allocated. */
+SDI_HIDDEN sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_alloc alloc,
+                                         sd_device_csr *c);
+SDI_HIDDEN void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream);
+SDI_HIDDEN const sdi_spgemm_exec_info *sdi_spgemm_exec_get_info(const sdi_spgemm_exec *e);
+SDI_HIDDEN const sdi_sg_schedule *sdi_spgemm_exec_schedule(const sdi_spgemm_exec *e);
+
+#endif /* SDI_SPGEMM_EXEC_H */

@@ -1,0 +1,498 @@
+/* tests/cpu/test_spgemm_bins.c: SpGEMM plan families on the CPU: configuration presets
+ * and checks, the per-row accumulator rules (tiny lists, hash capacities by the bound
+ * and the load, dense stripes by the span, CTA and global fallbacks), schedules (every
+ * row with products in exactly one bin that fits it, staging offsets, launch fusion,
+ * shared-memory limits, global-stripe waves within the budget), candidate enumeration,
+ * and allocation-failure safety. */
+#include "lower/spgemm_lower.h"
+#include "plan/spgemm.h"
+#include "sdt.h"
+
+static sdi_sg_limits h200_limits(void)
+{
+    sdi_gpu_props p;
+    sdi_gpu_profile("H200", &p);
+    sdi_sg_limits lim;
+    sdi_sg_limits_from_props(&p, &lim);
+    return lim;
+}
+
+static sdi_spgemm_config preset(int f)
+{
+    sdi_spgemm_config c;
+    sdi_spgemm_config_default(f, &c);
+    return c;
+}
+
+static void test_presets_and_checks(void)
+{
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
+        sdi_spgemm_config c;
+        SDT_OK(sdi_spgemm_config_default(f, &c));
+        SDT_OK(sdi_spgemm_config_check(&c));
+        SDT_CHECK(sdi_spgemm_family_from_name(sdi_spgemm_family_name(f)) == f, "name round trip %d", f);
+        char buf[256];
+        sdi_spgemm_config_describe(&c, buf, sizeof buf);
+        SDT_CHECK(strstr(buf, sdi_spgemm_family_name(f)) != NULL, "describe '%s'", buf);
+    }
+    SDT_CHECK(sdi_spgemm_family_from_name("nope") == -1, "unknown family");
+    SDT_STATUS(sdi_spgemm_config_default(99, &(sdi_spgemm_config){0}), SD_ERR_INVALID_ARG);
+    struct {
+        int field;
+        int value;
+        const char *word;
+    } bad[] = {{0, 100, "threads"}, {1, 16, "tiny_max"}, {2, 13, "ghash_max_lcap"},
+               {3, 15, "chash_max_lcap"}, {4, 5, "load_pct"}, {5, 12, "gdense_max_lw"},
+               {6, 3, "fuse"}, {7, 2, "out_ub"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+        switch (bad[k].field) {
+        case 0: c.threads = bad[k].value; break;
+        case 1: c.tiny_max = bad[k].value; break;
+        case 2: c.ghash_max_lcap = bad[k].value; break;
+        case 3: c.chash_max_lcap = bad[k].value; break;
+        case 4: c.load_pct = bad[k].value; break;
+        case 5: c.gdense_max_lw = bad[k].value; break;
+        case 6: c.fuse = bad[k].value; break;
+        default: c.out_ub = bad[k].value; break;
+        }
+        SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
+        SDT_CHECK(strstr(sd_last_error(), bad[k].word) != NULL, "message '%s' names %s",
+                  sd_last_error(), bad[k].word);
+    }
+    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+    c.force_kind = SDI_SG_GHASH;
+    c.force_g = 12;
+    c.force_p = 8;
+    SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
+    c.force_g = 16;
+    SDT_OK(sdi_spgemm_config_check(&c));
+    c.force_p = 13;
+    SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
+}
+
+static void classify(const sdi_spgemm_config *c, int64_t u, int64_t span, int want_kind,
+                     int want_g, int want_p)
+{
+    const sdi_sg_limits lim = h200_limits();
+    int32_t kind, g, p;
+    sdi_sg_classify(c, &lim, 1 << 24, u, span, 0, &kind, &g, &p);
+    SDT_CHECK(kind == want_kind && g == want_g && p == want_p,
+              "%s u=%lld span=%lld: got %s g=%d p=%d, want %s g=%d p=%d",
+              sdi_spgemm_family_name(c->family), (long long)u, (long long)span,
+              sdi_sg_kind_name(kind), g, p, sdi_sg_kind_name(want_kind), want_g, want_p);
+}
+
+static void test_row_rules(void)
+{
+    sdi_spgemm_config hy = preset(SDI_SPGEMM_HYBRID); /* tiny 32, load 50, dense 400 % */
+    classify(&hy, 1, 1, SDI_SG_TINY, 0, 8);
+    classify(&hy, 8, 100000, SDI_SG_TINY, 0, 8);
+    classify(&hy, 9, 100000, SDI_SG_TINY, 0, 32);
+    classify(&hy, 32, 100000, SDI_SG_TINY, 0, 32);
+    /* u = 100 over a wide span: bound 100 at 50 % → 200 slots → 256, 8 lanes (u ≤ 128) */
+    classify(&hy, 100, 1000000, SDI_SG_GHASH, 8, 8);
+    classify(&hy, 129, 1000000, SDI_SG_GHASH, 16, 9);
+    classify(&hy, 1000, 1000000, SDI_SG_GHASH, 32, 11);
+    classify(&hy, 2048, 1000000, SDI_SG_GHASH, 32, 12);
+    /* beyond the group tables: CTA tables up to 2^14, then the stripes */
+    classify(&hy, 2049, 1000000, SDI_SG_CHASH, 0, 13);
+    classify(&hy, 8192, 1000000, SDI_SG_CHASH, 0, 14);
+    classify(&hy, 8193, 30000, SDI_SG_CDENSE, 0, 15);
+    classify(&hy, 8193, 1000000, SDI_SG_GLOBAL, 0, 0);
+    /* banded: u = 4225 products over a span of 129 columns → a group dense stripe */
+    classify(&hy, 4225, 129, SDI_SG_GDENSE, 32, 8);
+    classify(&hy, 100, 40, SDI_SG_GDENSE, 8, 8);
+    classify(&hy, 5000, 3000, SDI_SG_CDENSE, 0, 12);
+    /* csr_hash has no dense preference: the same banded row goes to a hash table sized by
+     * its bound (the span) */
+    sdi_spgemm_config h = preset(SDI_SPGEMM_HASH);
+    classify(&h, 4225, 129, SDI_SG_GHASH, 32, 9);
+    classify(&h, 5, 5, SDI_SG_GHASH, 8, 6); /* no tiny lists in csr_hash */
+    /* the load moves capacities */
+    h.load_pct = 100;
+    classify(&h, 1000, 1000000, SDI_SG_GHASH, 32, 10);
+    /* tiny_max = 8 stops at 8 */
+    sdi_spgemm_config d = preset(SDI_SPGEMM_DENSE);
+    classify(&d, 9, 1000000, SDI_SG_GHASH, 8, 6);
+    /* forced kinds win */
+    sdi_spgemm_config f = hy;
+    f.force_kind = SDI_SG_CHASH;
+    f.force_p = 10;
+    classify(&f, 3, 3, SDI_SG_CHASH, 0, 10);
+    /* few heavy rows: split across CTAs in the global stripes, whatever would fit */
+    const sdi_sg_limits lim = h200_limits();
+    int32_t kind, g, p;
+    sdi_sg_classify(&hy, &lim, 1 << 24, SDI_SG_HEAVY_U + 1, 3000, 1, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_GLOBAL, "heavy row split: %s", sdi_sg_kind_name(kind));
+    sdi_sg_classify(&hy, &lim, 1 << 24, SDI_SG_HEAVY_U, 3000, 1, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_CDENSE, "u at the threshold stays: %s", sdi_sg_kind_name(kind));
+}
+
+/* Synthetic rows: a mix reaching every kind, seeded. */
+static void synth(int32_t m, int32_t n, uint64_t seed, int64_t *u, int32_t *lo, int32_t *hi)
+{
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int32_t i = 0; i < m; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int64_t uu, span;
+        switch (x % 10) {
+        case 0: uu = 0; span = 0; break;
+        case 1: uu = 1 + (int64_t)(x >> 40) % 8; span = 1 + (int64_t)(x >> 20) % n; break;
+        case 2: uu = 9 + (int64_t)(x >> 40) % 24; span = 1 + (int64_t)(x >> 20) % n; break;
+        case 3: uu = 33 + (int64_t)(x >> 40) % 500; span = 1 + (int64_t)(x >> 20) % n; break;
+        case 4: uu = 500 + (int64_t)(x >> 40) % 5000; span = 50 + (int64_t)(x >> 20) % 2000; break;
+        case 5: uu = 2000 + (int64_t)(x >> 40) % 3000; span = n; break;
+        case 6: uu = 5000 + (int64_t)(x >> 40) % 20000; span = 20000; break;
+        case 7: uu = 100 + (int64_t)(x >> 40) % 100; span = uu; break;
+        default: uu = (x >> 50) % 64 == 0 ? 100000 : 40; span = n; break;
+        }
+        if (span > n)
+            span = n;
+        if (span < 1 && uu > 0)
+            span = 1;
+        u[i] = uu;
+        lo[i] = uu > 0 ? (int32_t)((x >> 8) % (uint64_t)(n - span + 1)) : -1;
+        hi[i] = uu > 0 ? lo[i] + (int32_t)span - 1 : -1;
+    }
+}
+
+typedef struct {
+    int32_t m, n;
+    int64_t *u;
+    int32_t *lo, *hi;
+    sdi_sg_rowinfo ri;
+} rows_t;
+
+static int rows_make(rows_t *r, int32_t m, int32_t n, uint64_t seed)
+{
+    r->m = m;
+    r->n = n;
+    r->u = sdi_malloc_array((size_t)(m > 0 ? m : 1), sizeof *r->u);
+    r->lo = sdi_malloc_array((size_t)(m > 0 ? m : 1), sizeof *r->lo);
+    r->hi = sdi_malloc_array((size_t)(m > 0 ? m : 1), sizeof *r->hi);
+    if (!r->u || !r->lo || !r->hi)
+        return 0;
+    synth(m, n, seed, r->u, r->lo, r->hi);
+    r->ri = (sdi_sg_rowinfo){.m = m, .n = n, .u = r->u, .lo = r->lo, .hi = r->hi, .b_row_max = 500};
+    return 1;
+}
+
+static void rows_free(rows_t *r)
+{
+    sdi_free(r->u);
+    sdi_free(r->lo);
+    sdi_free(r->hi);
+}
+
+static void check_schedule(const char *what, const sdi_spgemm_config *c, const rows_t *r)
+{
+    const sdi_sg_limits lim = h200_limits();
+    sdi_sg_schedule s;
+    sd_status st = sdi_sg_schedule_build(c, &lim, &r->ri, &s);
+    SDT_CHECK(st == SD_OK, "%s: build: %s", what, sd_last_error());
+    if (st != SD_OK)
+        return;
+    st = sdi_sg_schedule_verify(c, &lim, &r->ri, &s);
+    SDT_CHECK(st == SD_OK, "%s: verify: %s", what, sd_last_error());
+    /* fusion: fuse 0 = one launch per bin and stage pass; fuse 2 = one per (stage, T) */
+    int st1 = 0, st2 = 0, twophase = 0, any_one = 0;
+    for (int l = 0; l < s.nlaunches; l++)
+        (void)(s.launches[l].stage == 1 ? st1++ : st2++);
+    for (int b = 0; b < s.nbins; b++) {
+        twophase += !s.bins[b].one_phase;
+        any_one |= s.bins[b].one_phase;
+    }
+    const int copy = any_one && !s.out_ub && s.ntiles > 0;
+    if (c->fuse == 0) {
+        SDT_CHECK(st1 == s.nbins && st2 == twophase + copy, "%s: fuse 0: %d+%d launches for %d bins",
+                  what, st1, st2, s.nbins);
+    } else if (c->fuse == 2) {
+        int ts[8], nt = 0;
+        for (int b = 0; b < s.nbins; b++) {
+            int seen = 0;
+            for (int q = 0; q < nt; q++)
+                seen |= ts[q] == s.bins[b].threads;
+            if (!seen && nt < 8)
+                ts[nt++] = s.bins[b].threads;
+        }
+        /* one-phase 32-entry register lists (≈128 registers) get a launch of their own */
+        int heavy = 0;
+        for (int b = 0; b < s.nbins; b++)
+            heavy |= s.bins[b].kind == SDI_SG_TINY && s.bins[b].p == 32 && s.bins[b].one_phase;
+        SDT_CHECK(st1 <= nt + heavy + s.nbins / SD_SG_MAX_SEGS, "%s: fuse 2: %d stage-1 launches "
+                  "for %d thread counts", what, st1, nt);
+        for (int l = 0; l < s.nlaunches; l++)
+            for (int q = 1; q < s.launches[l].nsegs; q++) {
+                const sdi_sg_segment *g0 = &s.launches[l].segs[0], *g = &s.launches[l].segs[q];
+                const int h0 = g0->kind == SDI_SG_TINY && g0->p == 32 && g0->phase != SD_SG_PH_SYM;
+                const int h = g->kind == SDI_SG_TINY && g->p == 32 && g->phase != SD_SG_PH_SYM;
+                SDT_CHECK(h0 == h, "%s: launch %d fuses 32-entry lists with other kinds", what, l);
+            }
+    }
+    /* staging: prefix of u over one-phase rows, within half the budget */
+    if (s.ub != NULL) {
+        SDT_CHECK(s.ub[s.m] == s.ub_total, "%s: staging total", what);
+        const int64_t budget = c->ws_budget > 0 ? c->ws_budget : lim.mem_bytes / 4;
+        SDT_CHECK(s.ub_total * 8 <= budget / 2, "%s: staging %lld entries over the budget", what,
+                  (long long)s.ub_total);
+    }
+    if (s.gslots > 0) {
+        SDT_CHECK(s.gwidth % 32 == 0 && s.gwidth <= ((r->n + 31) / 32) * 32, "%s: gwidth %lld",
+                  what, (long long)s.gwidth);
+        if (c->chunk_rows > 0)
+            SDT_CHECK(s.gslots <= c->chunk_rows, "%s: %lld slots over chunk_rows", what,
+                      (long long)s.gslots);
+    }
+    /* the lowering names one kernel per launch */
+    sdi_sg_lowered low;
+    SDT_OK(sdi_spgemm_lower(&s, &low));
+    SDT_CHECK(low.nkernels == s.nlaunches, "%s: %d kernels for %d launches", what, low.nkernels,
+              s.nlaunches);
+    for (int l = 0; l < low.nkernels; l++)
+        SDT_CHECK(low.source && strstr(low.source, low.names[l]) != NULL, "%s: kernel %s absent",
+                  what, low.names[l]);
+    sdi_sg_lowered_free(&low);
+    char buf[640];
+    sdi_sg_schedule_describe(&s, buf, sizeof buf);
+    SDT_CHECK(buf[0] != '\0', "%s: describe", what);
+    sdi_sg_schedule_free(&s);
+}
+
+static void test_schedules(void)
+{
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 50000, 1 << 20, 11), "rows");
+    static const int threads[] = {128, 256, 512};
+    static const int ones[] = {0, 32, 512, 1 << 20};
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
+        for (int t = 0; t < 3; t++)
+            for (int fu = 0; fu < 3; fu++)
+                for (int o = 0; o < 4; o++) {
+                    sdi_spgemm_config c = preset(f);
+                    c.threads = threads[t];
+                    c.fuse = fu;
+                    c.one_phase_max_u = ones[o];
+                    c.out_ub = o == 1;
+                    char what[96];
+                    snprintf(what, sizeof what, "%s T%d fuse%d one%d", sdi_spgemm_family_name(f),
+                             threads[t], fu, ones[o]);
+                    check_schedule(what, &c, &r);
+                }
+    /* small budgets: staging shrinks, global stripes run in waves */
+    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+    c.one_phase_max_u = 1 << 30;
+    c.ws_budget = 1 << 20;
+    check_schedule("budget 1 MiB", &c, &r);
+    c.chunk_rows = 2;
+    check_schedule("chunk_rows 2", &c, &r);
+    /* every row forced into the global stripes */
+    c = preset(SDI_SPGEMM_HYBRID);
+    c.force_kind = SDI_SG_GLOBAL;
+    check_schedule("forced global", &c, &r);
+    rows_free(&r);
+    /* several seeds and shapes */
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        rows_t q;
+        SDT_CHECK(rows_make(&q, 1000 + (int32_t)seed * 777, 3000 * (int32_t)seed, seed), "rows");
+        for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
+            sdi_spgemm_config cc = preset(f);
+            check_schedule("seeded", &cc, &q);
+        }
+        rows_free(&q);
+    }
+}
+
+static void test_schedule_details(void)
+{
+    const sdi_sg_limits lim = h200_limits();
+    /* rows: empty, tiny, hash, banded, huge */
+    int64_t u[6] = {0, 5, 300, 4225, 0, 200000};
+    int32_t lo[6] = {-1, 10, 0, 1000, -1, 0}, hi[6] = {-1, 20, 90000, 1128, -1, 99999};
+    sdi_sg_rowinfo ri = {.m = 6, .n = 100000, .u = u, .lo = lo, .hi = hi, .b_row_max = 100};
+    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+    c.one_phase_max_u = 512;
+    c.fuse = 0;
+    sdi_sg_schedule s;
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &ri, &s));
+    SDT_OK(sdi_sg_schedule_verify(&c, &lim, &ri, &s));
+    SDT_CHECK(s.nempty == 2 && s.nbinrows == 4, "empty %d, binned %d", s.nempty, s.nbinrows);
+    SDT_CHECK(s.nbins == 4, "%d bins", s.nbins);
+    /* canonical order: tiny, ghash, gdense, global */
+    const int want[4] = {SDI_SG_TINY, SDI_SG_GHASH, SDI_SG_GDENSE, SDI_SG_GLOBAL};
+    for (int b = 0; b < s.nbins && b < 4; b++)
+        SDT_CHECK(s.bins[b].kind == want[b], "bin %d is %s", b, sdi_sg_kind_name(s.bins[b].kind));
+    /* one-phase: tiny (5) and ghash (300) rows; not banded (4225), not global */
+    SDT_CHECK(s.ub != NULL && s.ub_total == 305, "staging %lld", (long long)s.ub_total);
+    if (s.ub != NULL) {
+        const int64_t want_ub[7] = {0, 0, 5, 305, 305, 305, 305};
+        for (int i = 0; i <= 6; i++)
+            SDT_CHECK(s.ub[i] == want_ub[i], "ub[%d] = %lld", i, (long long)s.ub[i]);
+    }
+    SDT_CHECK(!s.out_ub, "upper-bound output with two-phase bins");
+    SDT_CHECK(s.gwidth == 100000 && s.gslots == 1, "global width %lld slots %lld",
+              (long long)s.gwidth, (long long)s.gslots);
+    /* one global row of 2·10^5 products: parts mode, windows of ≤ 2^15 products */
+    SDT_CHECK(s.gparts == 7 && s.bins[3].blocks == 7, "global parts %d, blocks %d", s.gparts,
+              s.bins[3].blocks);
+    SDT_CHECK(s.need_rowlo, "dense kinds need row origins");
+    /* stage 2: NUM of the two two-phase bins + the copy */
+    int st2 = 0, copies = 0;
+    for (int l = 0; l < s.nlaunches; l++)
+        if (s.launches[l].stage == 2) {
+            st2++;
+            copies += s.launches[l].segs[0].kind == SDI_SG_COPY;
+        }
+    SDT_CHECK(st2 == 3 && copies == 1, "stage 2: %d launches, %d copies", st2, copies);
+    sdi_sg_schedule_free(&s);
+
+    /* more global rows than the chunk allows: waves of chunk_rows CTAs, one per row */
+    {
+        int64_t ug[4] = {300000, 200000, 250000, 10};
+        int32_t lg[4] = {0, 0, 0, 0}, hg[4] = {99999, 99999, 99999, 9};
+        sdi_sg_rowinfo rg = {.m = 4, .n = 100000, .u = ug, .lo = lg, .hi = hg, .b_row_max = 10};
+        sdi_spgemm_config cw = preset(SDI_SPGEMM_HYBRID);
+        cw.chunk_rows = 2;
+        sdi_sg_schedule sw;
+        SDT_OK(sdi_sg_schedule_build(&cw, &lim, &rg, &sw));
+        SDT_OK(sdi_sg_schedule_verify(&cw, &lim, &rg, &sw));
+        SDT_CHECK(sw.gparts == 0 && sw.gslots == 2 && sw.grows == 3, "waves: parts %d slots %lld "
+                  "rows %d", sw.gparts, (long long)sw.gslots, sw.grows);
+        sdi_sg_schedule_free(&sw);
+    }
+    /* all one-phase with out_ub: no stage 2 at all */
+    c.one_phase_max_u = 1 << 20;
+    c.out_ub = 1;
+    u[5] = 100;
+    hi[5] = 50000;
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &ri, &s));
+    SDT_OK(sdi_sg_schedule_verify(&c, &lim, &ri, &s));
+    SDT_CHECK(s.out_ub, "upper-bound output expected");
+    for (int l = 0; l < s.nlaunches; l++)
+        SDT_CHECK(s.launches[l].stage == 1, "launch %d in stage 2", l);
+    sdi_sg_schedule_free(&s);
+
+    /* forced kind that a row cannot fit: names the row */
+    c = preset(SDI_SPGEMM_HYBRID);
+    c.force_kind = SDI_SG_TINY;
+    c.force_p = 8;
+    SDT_STATUS(sdi_sg_schedule_build(&c, &lim, &ri, &s), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "row 2") != NULL, "message '%s'", sd_last_error());
+    SDT_CHECK(s.binrows == NULL && s.nbins == 0, "zeroed on failure");
+    /* B rows too long for int32 rounds */
+    c = preset(SDI_SPGEMM_HYBRID);
+    ri.b_row_max = 1ll << 30;
+    SDT_STATUS(sdi_sg_schedule_build(&c, &lim, &ri, &s), SD_ERR_UNSUPPORTED);
+    ri.b_row_max = 100;
+    /* group tables too big for 256 threads: fewer groups per CTA */
+    c.force_kind = SDI_SG_GHASH;
+    c.force_g = 8;
+    c.force_p = 12;
+    int64_t u2[2] = {3000, 4000};
+    int32_t lo2[2] = {0, 0}, hi2[2] = {4000, 4000};
+    sdi_sg_rowinfo r2 = {.m = 2, .n = 5000, .u = u2, .lo = lo2, .hi = hi2, .b_row_max = 10};
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r2, &s));
+    SDT_OK(sdi_sg_schedule_verify(&c, &lim, &r2, &s));
+    SDT_CHECK(s.nbins == 1 && s.bins[0].threads < 256 && s.bins[0].threads % 32 == 0 &&
+                  s.bins[0].smem_num <= lim.smem_max,
+              "threads %d smem %lld", s.bins[0].threads, (long long)s.bins[0].smem_num);
+    sdi_sg_schedule_free(&s);
+    /* no rows */
+    sdi_sg_rowinfo r0 = {.m = 0, .n = 0};
+    c = preset(SDI_SPGEMM_TILED);
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r0, &s));
+    SDT_CHECK(s.nlaunches == 0 && s.ntiles == 0 && s.nbins == 0, "empty product");
+    sdi_sg_schedule_free(&s);
+}
+
+static void test_smem_formulas(void)
+{
+    /* must match sizeof of the device scratch structs: T/32+1 partials + 16 B per thread */
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_GLOBAL, 0, 0, 256, SD_SG_PH_NUM) == 8 * 9 + 16 * 256,
+              "global scratch");
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_GHASH, 16, 8, 256, SD_SG_PH_SYM) == 16 * 256 * 4, "ghash sym");
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_GHASH, 16, 8, 256, SD_SG_PH_NUM) == 16 * 256 * 8, "ghash num");
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_GDENSE, 32, 11, 256, SD_SG_PH_NUM) == 8 * (2048 * 4 + 256),
+              "gdense num");
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_TINY, 0, 32, 256, SD_SG_PH_NUM) == 0, "tiny");
+    const sdi_sg_limits lim = h200_limits();
+    SDT_CHECK(lim.smem_max == 227 * 1024 - 1024, "H200 limit %d", lim.smem_max);
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_CHASH, 0, 14, 512, SD_SG_PH_NUM) <= lim.smem_max,
+              "chash 2^14 fits at 512 threads");
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, 15, 512, SD_SG_PH_NUM) <= lim.smem_max,
+              "cdense 2^15 fits at 512 threads");
+}
+
+static void test_enumerate(void)
+{
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 20000, 100000, 3), "rows");
+    sdi_sg_summary sm;
+    sdi_sg_summarize(&r.ri, &sm);
+    SDT_CHECK(sm.u_total > 0 && sm.frac_tiny > 0 && sm.frac_narrow > 0, "summary");
+    sdi_spgemm_config *list = NULL;
+    int n = 0;
+    SDT_OK(sdi_spgemm_enumerate(&sm, 0, 0, 64, &list, &n));
+    SDT_CHECK(n == SDI_SPGEMM_NFAMILIES, "level 0: %d candidates", n);
+    sdi_free(list);
+    SDT_OK(sdi_spgemm_enumerate(&sm, 0, 1, 64, &list, &n));
+    SDT_CHECK(n > SDI_SPGEMM_NFAMILIES && n <= 4 * SDI_SPGEMM_NFAMILIES, "level 1: %d", n);
+    for (int q = 0; q < n; q++) {
+        SDT_OK(sdi_spgemm_config_check(&list[q]));
+        for (int w = 0; w < q; w++)
+            SDT_CHECK(memcmp(&list[q], &list[w], sizeof list[q]) != 0, "duplicate %d %d", q, w);
+        check_schedule("enumerated", &list[q], &r);
+    }
+    sdi_free(list);
+    SDT_OK(sdi_spgemm_enumerate(&sm, 1u << SDI_SPGEMM_DENSE, 2, 5, &list, &n));
+    SDT_CHECK(n == 5, "cap 5: %d", n);
+    for (int q = 0; q < n; q++)
+        SDT_CHECK(list[q].family == SDI_SPGEMM_DENSE, "mask");
+    sdi_free(list);
+    SDT_STATUS(sdi_spgemm_enumerate(&sm, 0, 1, 0, &list, &n), SD_ERR_INVALID_ARG);
+    rows_free(&r);
+}
+
+/* Every allocation of schedule building and lowering may fail: a clean status, no leak. */
+static void test_alloc_failures(void)
+{
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 3000, 50000, 9), "rows");
+    const sdi_sg_limits lim = h200_limits();
+    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+    const long long live0 = sdi_alloc_live_bytes();
+    int succeeded = 0;
+    for (long k = 0; k < 40 && !succeeded; k++) {
+        sdi_alloc_fail_after(k);
+        sdi_sg_schedule s;
+        sd_status st = sdi_sg_schedule_build(&c, &lim, &r.ri, &s);
+        sdi_sg_lowered low;
+        memset(&low, 0, sizeof low);
+        if (st == SD_OK)
+            st = sdi_spgemm_lower(&s, &low);
+        sdi_alloc_fail_after(-1);
+        SDT_CHECK(st == SD_OK || st == SD_ERR_OUT_OF_MEMORY, "k=%ld: %s", k, sd_status_string(st));
+        succeeded = st == SD_OK;
+        sdi_sg_lowered_free(&low);
+        sdi_sg_schedule_free(&s);
+        SDT_CHECK(sdi_alloc_live_bytes() == live0, "k=%ld: %lld bytes leaked", k,
+                  sdi_alloc_live_bytes() - live0);
+    }
+    SDT_CHECK(succeeded, "never succeeded");
+    rows_free(&r);
+}
+
+int main(void)
+{
+    sdt_init("test_spgemm_bins");
+    SDT_RUN(test_presets_and_checks);
+    SDT_RUN(test_row_rules);
+    SDT_RUN(test_smem_formulas);
+    SDT_RUN(test_schedule_details);
+    SDT_RUN(test_schedules);
+    SDT_RUN(test_enumerate);
+    SDT_RUN(test_alloc_failures);
+    return sdt_finish();
+}

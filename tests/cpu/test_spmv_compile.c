@@ -1,0 +1,220 @@
+/* tests/cpu/test_spmv_compile.c: every SpMV template variant compiles with NVRTC for
+ * sm_90 (no GPU needed): the wide θ_H sweep of every family over matrices of different
+ * shapes, plus explicit variants covering every macro branch (lane widths, vector loads,
+ * 32-bit row pointers, 16-bit column deltas, cache hints, sorted SELL, ELL, every BSR
+ * block size, the x window of DIA, the single-CTA merge path). Distinct sources are
+ * compiled once each, in parallel. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/gen.h"
+#include "lower/spmv_lower.h"
+#include "sdt.h"
+
+#define MAXV 512
+
+typedef struct {
+    char key[512]; /* template + macros: what the cubin depends on */
+    char label[160];
+    sdi_spmv_plan src;
+} variant;
+
+static variant g_v[MAXV];
+static int g_n;
+
+static void add_config(const sdi_spmv_config *c)
+{
+    if (g_n >= MAXV)
+        return;
+    variant *v = &g_v[g_n];
+    memset(v, 0, sizeof *v);
+    sd_status s = sdi_spmv_config_source(c, &v->src);
+    SDT_CHECK(s == SD_OK, "source of family %d: %s", c->family, sd_last_error());
+    if (s != SD_OK)
+        return;
+    char tname[sizeof v->src.template_name];
+    memcpy(tname, v->src.template_name, sizeof tname);
+    size_t o = (size_t)snprintf(v->key, sizeof v->key, "%s", tname);
+    for (int i = 0; i < v->src.nmacros && o < sizeof v->key; i++)
+        o += (size_t)snprintf(v->key + o, sizeof v->key - o, " %s=%s", v->src.macro_name[i],
+                              v->src.macro_value[i]);
+    for (int i = 0; i < g_n; i++)
+        if (strcmp(g_v[i].key, v->key) == 0)
+            return;
+    sdi_spmv_config_describe(c, v->label, sizeof v->label);
+    g_n++;
+}
+
+static void add_sweeps(void)
+{
+    static const char *const specs[] = {
+        "stencil2d:n=40", "powerlaw:rows=3000,deg=20", "uniform:rows=2000,deg=3",
+        "blockdiag:n=512,b=16", "bimodal:rows=2000,short=2,long=600,frac=0.02",
+        "banded:n=2000,bw=40",
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        sd_csr a;
+        if (sdi_gen(specs[i], 1, &a) != SD_OK) {
+            SDT_CHECK(0, "generator %s: %s", specs[i], sd_last_error());
+            continue;
+        }
+        sdi_spmv_stats st;
+        SDT_OK(sdi_spmv_stats_compute(&a, &st));
+        sdi_spmv_config *v = NULL;
+        int n = 0;
+        SDT_OK(sdi_spmv_enumerate(&st, NULL, 0, 2, 0, &v, &n));
+        for (int k = 0; k < n; k++)
+            add_config(&v[k]);
+        sdi_free(v);
+        sd_csr_free(&a);
+    }
+}
+
+static void add_explicit(void)
+{
+    sdi_spmv_config c;
+    for (int vw = 1; vw <= 32; vw *= 2)
+        for (int vec = 1; vec <= 4; vec += 3) {
+            memset(&c, 0, sizeof c);
+            c.family = SDI_SPMV_CSR_VEC;
+            c.block = 256;
+            c.vw = vw;
+            c.vec = vec;
+            c.unroll = 2;
+            c.rp32 = vw % 2;
+            add_config(&c);
+            c.colc = 1;
+            c.colc_shift = vw >= 8 ? 5 : 0;
+            c.stream = 1;
+            add_config(&c);
+        }
+    memset(&c, 0, sizeof c);
+    c.family = SDI_SPMV_TINY;
+    c.block = 1024;
+    c.ipt = 5;
+    add_config(&c);
+    c.family = SDI_SPMV_MERGE;
+    c.block = 256;
+    c.ipt = 8;
+    c.rp32 = 1;
+    c.stream = 1;
+    add_config(&c);
+    memset(&c, 0, sizeof c);
+    c.family = SDI_SPMV_CSR_ADAPTIVE;
+    c.block = 128;
+    c.cap = 1024;
+    c.maxr = 128;
+    c.piece = 4096;
+    add_config(&c);
+    for (int ell = 0; ell <= 1; ell++)
+        for (int rpt = 1; rpt <= 4; rpt *= 2)
+            for (int tpr = 1; tpr <= 8; tpr *= 8) {
+                memset(&c, 0, sizeof c);
+                c.family = ell ? SDI_SPMV_ELL : SDI_SPMV_SELL;
+                c.block = 256;
+                c.c = 64;
+                c.sigma = rpt == 2 ? 512 : 1;
+                c.rpt = rpt;
+                c.tpr = tpr;
+                c.unroll = 4;
+                add_config(&c);
+            }
+    static const int bg[][2] = {{2, 2}, {2, 32}, {4, 4}, {4, 16}, {8, 16}, {8, 32}, {16, 32}};
+    for (size_t i = 0; i < sizeof bg / sizeof bg[0]; i++) {
+        memset(&c, 0, sizeof c);
+        c.family = SDI_SPMV_BSR;
+        c.block = 256;
+        c.b = bg[i][0];
+        c.g = bg[i][1];
+        add_config(&c);
+    }
+    for (int x = 0; x <= 1; x++) {
+        memset(&c, 0, sizeof c);
+        c.family = SDI_SPMV_DIA;
+        c.block = 256;
+        c.rpt = x ? 4 : 2;
+        c.xwin = x ? 4096 : 0;
+        add_config(&c);
+    }
+    memset(&c, 0, sizeof c);
+    c.family = SDI_SPMV_TILES16;
+    c.block = 256;
+    c.dense_min = 128;
+    c.coo_max = 8;
+    c.stream = 1;
+    add_config(&c);
+    memset(&c, 0, sizeof c);
+    c.family = SDI_SPMV_COO;
+    c.block = 128;
+    c.chunk = 4;
+    add_config(&c);
+}
+
+static void test_compile_all(void)
+{
+    add_sweeps();
+    add_explicit();
+    int per_template[16] = {0};
+    static const char *const templates[] = {"spmv_csr_vec.cuh", "spmv_csr_adaptive.cuh",
+                                            "spmv_merge.cuh", "spmv_sell.cuh", "spmv_bsr.cuh",
+                                            "spmv_tiles16.cuh", "spmv_coo.cuh", "spmv_dia.cuh"};
+    const int ntmpl = (int)(sizeof templates / sizeof templates[0]);
+    printf("# %d distinct template variants\n", g_n);
+    if (getenv("SD_LIST_VARIANTS") != NULL)
+        for (int i = 0; i < g_n; i++)
+            printf("variant %s\n", g_v[i].key);
+    fflush(stdout);
+    int failed = 0;
+    char first_error[1024] = "";
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
+    for (int i = 0; i < g_n; i++) {
+        sdi_macro m[SDI_SPMV_MAX_MACROS];
+        sdi_jit_request req;
+        sdi_spmv_plan_jit_request(&g_v[i].src, "sm_90", m, &req);
+        req.kernel_name = g_v[i].label;
+        sdi_cubin cub;
+        sd_status s = sdi_jit_compile(&req, &cub);
+        if (s != SD_OK) {
+            failed++;
+#pragma omp critical(first_error)
+            {
+                fprintf(stderr, "  compile failed: %s: %s\n", g_v[i].key, sd_last_error());
+                if (first_error[0] == '\0')
+                    snprintf(first_error, sizeof first_error, "%s", sd_last_error());
+            }
+        } else {
+            if (cub.size == 0)
+                failed++;
+            sdi_cubin_free(&cub);
+        }
+    }
+    SDT_CHECK(failed == 0, "%d of %d variants failed to compile; first: %s", failed, g_n,
+              first_error);
+    for (int i = 0; i < g_n; i++)
+        for (int t = 0; t < ntmpl; t++)
+            if (strcmp(g_v[i].src.template_name, templates[t]) == 0)
+                per_template[t]++;
+    for (int t = 0; t < ntmpl; t++) {
+        printf("#   %-22s %d variants\n", templates[t], per_template[t]);
+        SDT_CHECK(per_template[t] > 0, "no variant of %s", templates[t]);
+    }
+}
+
+/* A macro value the template rejects is a compile error naming the template. */
+static void test_bad_variant_rejected(void)
+{
+    sdi_macro m[2] = {{"SD_VW", "3"}, {"SD_BLOCK", "256"}};
+    sdi_jit_request req = {.template_name = "spmv_csr_vec.cuh", .macros = m, .nmacros = 2,
+                           .arch = "sm_90", .kernel_name = "sd_spmv_csr_vec (vw=3)"};
+    sdi_cubin cub;
+    SDT_STATUS(sdi_jit_compile(&req, &cub), SD_ERR_COMPILE);
+    SDT_CHECK(strstr(sd_last_error(), "SD_VW") != NULL, "message '%s'", sd_last_error());
+}
+
+int main(void)
+{
+    sdt_init("test_spmv_compile");
+    SDT_RUN(test_compile_all);
+    SDT_RUN(test_bad_variant_rejected);
+    return sdt_finish();
+}

@@ -1,0 +1,530 @@
+/* tests/gpu/test_spmm.c: every SpMM template and every ParamSpMM ⟨W, F, V, S⟩ (with the
+ * sub-warp groups) validated on the device against the CPU reference, on every generator
+ * family and edge case (empty rows, 1×1, rectangular, one huge row), at K ∈ {1, 3, 8, 32,
+ * 33, 128, 256, 300}: small-integer values compared exactly (a dropped or doubled product
+ * cannot hide), C poisoned with NaN before each run (an unwritten output cannot hide),
+ * each program run twice (workspace counters and zeroing re-armed). Plus: uniform values
+ * under DESIGN.md's bound, value updates, CUDA-graph replay, bitwise reproducibility of
+ * the deterministic dataflows, and real matrices. Skipped (exit 77) without a device.
+ * SD_SPMM_TEST_QUICK=1 runs a reduced set (K ∈ {8, 33, 256}, fewer families). */
+#include <stdlib.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gen/gen.h"
+#include "lower/spmm_lower.h"
+#include "plan/spmm.h"
+#include "sdt.h"
+
+static sd_context *g_ctx;
+static int g_quick;
+static long g_runs;
+
+static const char *const families[] = {
+    "stencil2d:n=23",
+    "banded:n=700,bw=9,fill=0.7",
+    "blockdiag:n=512,b=16",
+    "uniform:rows=900,cols=410,deg=7",
+    "uniform:rows=64,cols=2000,deg=90",
+    "powerlaw:rows=1500,deg=6,alpha=1.7",
+    "rmat:scale=10,ef=8",
+    "bimodal:rows=1200,short=3,long=700,frac=0.03",
+    "knn:n=1000,k=7",
+    "stencil3d27:n=7",
+};
+#define NFAM ((int)(sizeof families / sizeof families[0]))
+#define NEDGE 5
+
+/* Edge cases: 1×1; 6×9 with empty rows (first and last too); one row of 20000 entries
+ * among 300 rows of 0–2; 1×4000 (one long row, rectangular); 5000×3 (tall). */
+static sd_status edge(int e, sd_csr *out, char *label, size_t cap)
+{
+    static const int rows[NEDGE] = {1, 6, 300, 1, 5000};
+    static const int cols[NEDGE] = {1, 9, 20011, 4000, 3};
+    static const char *names[NEDGE] = {"1x1", "empty rows", "one huge row", "1x4000",
+                                       "5000x3"};
+    snprintf(label, cap, "edge: %s", names[e]);
+    sdi_coo c;
+    sd_status s = sdi_coo_init(&c, rows[e], cols[e], 64);
+    uint32_t h = 12345;
+#define NEXT() (h = h * 1103515245u + 12345u, (h >> 16) & 0x7fff)
+    switch (e) {
+    case 0: s = sdi_coo_push(&c, 0, 0, 2.0f); break;
+    case 1:
+        for (int i = 1; i < 5 && s == SD_OK; i += 2)
+            for (int j = 0; j < 9 && s == SD_OK; j += i)
+                s = sdi_coo_push(&c, i, j, (float)((i + j) % 5) - 2.0f);
+        break;
+    case 2:
+        for (int j = 0; j < 20000 && s == SD_OK; j++)
+            s = sdi_coo_push(&c, 150, j, (float)(j % 5) - 2.0f);
+        for (int i = 0; i < 300 && s == SD_OK; i++)
+            for (int q = 0; q < i % 3 && s == SD_OK; q++)
+                s = sdi_coo_push(&c, i, (int)(NEXT() % 20011), 1.0f);
+        break;
+    case 3:
+        for (int j = 0; j < 4000 && s == SD_OK; j += 1 + (int)(NEXT() % 3))
+            s = sdi_coo_push(&c, 0, j, (float)(NEXT() % 5) - 2.0f);
+        break;
+    case 4:
+        for (int i = 0; i < 5000 && s == SD_OK; i++)
+            if (i % 7 != 3)
+                s = sdi_coo_push(&c, i, (int)(NEXT() % 3), (float)(i % 5) - 2.0f);
+        break;
+    default: break;
+    }
+#undef NEXT
+    if (s == SD_OK)
+        s = sdi_coo_to_csr(&c, out, NULL);
+    sdi_coo_free(&c);
+    return s;
+}
+
+static sd_status load_matrix(int m, sd_csr *a, char *label, size_t cap)
+{
+    if (m < NFAM) {
+        snprintf(label, cap, "%s", families[m]);
+        sd_status s = sdi_gen(families[m], sdt_seed + (unsigned)m, a);
+        if (s == SD_OK)
+            sdi_gen_values(a, SDI_VALUES_SMALL_INT, sdt_seed + 100u + (unsigned)m);
+        return s;
+    }
+    return edge(m - NFAM, a, label, cap);
+}
+
+/* ------------------------------------------------------------------ one run */
+
+static sd_status poison(float *d, size_t bytes)
+{
+    if (bytes == 0)
+        return SD_OK;
+    return sdi_cuda_status(g_ctx, cudaMemsetAsync(d, 0xff, bytes, g_ctx->stream), "poisoning C",
+                           NULL);
+}
+
+/* Lowers, loads, runs twice (C poisoned before each) and validates each result.
+ * Returns 1 when everything passed. */
+static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config *cfg,
+                      const float *d_b, float *d_c, const sdi_reference *ref, bool graph)
+{
+    char desc[192];
+    sdi_spmm_config_describe(cfg, desc, sizeof desc);
+    sdi_spmm_lowered l;
+    sdi_spmm_loaded ld;
+    memset(&ld, 0, sizeof ld);
+    sd_status s = sdi_spmm_lower(a, cfg, &l);
+    if (s == SD_ERR_UNSUPPORTED) { /* a format limit (padding), named: not a failure */
+        sdi_error_clear();
+        return 1;
+    }
+    SDT_CHECK(s == SD_OK, "%s on %s: lowering: %s", desc, label, sd_last_error());
+    if (s != SD_OK)
+        return 0;
+    s = sdi_spmm_load(g_ctx, &l, graph, &ld);
+    SDT_CHECK(s == SD_OK, "%s on %s: load: %s", desc, label, sd_last_error());
+    int ok = s == SD_OK;
+    size_t cbytes = (size_t)a->rows * (size_t)cfg->k * 4;
+    for (int rep = 0; rep < 2 && ok; rep++) {
+        sdi_validation val;
+        memset(&val, 0, sizeof val);
+        s = poison(d_c, cbytes);
+        if (s == SD_OK)
+            s = sdi_spmm_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
+        if (s == SD_OK)
+            s = sdi_stream_sync(g_ctx, "spmm test run", l.kname[0]);
+        if (s == SD_OK)
+            s = sdi_check_dense_output(g_ctx, ref, d_c, &val);
+        g_runs++;
+        if (s != SD_OK) {
+            ok = 0;
+            SDT_CHECK(0, "%s on %s (%d x %d, nnz %lld) run %d: %s [kernel %s, %d launches, "
+                      "regs %d/%d, local %zu B]",
+                      desc, label, a->rows, a->cols, (long long)a->nnz, rep + 1,
+                      val.reason[0] ? val.reason : sd_last_error(), l.kname[0], l.nlaunches,
+                      ld.num_regs[0], ld.num_regs[1], ld.local_bytes[0]);
+        }
+    }
+    sdi_spmm_unload(&ld);
+    sdi_spmm_lowered_free(&l);
+    return ok;
+}
+
+/* The configurations of one (matrix, K): each template's sweep (level 1), both split
+ * dataflows at two thresholds, and every ParamSpMM configuration. */
+static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sdi_spmm_config *sweep = NULL, *pc = NULL;
+    int ns = 0, np = 0;
+    sd_status s = sdi_spmm_enumerate(a, k, ~(1u << SDI_SPMM_PCSR), g_quick ? 0 : 1, 0, &sweep,
+                                     &ns);
+    if (s == SD_OK)
+        s = sdi_spmm_enumerate_pcsr(a, k, 1, &pc, &np);
+    sdi_spmm_config *all = NULL;
+    if (s == SD_OK) {
+        all = sdi_malloc_array((size_t)(ns + np + 8), sizeof *all);
+        if (all == NULL)
+            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "configs");
+    }
+    if (s == SD_OK) {
+        int c = 0;
+        for (int i = 0; i < ns; i++)
+            all[c++] = sweep[i];
+        for (int i = 0; i < np; i++)
+            if (!g_quick || pc[i].warps == 4 || pc[i].pcsr_group < 32)
+                all[c++] = pc[i];
+        sdi_spmm_stats st;
+        sdi_spmm_stats_compute(a, &st);
+        static const int thr[2] = {16, 96};
+        for (int t = 0; t < 2; t++)
+            for (int mode = 0; mode < 2; mode++) {
+                sdi_spmm_config x;
+                if (sdi_spmm_config_default(SDI_SPMM_CSR_SPLIT, k, &st, &x) != SD_OK)
+                    continue;
+                x.split_threshold = thr[t];
+                x.chunk = t == 0 ? 16 : 32;
+                x.split_mode = mode;
+                if (sdi_spmm_config_check(&x, &st) == SD_OK)
+                    all[c++] = x;
+            }
+        /* BSR / blocked-ELL with b = 4 and column windows whatever the padding or
+         * density (format limits permitting: beyond them the lowering says so) */
+        static const int forced[] = {SDI_SPMM_BSR, SDI_SPMM_BELL, SDI_SPMM_COL_WINDOW};
+        for (int f = 0; f < 3; f++) {
+            sdi_spmm_config x;
+            if (sdi_spmm_config_default(forced[f], k, &st, &x) == SD_OK)
+                all[c++] = x;
+        }
+        sdi_error_clear();
+        *out = all;
+        *n = c;
+        all = NULL;
+    }
+    sdi_free(sweep);
+    sdi_free(pc);
+    sdi_free(all);
+    return s;
+}
+
+/* Lowers every configuration of every (matrix, K) once and compiles the distinct kernels
+ * in parallel (the runs below then hit the context's memo). */
+static void precompile_all(const int *ks, int nk)
+{
+    int cap = 4096, n = 0;
+    sdi_spmm_lowered *ls = sdi_calloc((size_t)cap, sizeof *ls);
+    const sdi_spmm_lowered **ptr = sdi_calloc((size_t)cap, sizeof *ptr);
+    if (!ls || !ptr) {
+        sdi_free(ls);
+        sdi_free(ptr);
+        return;
+    }
+    double t0 = sdi_now();
+    for (int m = 0; m < NFAM + NEDGE; m++) {
+        if (g_quick && m < NFAM && m % 2 == 1)
+            continue;
+        sd_csr a;
+        char label[160];
+        if (load_matrix(m, &a, label, sizeof label) != SD_OK)
+            continue;
+        for (int q = 0; q < nk; q++) {
+            sdi_spmm_config *cfgs = NULL;
+            int nc = 0;
+            if (configs_for(&a, ks[q], &cfgs, &nc) != SD_OK)
+                continue;
+            for (int i = 0; i < nc && n < cap; i++) {
+                sdi_spmm_lowered l;
+                if (sdi_spmm_lower(&a, &cfgs[i], &l) != SD_OK) {
+                    sdi_error_clear();
+                    continue;
+                }
+                bool dup = false;
+                for (int j = 0; j < n && !dup; j++)
+                    dup = strcmp(ls[j].kname[0], l.kname[0]) == 0;
+                /* keep the description only (formats are not needed to compile) */
+                for (int j = 0; j < l.narrays; j++) {
+                    if (l.arr[j].owned)
+                        sdi_free(l.arr[j].host);
+                    sdi_free(l.arr[j].src);
+                }
+                l.narrays = 0;
+                if (!dup) {
+                    ls[n] = l;
+                    ptr[n] = &ls[n];
+                    n++;
+                }
+            }
+            sdi_free(cfgs);
+        }
+        sd_csr_free(&a);
+    }
+    int failed = 0;
+    double wall = 0;
+    sd_status s = sdi_spmm_precompile(g_ctx, ptr, n, &failed, &wall);
+    SDT_CHECK(s == SD_OK && failed == 0, "precompiling: %d of %d kernels failed (%s)", failed, n,
+              sd_last_error());
+    printf("  %d distinct kernels compiled in %.1f s (%.1f s with lowering)\n", n, wall,
+           sdi_now() - t0);
+    sdi_free(ls);
+    sdi_free(ptr);
+}
+
+static void test_all_templates_exact(void)
+{
+    static const int ks_full[] = {1, 3, 8, 32, 33, 128, 256, 300};
+    static const int ks_quick[] = {8, 33, 256};
+    const int *ks = g_quick ? ks_quick : ks_full;
+    int nk = g_quick ? 3 : 8;
+    int per_template_ok[SDI_SPMM_NTEMPLATES] = {0}, per_template_fail[SDI_SPMM_NTEMPLATES] = {0};
+    precompile_all(ks, nk);
+    double t0 = sdi_now();
+    for (int m = 0; m < NFAM + NEDGE; m++) {
+        if (g_quick && m < NFAM && m % 2 == 1)
+            continue;
+        sd_csr a;
+        char label[160];
+        sd_status s = load_matrix(m, &a, label, sizeof label);
+        SDT_CHECK(s == SD_OK, "%s: %s", label, sd_last_error());
+        if (s != SD_OK)
+            continue;
+        for (int q = 0; q < nk; q++) {
+            int k = ks[q];
+            size_t nb = (size_t)a.cols * (size_t)k, nc = (size_t)a.rows * (size_t)k;
+            float *b = sdi_malloc_array(nb > 0 ? nb : 1, sizeof *b);
+            float *d_b = NULL, *d_c = NULL;
+            sdi_reference ref;
+            memset(&ref, 0, sizeof ref);
+            if (b == NULL) {
+                SDT_CHECK(0, "out of host memory");
+                break;
+            }
+            sdi_gen_dense(b, (int64_t)nb, SDI_VALUES_SMALL_INT, sdt_seed + (unsigned)k);
+            s = sdi_reference_dense(&a, SD_OP_SPMM, b, k, 1, &ref);
+            if (s == SD_OK)
+                s = sdi_device_upload(g_ctx, (void **)&d_b, b, nb * 4, "B");
+            if (s == SD_OK)
+                s = sdi_device_malloc(g_ctx, (void **)&d_c, nc * 4, "C");
+            SDT_CHECK(s == SD_OK, "%s K=%d: setup: %s", label, k, sd_last_error());
+            sdi_spmm_config *cfgs = NULL;
+            int n = 0;
+            if (s == SD_OK)
+                s = configs_for(&a, k, &cfgs, &n);
+            for (int i = 0; i < n && s == SD_OK; i++) {
+                int ok = run_config(&a, label, &cfgs[i], d_b, d_c, &ref, false);
+                if (ok)
+                    per_template_ok[cfgs[i].tmpl]++;
+                else
+                    per_template_fail[cfgs[i].tmpl]++;
+                if (g_ctx->broken) {
+                    SDT_CHECK(0, "the CUDA context is broken (%s): stopping",
+                              g_ctx->broken_reason);
+                    s = SD_ERR_CUDA;
+                }
+            }
+            sdi_free(cfgs);
+            sdi_free(b);
+            sdi_device_free(d_b);
+            sdi_device_free(d_c);
+            sdi_reference_free(&ref);
+            if (g_ctx->broken)
+                break;
+        }
+        sd_csr_free(&a);
+        if (g_ctx->broken)
+            break;
+    }
+    for (int t = 0; t < SDI_SPMM_NTEMPLATES; t++) {
+        printf("  %-10s %5d configurations passed, %d failed\n", sdi_spmm_template_name(t),
+               per_template_ok[t], per_template_fail[t]);
+        SDT_CHECK(per_template_ok[t] > 0, "template %s never ran", sdi_spmm_template_name(t));
+    }
+    printf("  %ld validated runs in %.1f s\n", g_runs, sdi_now() - t0);
+}
+
+/* Uniform values under DESIGN.md's bound; value updates; graphs; reproducibility. */
+static void test_uniform_values_graph_update(void)
+{
+    static const int ks[] = {1, 32, 33, 256};
+    for (int m = 0; m < NFAM; m += 3) {
+        sd_csr a;
+        sd_status s = sdi_gen(families[m], sdt_seed + 7u, &a);
+        SDT_CHECK(s == SD_OK, "%s", sd_last_error());
+        if (s != SD_OK)
+            continue;
+        sdi_gen_values(&a, SDI_VALUES_UNIFORM, sdt_seed);
+        sdi_spmm_stats st;
+        sdi_spmm_stats_compute(&a, &st);
+        for (int q = 0; q < 4; q++) {
+            int k = ks[q];
+            size_t nb = (size_t)a.cols * k, nc = (size_t)a.rows * k;
+            float *b = sdi_malloc_array(nb, sizeof *b);
+            float *h1 = sdi_malloc_array(nc, sizeof *h1), *h2 = sdi_malloc_array(nc, sizeof *h2);
+            float *newv = sdi_malloc_array((size_t)a.nnz, sizeof *newv);
+            float *d_b = NULL, *d_c = NULL;
+            sdi_reference ref, ref2;
+            memset(&ref, 0, sizeof ref);
+            memset(&ref2, 0, sizeof ref2);
+            if (!b || !h1 || !h2 || !newv) {
+                SDT_CHECK(0, "out of host memory");
+                sdi_free(b); sdi_free(h1); sdi_free(h2); sdi_free(newv);
+                break;
+            }
+            sdi_gen_dense(b, (int64_t)nb, SDI_VALUES_UNIFORM, sdt_seed + 11u);
+            s = sdi_reference_dense(&a, SD_OP_SPMM, b, k, 0, &ref);
+            if (s == SD_OK)
+                s = sdi_device_upload(g_ctx, (void **)&d_b, b, nb * 4, "B");
+            if (s == SD_OK)
+                s = sdi_device_malloc(g_ctx, (void **)&d_c, nc * 4, "C");
+            /* New values: the reference of the updated matrix. */
+            sd_csr a2 = a;
+            for (int64_t e = 0; e < a.nnz; e++)
+                newv[e] = 0.25f * (float)((e % 9) - 4);
+            a2.vals = newv;
+            if (s == SD_OK)
+                s = sdi_reference_dense(&a2, SD_OP_SPMM, b, k, 0, &ref2);
+            SDT_CHECK(s == SD_OK, "setup: %s", sd_last_error());
+            for (int t = 0; t < SDI_SPMM_NTEMPLATES && s == SD_OK; t++) {
+                sdi_spmm_config cfg;
+                if (sdi_spmm_config_default(t, k, &st, &cfg) != SD_OK) {
+                    sdi_error_clear();
+                    continue;
+                }
+                if (t == SDI_SPMM_CSR_SPLIT) {
+                    cfg.split_threshold = cfg.chunk = 16; /* split often */
+                }
+                if (t == SDI_SPMM_PCSR) {
+                    cfg.pcsr_s = 1;
+                    cfg.pcsr_bound = 8;
+                }
+                char desc[192];
+                sdi_spmm_config_describe(&cfg, desc, sizeof desc);
+                sdi_spmm_lowered l;
+                sdi_spmm_loaded ld;
+                memset(&ld, 0, sizeof ld);
+                sd_status e = sdi_spmm_lower(&a, &cfg, &l);
+                if (e == SD_ERR_UNSUPPORTED) {
+                    sdi_error_clear();
+                    continue;
+                }
+                SDT_CHECK(e == SD_OK, "%s: %s", desc, sd_last_error());
+                if (e != SD_OK)
+                    continue;
+                e = sdi_spmm_load(g_ctx, &l, true, &ld); /* graphs for 2-launch programs */
+                sdi_validation val;
+                memset(&val, 0, sizeof val);
+                sdi_timing tm;
+                if (e == SD_OK)
+                    e = poison(d_c, nc * 4);
+                if (e == SD_OK)
+                    e = sdi_spmm_measure(g_ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
+                SDT_CHECK(e == SD_OK, "%s on %s K=%d (uniform values): %s", desc, families[m], k,
+                          val.reason[0] ? val.reason : sd_last_error());
+                /* Deterministic programs are bitwise reproducible run to run. */
+                if (e == SD_OK && l.deterministic) {
+                    e = sdi_copy_to_host(g_ctx, h1, d_c, nc * 4, "C");
+                    if (e == SD_OK)
+                        e = sdi_spmm_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
+                    if (e == SD_OK)
+                        e = sdi_copy_to_host(g_ctx, h2, d_c, nc * 4, "C");
+                    SDT_CHECK(e == SD_OK && memcmp(h1, h2, nc * 4) == 0,
+                              "%s on %s K=%d: deterministic program not reproducible", desc,
+                              families[m], k);
+                }
+                /* Value update: regather, upload, run, check against the new reference. */
+                if (e == SD_OK) {
+                    sdi_spmm_lowered_refresh(&l, newv);
+                    e = sdi_spmm_upload_values(g_ctx, &l, &ld);
+                    if (e == SD_OK)
+                        e = poison(d_c, nc * 4);
+                    if (e == SD_OK)
+                        e = sdi_spmm_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
+                    if (e == SD_OK)
+                        e = sdi_check_dense_output(g_ctx, &ref2, d_c, &val);
+                    SDT_CHECK(e == SD_OK, "%s on %s K=%d after a value update: %s", desc,
+                              families[m], k, val.reason[0] ? val.reason : sd_last_error());
+                }
+                sdi_spmm_unload(&ld);
+                sdi_spmm_lowered_free(&l);
+            }
+            sdi_free(b);
+            sdi_free(h1);
+            sdi_free(h2);
+            sdi_free(newv);
+            sdi_device_free(d_b);
+            sdi_device_free(d_c);
+            sdi_reference_free(&ref);
+            sdi_reference_free(&ref2);
+        }
+        sd_csr_free(&a);
+    }
+}
+
+/* Real matrices: each template's default at K = 32 and 33 (values from the file). */
+static void test_real_matrices(void)
+{
+    static const char *names[] = {"bcsstk13", "dblp-2010", "Chem97Zt", "wiki-Vote", "rajat01",
+                                  "well1033"};
+    int done = 0;
+    for (int i = 0; i < 6; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/suitesparse/%s.mtx.gz", SD_MATRICES_DIR, names[i]);
+        sd_csr a;
+        if (sd_csr_read(path, &a) != SD_OK) {
+            printf("  (%s not readable: %s)\n", path, sd_last_error());
+            continue;
+        }
+        sdi_spmm_stats st;
+        sdi_spmm_stats_compute(&a, &st);
+        for (int k = 32; k <= 33; k++) {
+            size_t nb = (size_t)a.cols * k, nc = (size_t)a.rows * k;
+            float *b = sdi_malloc_array(nb, sizeof *b);
+            float *d_b = NULL, *d_c = NULL;
+            sdi_reference ref;
+            memset(&ref, 0, sizeof ref);
+            if (b == NULL)
+                break;
+            sdi_gen_dense(b, (int64_t)nb, SDI_VALUES_UNIFORM, 99);
+            sd_status s = sdi_reference_dense(&a, SD_OP_SPMM, b, k, 0, &ref);
+            if (s == SD_OK)
+                s = sdi_device_upload(g_ctx, (void **)&d_b, b, nb * 4, "B");
+            if (s == SD_OK)
+                s = sdi_device_malloc(g_ctx, (void **)&d_c, nc * 4, "C");
+            for (int t = 0; t < SDI_SPMM_NTEMPLATES && s == SD_OK; t++) {
+                sdi_spmm_config cfg;
+                if (sdi_spmm_config_default(t, k, &st, &cfg) != SD_OK) {
+                    sdi_error_clear();
+                    continue;
+                }
+                done += run_config(&a, names[i], &cfg, d_b, d_c, &ref, false);
+            }
+            sdi_free(b);
+            sdi_device_free(d_b);
+            sdi_device_free(d_c);
+            sdi_reference_free(&ref);
+        }
+        sd_csr_free(&a);
+    }
+    printf("  %d real-matrix runs passed\n", done);
+}
+
+int main(void)
+{
+    sdt_init("test_spmm");
+    g_quick = getenv("SD_SPMM_TEST_QUICK") != NULL;
+    sd_status s = sd_context_create(NULL, &g_ctx);
+    if (s == SD_ERR_NO_DEVICE)
+        return sdt_skip(sd_last_error());
+    if (s != SD_OK) {
+        fprintf(stderr, "sd_context_create: %s\n", sd_last_error());
+        return 1;
+    }
+    printf("# device: %s (sm_%d%d)%s\n", g_ctx->props.name, g_ctx->props.cc_major,
+           g_ctx->props.cc_minor, g_quick ? ", quick set" : "");
+    SDT_RUN(test_all_templates_exact);
+    if (!g_ctx->broken)
+        SDT_RUN(test_uniform_values_graph_update);
+    if (!g_ctx->broken)
+        SDT_RUN(test_real_matrices);
+    sd_context_destroy(g_ctx);
+    return sdt_finish();
+}
