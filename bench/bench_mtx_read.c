@@ -2,7 +2,7 @@
  * one thread): the largest shared matrix (.mtx.gz as shipped, gzip alone, and the
  * decompressed .mtx), and a generated 50M-entry .mtx in row-major and in column-major
  * order. Writes <out>.json and <out>.md.
- * usage: bench_mtx_read [--nnz N] [--tmp DIR] OUT_BASE */
+ * usage: bench_mtx_read [--nnz N] [--tmp DIR] [--matrices DIR] OUT_BASE */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,7 +312,8 @@ static int write_reports(const char *base, const char *date, const char *cpu, lo
                "process CPU time of the read (what one dedicated core takes; the machine was "
                "shared, load average %s at the end).\n\n"
                "| input | text MB | file MB | stored nnz | best s | tokenise s | CSR s | MB/s "
-               "| CPU s | MB/CPU s | note |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+               "| CPU s | MB/CPU s | note |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
             date, cpu, ncpu, REPEATS, load);
     for (int k = 0; k < g_nres; k++) {
         result *r = &g_res[k];
@@ -328,21 +329,26 @@ int main(int argc, char **argv)
 {
     long long nnz = 50000000;
     const char *tmp = "/tmp";
+    const char *mats = SD_MATRICES_DIR;
     const char *base = NULL;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--nnz") == 0 && a + 1 < argc)
             nnz = atoll(argv[++a]);
         else if (strcmp(argv[a], "--tmp") == 0 && a + 1 < argc)
             tmp = argv[++a];
+        else if (strcmp(argv[a], "--matrices") == 0 && a + 1 < argc)
+            mats = argv[++a];
         else if (argv[a][0] != '-' && base == NULL)
             base = argv[a];
         else {
-            fprintf(stderr, "usage: bench_mtx_read [--nnz N] [--tmp DIR] OUT_BASE\n");
+            fprintf(stderr, "usage: bench_mtx_read [--nnz N] [--tmp DIR] [--matrices DIR] "
+                            "OUT_BASE\n");
             return 2;
         }
     }
     if (base == NULL || nnz < 1) {
-        fprintf(stderr, "usage: bench_mtx_read [--nnz N] [--tmp DIR] OUT_BASE\n");
+        fprintf(stderr, "usage: bench_mtx_read [--nnz N] [--tmp DIR] [--matrices DIR] "
+                        "OUT_BASE\n");
         return 2;
     }
     char cpu[256], date[32];
@@ -353,7 +359,7 @@ int main(int argc, char **argv)
 
     /* (a) the largest shared matrix by compressed size */
     char dir[1024], largest[1500] = "", line[4096];
-    snprintf(dir, sizeof dir, "%s/suitesparse", SD_MATRICES_DIR);
+    snprintf(dir, sizeof dir, "%s/suitesparse", mats);
     snprintf(line, sizeof line, "%s/INDEX.tsv", dir);
     FILE *idx = fopen(line, "r");
     double best = -1;

@@ -26,13 +26,15 @@ typedef struct {
  * threads/CTA, threads/SM, bandwidth, global memory, from_device, CTAs/SM, regs/thread,
  * reserved smem/CTA, warp size, measured copy bandwidth. */
 static const profile k_profiles[] = {
-    /* H200 SXM (GH100, HBM3e): 132 SMs, 60 MiB L2 as the device reports it (the H100 SXM
-     * enables 50 MiB of the same die), 141 GB at 4.8 TB/s (datasheet). Copy bandwidth:
-     * ≈ 4.3 TB/s measured device-to-device on this project's H200. */
+    /* H200 SXM (GH100, HBM3e), as cudaGetDeviceProperties reported it on this project's
+     * H200 (2026-11-29): 132 SMs, 60 MiB L2 (the H100 SXM enables 50 MiB of the same die),
+     * 150109880320 bytes of the datasheet's 141 GB, 4.8 TB/s (datasheet; 4.81 TB/s from
+     * the memory clock and bus width). Copy bandwidth: ≈ 4.3 TB/s measured
+     * device-to-device on the same H200. */
     {"H200",
      {"h200", "h200 sxm", "h200 sxm 141gb", NULL},
      {"NVIDIA H200", 132, 9, 0, 60 * MIB, 48 * KIB, 227 * KIB, 228 * KIB, 65536, 65536, 1024,
-      2048, 4.8e12, 141 * GIB, 0, 32, 255, 1 * KIB, 32, 4.3e12}},
+      2048, 4.8e12, 150109880320LL, 0, 32, 255, 1 * KIB, 32, 4.3e12}},
     /* H100 SXM5 80GB (HBM3): 132 SMs, 50 MiB L2, 3.35 TB/s. */
     {"H100",
      {"h100", "h100 sxm", "h100 sxm5", "h100 80gb hbm3", "h100 sxm5 80gb", NULL},

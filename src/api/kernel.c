@@ -1,12 +1,45 @@
-/* src/api/kernel.c: the compile and execute entry points of the public API.
- * The compiler stages (plan synthesis, lowering, tuning, cache) do not exist yet;
- * these entry points check their arguments and then report which stage is missing
- * with SD_ERR_UNSUPPORTED, so that no caller mistakes them for working code. */
+/* src/api/kernel.c: sd_compile and the kernel object: cache lookup → (miss) search →
+ * store; execution entry points; describe; update values; destroy.
+ *
+ * Concurrency: a kernel's launch program binds the caller's pointers at each call, so
+ * calls on one kernel are serialised by the kernel's mutex (calls on distinct kernels
+ * run concurrently). Searches are serialised process-wide: they time kernels, and two
+ * searches sharing a GPU would time each other. Cache hits take no lock. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "core/sdi.h"
+#include "cache/cache.h"
+#include "plan/plan.h"
+#include "tune/tune.h"
 
-#define MISSING_COMPILER "the compiler stage (plan synthesis, lowering, tuning, kernel cache) is not built yet"
+#define SDI_KERNEL_MAGIC 0x53444b524e4cull /* "SDKRNL" */
+
+struct sd_kernel {
+    uint64_t magic;
+    sd_context *ctx;
+    sd_op op;
+    int k;
+    sd_csr a; /* owned copy: the implementation borrows its arrays */
+    sdi_impl impl;
+    pthread_mutex_t lock;
+    char *plan_json;   /* the winner's plan (family, config, lowering, bounds) */
+    char *record_json; /* the search record (from the search or the cache) */
+    int from_cache;
+    double ready_ms; /* wall time of sd_compile */
+};
+
+/* What a cache entry stores to rebuild the winner (binary, versioned by the cache key's
+ * library and generator versions). */
+typedef struct {
+    int32_t kind, op, k, reserved;
+    sdi_spmv_config spmv;
+    sdi_spmm_config spmm;
+    char vendor[48];
+} impl_record;
+
+static pthread_mutex_t g_search_lock = PTHREAD_MUTEX_INITIALIZER;
 
 sd_compile_options sd_compile_options_default(void)
 {
@@ -20,10 +53,254 @@ sd_compile_options sd_compile_options_default(void)
     return o;
 }
 
-sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
-                     const sd_compile_options *opts, sd_kernel **out)
+static void kernel_free(sd_kernel *kern)
 {
-    (void)opts;
+    if (kern == NULL)
+        return;
+    sdi_impl_release(&kern->impl);
+    sd_csr_free(&kern->a);
+    sdi_free(kern->plan_json);
+    sdi_free(kern->record_json);
+    pthread_mutex_destroy(&kern->lock);
+    kern->magic = 0;
+    sdi_free(kern);
+}
+
+static sd_status check_kernel(const sd_kernel *kern, const char *fn)
+{
+    if (kern == NULL || kern->magic != SDI_KERNEL_MAGIC)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: kern is NULL or not a kernel", fn);
+    return SD_OK;
+}
+
+static char *dup_text(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = sdi_malloc(n + 1);
+    if (d != NULL)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+/* The plan of the winner: family, configuration, lowering and static bounds. */
+static sd_status plan_json(const sd_kernel *kern, char **out)
+{
+    *out = NULL;
+    const sdi_impl *im = &kern->impl;
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    char buf[256];
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "op");
+    sdi_json_string(&j, kern->op == SD_OP_SPMV ? "spmv" : kern->op == SD_OP_SPMM ? "spmm" : "spgemm");
+    sdi_json_key(&j, "k");
+    sdi_json_int(&j, kern->k);
+    sdi_impl_family(im, buf, sizeof buf);
+    sdi_json_key(&j, "family");
+    sdi_json_string(&j, buf);
+    sdi_impl_describe(im, buf, sizeof buf);
+    sdi_json_key(&j, "config");
+    sdi_json_string(&j, buf);
+    sdi_json_key(&j, "vendor");
+    sdi_json_bool(&j, im->kind == SDI_IMPL_VENDOR);
+    sdi_json_key(&j, "deterministic");
+    sdi_json_bool(&j, !sdi_impl_uses_atomics(im));
+    if (im->kind == SDI_IMPL_SPMV) {
+        sdi_json_key(&j, "lowering");
+        sdi_spmv_plan_json(&im->spmv_plan, &j);
+    } else if (im->kind == SDI_IMPL_SPMM) {
+        sdi_json_key(&j, "lowering");
+        sdi_spmm_lowered_json(&im->spmm_low, &j);
+    }
+    int64_t value, meta, work;
+    sdi_impl_bytes(im, &value, &meta, &work);
+    sdi_plan_bounds b;
+    sdi_plan_bounds_compute(value, meta, work, kern->op, kern->k, kern->a.rows, kern->a.cols,
+                            kern->a.nnz, &kern->ctx->props, &b);
+    sdi_json_key(&j, "bounds");
+    sdi_plan_bounds_json(&b, &j);
+    sdi_json_end_object(&j);
+    sd_status s = sdi_json_finish(&j);
+    if (s == SD_OK) {
+        *out = j.buf;
+        j.buf = NULL;
+    }
+    sdi_json_free(&j);
+    return s;
+}
+
+static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cache_key *key)
+{
+    sdi_cache_key_init(key);
+    sdi_hash128 h = sdi_pattern_hash(&kern->a);
+    key->pattern_lo = h.lo;
+    key->pattern_hi = h.hi;
+    key->rows = kern->a.rows;
+    key->cols = kern->a.cols;
+    key->nnz = kern->a.nnz;
+    key->op = kern->op;
+    key->k = kern->op == SD_OP_SPMM ? kern->k : 0;
+    key->flags = (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
+    snprintf(key->gpu_name, sizeof key->gpu_name, "%s", kern->ctx->props.name);
+    key->cc_major = kern->ctx->props.cc_major;
+    key->cc_minor = kern->ctx->props.cc_minor;
+    int major = 0, minor = 0;
+    if (sdi_nvrtc_version(&major, &minor) == SD_OK) {
+        key->nvrtc_major = major;
+        key->nvrtc_minor = minor;
+    }
+    key->driver_version = kern->ctx->driver_version;
+}
+
+/* A cache hit: rebuild the winner from its record and cubin. SD_OK with *used = 0 when
+ * the entry cannot be used (it is then rebuilt by a search). */
+static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int *used)
+{
+    *used = 0;
+    const sdi_cache_blob *rec = NULL, *cubin = NULL;
+    for (int i = 0; i < e->nblobs; i++) {
+        if (strcmp(e->blobs[i].name, "impl") == 0)
+            rec = &e->blobs[i];
+        else if (strcmp(e->blobs[i].name, "cubin") == 0)
+            cubin = &e->blobs[i];
+    }
+    if (rec == NULL || rec->size != sizeof(impl_record)) {
+        sdi_log(1, "cache: entry without a usable implementation record: rebuilding");
+        return SD_OK;
+    }
+    impl_record r;
+    memcpy(&r, rec->data, sizeof r);
+    if (r.op != (int32_t)kern->op || (r.kind != SDI_IMPL_SPMV && r.kind != SDI_IMPL_SPMM &&
+                                      r.kind != SDI_IMPL_VENDOR)) {
+        sdi_log(1, "cache: entry for another operator or kind: rebuilding");
+        return SD_OK;
+    }
+    memset(&kern->impl, 0, sizeof kern->impl);
+    kern->impl.kind = (sdi_impl_kind)r.kind;
+    kern->impl.op = kern->op;
+    kern->impl.k = r.k;
+    kern->impl.spmv_cfg = r.spmv;
+    kern->impl.spmm_cfg = r.spmm;
+    memcpy(kern->impl.vendor_name, r.vendor, sizeof r.vendor);
+    kern->impl.vendor_name[sizeof kern->impl.vendor_name - 1] = '\0';
+    sd_status s = sdi_impl_build(kern->ctx, &kern->a, &kern->impl, cubin ? cubin->data : NULL,
+                                 cubin ? cubin->size : 0);
+    if (s != SD_OK) {
+        if (kern->ctx->broken)
+            return s;
+        sdi_log(1, "cache: entry could not be rebuilt (%s): searching again", sd_last_error());
+        sdi_error_clear();
+        return SD_OK;
+    }
+    kern->record_json = dup_text(e->record_json ? e->record_json : "{}");
+    if (kern->record_json == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the kernel record");
+    *used = 1;
+    return SD_OK;
+}
+
+static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_kernel *kern)
+{
+    impl_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = kern->impl.kind;
+    r.op = kern->op;
+    r.k = kern->impl.k;
+    r.spmv = kern->impl.spmv_cfg;
+    r.spmm = kern->impl.spmm_cfg;
+    snprintf(r.vendor, sizeof r.vendor, "%s", kern->impl.vendor_name);
+    sdi_cache_blob blobs[2];
+    memset(blobs, 0, sizeof blobs);
+    int n = 0;
+    snprintf(blobs[n].name, sizeof blobs[n].name, "impl");
+    blobs[n].data = &r;
+    blobs[n].size = sizeof r;
+    n++;
+    if (kern->impl.kind != SDI_IMPL_VENDOR) {
+        sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
+        sdi_jit_request req;
+        const sdi_cubin *cub = NULL;
+        if (sdi_impl_jit_request(&kern->impl, kern->ctx, macros, &req) == SD_OK &&
+            sdi_jit_get(kern->ctx, &req, &cub, NULL) == SD_OK) {
+            snprintf(blobs[n].name, sizeof blobs[n].name, "cubin");
+            blobs[n].data = cub->cubin;
+            blobs[n].size = cub->size;
+            n++;
+        }
+        sdi_error_clear();
+    }
+    sdi_cache_entry e = {kern->plan_json, kern->record_json, n, blobs};
+    return sdi_cache_store(cache, key, &e);
+}
+
+static void write_report(const char *path, const sd_kernel *kern)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        sdi_log(1, "cannot write the report '%s'", path);
+        return;
+    }
+    fprintf(f, "{\"plan\":%s,\"search\":%s}\n", kern->plan_json ? kern->plan_json : "null",
+            kern->record_json ? kern->record_json : "null");
+    fclose(f);
+}
+
+/* The search (cache miss). */
+static sd_status search(sd_kernel *kern, const sd_compile_options *o, sdi_tune_progress_fn progress,
+                        void *progress_arg)
+{
+    sdi_tune_options to;
+    memset(&to, 0, sizeof to);
+    to.budget = o->budget;
+    to.allow_vendor = o->allow_vendor;
+    to.deterministic = o->deterministic;
+    to.measure_vendor = 1;
+    to.progress = progress;
+    to.progress_arg = progress_arg;
+    sdi_tune_result *r = sdi_calloc(1, sizeof *r);
+    if (r == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the search");
+    pthread_mutex_lock(&g_search_lock);
+    sd_status s = sdi_tune(kern->ctx, &kern->a, kern->op, kern->k, &to, r);
+    pthread_mutex_unlock(&g_search_lock);
+    if (s == SD_OK) {
+        kern->impl = r->best; /* the built winner moves into the kernel */
+        memset(&r->best, 0, sizeof r->best);
+        sdi_json j;
+        sdi_json_init(&j, 0);
+        sdi_tune_result_json(r, &j);
+        s = sdi_json_finish(&j);
+        if (s == SD_OK) {
+            kern->record_json = j.buf;
+            j.buf = NULL;
+        }
+        sdi_json_free(&j);
+    }
+    sdi_tune_result_free(r);
+    sdi_free(r);
+    return s;
+}
+
+/* sd_compile with a progress hook (the CLI's TTY progress). */
+SDI_HIDDEN sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                                    const sd_compile_options *opts, sdi_tune_progress_fn progress,
+                                    void *progress_arg, sd_kernel **out);
+sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                         const sd_compile_options *opts, sdi_tune_progress_fn progress,
+                         void *progress_arg, sd_kernel **out)
+{
+    sd_kernel *kern = NULL;
+    sdi_cache *cache = NULL;
+    sdi_cache_lock *lock = NULL;
+    sdi_cache_entry entry;
+    memset(&entry, 0, sizeof entry);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_cache_entry_free(&entry);                                                      \
+        sdi_cache_lock_release(lock);                                                      \
+        sdi_cache_close(cache);                                                            \
+        kernel_free(kern);                                                                 \
+    } while (0)
     if (out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: out is NULL");
     *out = NULL;
@@ -35,10 +312,77 @@ sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: SpMM needs K >= 1 (got %d)", k);
     if (op == SD_OP_SPMM && k > 65536)
         return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_compile: K = %d is beyond 65536", k);
-    sd_status s = sd_csr_check(a);
-    if (s != SD_OK)
-        return s;
-    return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_compile: " MISSING_COMPILER);
+    sd_compile_options o = opts != NULL ? *opts : sd_compile_options_default();
+    if (o.budget < 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: budget %d is negative", o.budget);
+    SD_TRY(sd_csr_check(a));
+    SD_TRY(sdi_ctx_enter(ctx));
+    if (op == SD_OP_SPGEMM)
+        return SDI_ERR(SD_ERR_UNSUPPORTED,
+                       "sd_compile: SpGEMM kernels are not wired into the compiler yet (the "
+                       "SpGEMM mechanism library is measured by bench_spgemm only)");
+    double t0 = sdi_now();
+    kern = sdi_calloc(1, sizeof *kern);
+    SD_CHECK_ALLOC(kern, "a kernel");
+    pthread_mutex_init(&kern->lock, NULL);
+    kern->magic = SDI_KERNEL_MAGIC;
+    kern->ctx = ctx;
+    kern->op = op;
+    kern->k = op == SD_OP_SPMM ? k : 1;
+    SD_TRY(sdi_csr_copy(a, &kern->a));
+
+    sdi_cache_key key;
+    fill_key(kern, &o, &key);
+    int done = 0;
+    if (o.use_cache) {
+        sd_status s = sdi_cache_open(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, &cache);
+        if (s != SD_OK) {
+            /* An unusable cache degrades to no cache; the user still gets a kernel. */
+            sdi_log(1, "kernel cache unusable (%s): compiling without it", sd_last_error());
+            sdi_error_clear();
+            cache = NULL;
+        }
+    }
+    if (cache != NULL) {
+        bool hit = false;
+        SD_TRY(sdi_cache_lookup(cache, &key, &entry, &hit));
+        if (!hit) {
+            /* Miss: one process compiles, the others wait and then hit. */
+            SD_TRY(sdi_cache_lock_acquire(cache, &key, 3600.0, &lock));
+            SD_TRY(sdi_cache_lookup(cache, &key, &entry, &hit));
+        }
+        if (hit) {
+            SD_TRY(load_from_cache(kern, &entry, &done));
+            kern->from_cache = done;
+        }
+        sdi_cache_entry_free(&entry);
+    }
+    if (!done)
+        SD_TRY(search(kern, &o, progress, progress_arg));
+    SD_TRY(plan_json(kern, &kern->plan_json));
+    if (cache != NULL && !kern->from_cache) {
+        sd_status s = store_in_cache(cache, &key, kern);
+        if (s != SD_OK) {
+            sdi_log(1, "could not store the kernel in the cache: %s", sd_last_error());
+            sdi_error_clear();
+        }
+    }
+    sdi_cache_lock_release(lock);
+    lock = NULL;
+    sdi_cache_close(cache);
+    cache = NULL;
+    kern->ready_ms = (sdi_now() - t0) * 1e3;
+    if (o.report_path != NULL)
+        write_report(o.report_path, kern);
+    *out = kern;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                     const sd_compile_options *opts, sd_kernel **out)
+{
+    return sdi_compile_ex(ctx, a, op, k, opts, NULL, NULL, out);
 }
 
 sd_status sd_compile_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b,
@@ -54,30 +398,59 @@ sd_status sd_compile_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b,
         return SDI_ERR(SD_ERR_INVALID_ARG,
                        "sd_compile_spgemm: A is %dx%d and B is %dx%d: inner sizes differ",
                        a->rows, a->cols, b->rows, b->cols);
-    return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_compile_spgemm: " MISSING_COMPILER);
+    return SDI_ERR(SD_ERR_UNSUPPORTED,
+                   "sd_compile_spgemm: SpGEMM kernels are not wired into the compiler yet");
 }
 
 sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host)
 {
-    if (kern == NULL || vals_host == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_update_values: kern or vals is NULL");
-    return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_kernel_update_values: " MISSING_COMPILER);
+    sd_status s = check_kernel(kern, "sd_kernel_update_values");
+    if (s != SD_OK)
+        return s;
+    if (vals_host == NULL && kern->a.nnz > 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_update_values: vals is NULL");
+    for (int64_t e = 0; e < kern->a.nnz; e++)
+        if (!isfinite(vals_host[e]))
+            return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_update_values: value %lld is not finite",
+                           (long long)e);
+    pthread_mutex_lock(&kern->lock);
+    if (kern->a.nnz > 0)
+        memcpy(kern->a.vals, vals_host, (size_t)kern->a.nnz * sizeof *vals_host);
+    s = sdi_impl_update_values(kern->ctx, &kern->impl, &kern->a);
+    pthread_mutex_unlock(&kern->lock);
+    return s;
+}
+
+static sd_status run_dense(sd_kernel *kern, sd_op op, const float *in, float *out, void *stream,
+                           const char *fn)
+{
+    sd_status s = check_kernel(kern, fn);
+    if (s != SD_OK)
+        return s;
+    if (kern->op != op)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: the kernel was compiled for %s", fn,
+                       kern->op == SD_OP_SPMV ? "SpMV" : kern->op == SD_OP_SPMM ? "SpMM" : "SpGEMM");
+    if ((in == NULL && kern->a.cols > 0) || (out == NULL && kern->a.rows > 0))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: input or output pointer is NULL", fn);
+    /* 16-byte loads of x / B in some templates need aligned operands. */
+    if (((uintptr_t)in & 15) != 0 || ((uintptr_t)out & 15) != 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: operands must be 16-byte aligned (cudaMalloc is)", fn);
+    if (kern->ctx->broken)
+        return SDI_ERR(SD_ERR_CUDA, "%s: %s", fn, kern->ctx->broken_reason);
+    pthread_mutex_lock(&kern->lock);
+    s = sdi_impl_run(kern->ctx, &kern->impl, in, out, (cudaStream_t)stream);
+    pthread_mutex_unlock(&kern->lock);
+    return s;
 }
 
 sd_status sd_spmv(sd_kernel *kern, const float *x, float *y, void *stream)
 {
-    (void)stream;
-    if (kern == NULL || x == NULL || y == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spmv: kern, x or y is NULL");
-    return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_spmv: " MISSING_COMPILER);
+    return run_dense(kern, SD_OP_SPMV, x, y, stream, "sd_spmv");
 }
 
 sd_status sd_spmm(sd_kernel *kern, const float *b, float *c, void *stream)
 {
-    (void)stream;
-    if (kern == NULL || b == NULL || c == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spmm: kern, b or c is NULL");
-    return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_spmm: " MISSING_COMPILER);
+    return run_dense(kern, SD_OP_SPMM, b, c, stream, "sd_spmm");
 }
 
 sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream)
@@ -86,19 +459,34 @@ sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream)
     if (c_out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spgemm: c_out is NULL");
     memset(c_out, 0, sizeof *c_out);
-    if (kern == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spgemm: kern is NULL");
-    return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_spgemm: " MISSING_COMPILER);
+    sd_status s = check_kernel(kern, "sd_spgemm");
+    if (s != SD_OK)
+        return s;
+    return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spgemm: the kernel was not compiled for SpGEMM");
 }
 
 sd_status sd_kernel_describe(const sd_kernel *kern, char *json, size_t cap)
 {
-    if (kern == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_describe: kern is NULL");
-    if (json == NULL || cap == 0)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_describe: json buffer is NULL");
-    return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_kernel_describe: " MISSING_COMPILER);
+    sd_status s = check_kernel(kern, "sd_kernel_describe");
+    if (s != SD_OK)
+        return s;
+    char head[160];
+    int hn = snprintf(head, sizeof head,
+                      "{\"rows\":%d,\"cols\":%d,\"nnz\":%lld,\"from_cache\":%s,\"ready_ms\":%.3f,",
+                      kern->a.rows, kern->a.cols, (long long)kern->a.nnz,
+                      kern->from_cache ? "true" : "false", kern->ready_ms);
+    const char *plan = kern->plan_json ? kern->plan_json : "null";
+    const char *rec = kern->record_json ? kern->record_json : "null";
+    size_t need = (size_t)hn + strlen("\"plan\":,\"search\":}") + strlen(plan) + strlen(rec) + 1;
+    if (json == NULL || cap < need)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_describe: the buffer needs %zu bytes", need);
+    snprintf(json, cap, "%s\"plan\":%s,\"search\":%s}", head, plan, rec);
+    return SD_OK;
 }
 
-/* No sd_kernel can exist yet (sd_compile never returns one), so there is nothing to free. */
-void sd_kernel_destroy(sd_kernel *kern) { (void)kern; }
+void sd_kernel_destroy(sd_kernel *kern)
+{
+    if (kern == NULL || kern->magic != SDI_KERNEL_MAGIC)
+        return;
+    kernel_free(kern);
+}

@@ -16,6 +16,7 @@ typedef struct {
     int64_t nnz;
     int32_t op; /* sd_op */
     int32_t k;  /* dense width for SpMM, else 0 */
+    int32_t flags; /* options that change the winner: bit 0 allow_vendor, bit 1 deterministic */
     char gpu_name[64];
     int32_t cc_major, cc_minor;
     int32_t nvrtc_major, nvrtc_minor;

@@ -12,12 +12,13 @@ int cmd_convert(int argc, char **argv)
         return rc;
     if (args.help) {
         sdc_print_help("convert IN OUT",
-                       "Reads IN (.mtx, .mtx.gz or .sdm, recognised by its bytes) and writes OUT:\n"
-                       "binary .sdm when OUT ends in '.sdm', gzip-compressed Matrix Market when it\n"
-                       "ends in '.gz', Matrix Market coordinate real general otherwise (values\n"
-                       "with 9 significant digits, which read back exactly). Symmetric input is\n"
-                       "written expanded. OUT is written to a temporary file and renamed, so a\n"
-                       "failed conversion leaves no partial file and an existing OUT untouched.",
+                       "Reads IN (.mtx, .mtx.gz or .sdm, recognised by its bytes) and writes\n"
+                       "OUT: binary .sdm when OUT ends in '.sdm', gzip-compressed Matrix Market\n"
+                       "when it ends in '.gz', Matrix Market coordinate real general otherwise\n"
+                       "(values with 9 significant digits, which read back exactly). Symmetric\n"
+                       "input is written expanded. OUT is written to a temporary file and\n"
+                       "renamed, so a failed conversion leaves no partial file and an existing\n"
+                       "OUT untouched.",
                        NULL, 0);
         return SDC_EXIT_OK;
     }

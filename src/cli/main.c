@@ -12,6 +12,8 @@ int cmd_analyze(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_reorder(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 static const sdc_command commands[] = {
     {"version", cmd_version, "print the library version"},
@@ -21,6 +23,8 @@ static const sdc_command commands[] = {
     {"baseline", cmd_baseline, "every cuSPARSE variant for an operator, validated and timed"},
     {"reorder", cmd_reorder, "graph reordering (rabbit, rcm, degree) with its permutation"},
     {"gen", cmd_gen, "a synthetic matrix from a generator family (stencils, rmat, twins, ...)"},
+    {"plan", cmd_plan, "the first-round candidate plans with their static bounds (no GPU)"},
+    {"compile", cmd_compile, "build, validate and measure the kernel that fits a matrix"},
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 

@@ -277,8 +277,9 @@ static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
                 r->zs_done = true;
         } else if (ret == Z_BUF_ERROR) {
             if (r->zs.avail_in == 0 && r->mem_pos == r->mem_len)
-                return SDI_ERR(SD_ERR_PARSE, "the gzip data is truncated after %lld bytes of "
-                                             "text", (long long)(r->text_bytes + (int64_t)produced));
+                return SDI_ERR(SD_ERR_PARSE,
+                               "the gzip data is truncated after %lld bytes of text",
+                               (long long)(r->text_bytes + (int64_t)produced));
         } else if (ret != Z_OK) {
             return SDI_ERR(SD_ERR_PARSE, "corrupt gzip data (%s) after %lld bytes of text",
                            r->zs.msg ? r->zs.msg : "inflate failed",

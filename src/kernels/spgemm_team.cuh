@@ -357,7 +357,7 @@ static __device__ __forceinline__ void sg_bitonic(const Team &tm, int *keys, flo
 }
 
 // Writes the n compacted entries of keys/vals[0, n) in column order to dcol/dval[0, n).
-// Short rows: by rank (count of smaller keys, broadcast reads). When the table (cap
+// Up to 8 keys a lane (4 a thread in a CTA): by rank. When the table (cap
 // slots, a power of two) is at most half full and the keys span at most 16·cap columns:
 // by an occupancy bitmap of the span in the free upper halves of keys and vals, whose
 // popcount prefix gives every key its rank in O(n + span/32). Otherwise: bitonic sort.
@@ -366,14 +366,40 @@ static __device__ __forceinline__ void sg_write_sorted(const Team &tm, int *keys
                                                        int n, int cap, sd_index *dcol,
                                                        sd_value *dval)
 {
-    if (n <= 2 * Team::size) {
-        for (int s = tm.lane; s < n; s += Team::size) {
-            const int k = keys[s];
-            int r = 0;
-            for (int q = 0; q < n; q++)
-                r += keys[q] < k;
-            dcol[r] = k;
-            dval[r] = vals[s];
+    // By rank: each lane holds up to R of the keys in registers and ranks them all in
+    // one pass over the keys (broadcast reads, R compares per key read).
+    constexpr int R = Team::size <= 32 ? 8 : 4;
+    if (n <= R * Team::size) {
+        int my[R], rk[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int s = tm.lane + r * Team::size;
+            my[r] = s < n ? keys[s] : SD_SG_EMPTY;
+            rk[r] = 0;
+        }
+        const int rmax = (n + Team::size - 1) / Team::size; // keys per lane, ≤ R
+        if (rmax <= R / 2) {
+            for (int q = 0; q < n; q++) {
+                const int kq = keys[q];
+#pragma unroll
+                for (int r = 0; r < R / 2; r++)
+                    rk[r] += kq < my[r];
+            }
+        } else {
+            for (int q = 0; q < n; q++) {
+                const int kq = keys[q];
+#pragma unroll
+                for (int r = 0; r < R; r++)
+                    rk[r] += kq < my[r];
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int s = tm.lane + r * Team::size;
+            if (s < n) {
+                dcol[rk[r]] = my[r];
+                dval[rk[r]] = vals[s];
+            }
         }
         tm.sync();
         return;

@@ -406,6 +406,47 @@ sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req, const sdi_cub
 #undef SD_FREE_ALL
 }
 
+sd_status sdi_jit_memo_put(sd_context *ctx, const sdi_jit_request *req, const void *cubin,
+                           size_t size)
+{
+    if (ctx == NULL || ctx->magic != SDI_CONTEXT_MAGIC || req == NULL || cubin == NULL || size == 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_memo_put: bad context, request or cubin");
+    const char *arch = req->arch ? req->arch : ctx->arch;
+    jit_text t;
+    sdi_memo_entry *fresh = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        jit_text_free(&t);                                                                 \
+        memo_entry_free(fresh);                                                            \
+    } while (0)
+    sd_status s = jit_text_build(req, arch, &t);
+    if (s != SD_OK) {
+        jit_text_free(&t);
+        return s;
+    }
+    fresh = sdi_calloc(1, sizeof *fresh);
+    SD_CHECK_ALLOC(fresh, "JIT memo entry");
+    fresh->cubin.cubin = sdi_malloc(size);
+    SD_CHECK_ALLOC(fresh->cubin.cubin, "a cached cubin");
+    memcpy(fresh->cubin.cubin, cubin, size);
+    fresh->cubin.size = size;
+    fresh->hash = sdi_hash_bytes(t.key_text, t.key_len, 0);
+    fresh->cubin.key = fresh->hash;
+    fresh->key_text = t.key_text;
+    fresh->key_len = t.key_len;
+    t.key_text = NULL;
+    pthread_mutex_lock(&ctx->memo_lock);
+    if (memo_find(ctx->memo, fresh->hash, fresh->key_text, fresh->key_len) == NULL) {
+        fresh->next = ctx->memo;
+        ctx->memo = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(&ctx->memo_lock);
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
 SDI_HIDDEN void sdi_memo_clear(sd_context *ctx);
 void sdi_memo_clear(sd_context *ctx)
 {

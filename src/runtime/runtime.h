@@ -159,6 +159,11 @@ SDI_HIDDEN sd_status sdi_stream_sync(sd_context *ctx, const char *what, const ch
 SDI_HIDDEN sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req,
                                  const sdi_cubin **out, bool *hit);
 
+/* Seeds the memo with a cubin compiled earlier for req (a kernel-cache hit), so that
+ * the sdi_jit_get that follows is a hit and NVRTC is not run. The cubin is copied. */
+SDI_HIDDEN sd_status sdi_jit_memo_put(sd_context *ctx, const sdi_jit_request *req,
+                                      const void *cubin, size_t size);
+
 /* ------------------------------------------------------------------ modules */
 typedef struct {
     char name[128];

@@ -638,8 +638,9 @@ static void test_canonicalisation(void)
             w++;
             k = e;
         }
-        SDT_CHECK(same && w == a.nnz && nd == dups, "trial %d mode %d: w %lld nnz %lld dups %lld/%lld",
-                  trial, mode, (long long)w, (long long)a.nnz, (long long)dups, (long long)nd);
+        SDT_CHECK(same && w == a.nnz && nd == dups,
+                  "trial %d mode %d: w %lld nnz %lld dups %lld/%lld", trial, mode, (long long)w,
+                  (long long)a.nnz, (long long)dups, (long long)nd);
         sd_csr_free(&a);
         sdi_coo_free(&c);
         free(t);

@@ -1,7 +1,8 @@
 /* tests/fuzz/fuzz_mtx.c: libFuzzer target for the matrix readers. Each input is read as
  * Matrix Market (plain or gzip, from memory) with the default block and with a tiny
- * block, which must agree (exactly for plain text); a success must be a valid canonical CSR; nothing may
- * leak. The same bytes also go through the .sdm reader. Any disagreement aborts. */
+ * block, which must agree (exactly for plain text); a success must be a valid canonical
+ * CSR; nothing may leak. The same bytes also go through the .sdm reader. Any
+ * disagreement aborts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

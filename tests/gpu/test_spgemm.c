@@ -698,6 +698,18 @@ static void test_real(void)
         printf("  (no real matrices under %s: skipped)\n", SD_MATRICES_DIR);
 }
 
+static int selected(const char *only, const char *name)
+{
+    if (only == NULL || only[0] == '\0')
+        return 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", only);
+    for (char *w = strtok(buf, ","); w != NULL; w = strtok(NULL, ","))
+        if (strstr(name, w) != NULL)
+            return 1;
+    return 0;
+}
+
 int main(void)
 {
     sdt_init("test_spgemm");
@@ -709,10 +721,11 @@ int main(void)
         return sdt_skip(why);
     }
     printf("# device: %s (%d SMs)\n", g_ctx->props.name, g_ctx->props.sm_count);
+    /* SDT_ONLY=a,b,...: run only the tests whose names contain one of the words */
     const char *only = getenv("SDT_ONLY");
 #define RUN(fn)                                                                            \
     do {                                                                                   \
-        if (only == NULL || strstr(#fn, only) != NULL)                                     \
+        if (selected(only, #fn))                                                           \
             SDT_RUN(fn);                                                                   \
     } while (0)
     RUN(test_cancellation);

@@ -1,0 +1,318 @@
+/* src/cli/cmd_compile.c: `sparseditto compile FILE --op spmv|spmm [-K n] [--budget N]
+ * [--json]`: the whole pipeline through sd_compile, with progress on a TTY; without a
+ * GPU it stops after lowering and NVRTC compilation and says so (exit 3). Also
+ * `sparseditto plan`: the candidate plans of the first round with their static bounds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/gpu.h"
+#include "cli.h"
+#include "core/io.h"
+#include "core/json_parse.h"
+#include "gen/gen.h"
+#include "runtime/runtime.h"
+#include "tune/tune.h"
+
+SDI_HIDDEN sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                                    const sd_compile_options *opts, sdi_tune_progress_fn progress,
+                                    void *progress_arg, sd_kernel **out);
+
+static const sdc_option compile_options[] = {
+    {"op", 0, true, "operator: spmv or spmm (spgemm: not wired into the compiler yet)"},
+    {"K", 'K', true, "SpMM dense width (default 32)"},
+    {"budget", 0, true, "candidates to measure (default 25: 3 branches x 5 + 2 x 5)"},
+    {"no-cache", 0, false, "neither read nor write the kernel cache"},
+    {"no-vendor", 0, false, "cuSPARSE may not win (it is still measured for the report)"},
+    {"deterministic", 0, false, "only plans without floating-point atomics"},
+    {"report", 0, true, "write the plan and search record as JSON to this file"},
+    {"gen", 0, true, "use a generated matrix SPEC instead of FILE"},
+    {"gpu", 0, true, "profile for planning when no GPU is usable (default H200)"},
+    {"device", 0, true, "CUDA device ordinal (default 0)"},
+    {"json", 0, false, "print sd_kernel_describe's JSON on stdout"},
+};
+#define C_NOPTS ((int)(sizeof compile_options / sizeof compile_options[0]))
+enum { O_OP, O_K, O_BUDGET, O_NOCACHE, O_NOVENDOR, O_DET, O_REPORT, O_GEN, O_GPU, O_DEVICE, O_JSON };
+
+static int parse_op(const char *s, sd_op *op)
+{
+    if (s == NULL)
+        return sdc_usage_error("--op is required (spmv or spmm)");
+    if (strcmp(s, "spmv") == 0)
+        *op = SD_OP_SPMV;
+    else if (strcmp(s, "spmm") == 0)
+        *op = SD_OP_SPMM;
+    else if (strcmp(s, "spgemm") == 0)
+        *op = SD_OP_SPGEMM;
+    else
+        return sdc_usage_error("--op: '%s' is not spmv, spmm or spgemm", s);
+    return SDC_EXIT_OK;
+}
+
+/* Reads FILE (pattern files get seeded values) or generates --gen SPEC. */
+static int load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const char **src)
+{
+    sd_status s;
+    if (args->present[gen_index]) {
+        *src = args->value[gen_index];
+        s = sdi_gen(*src, 1, a);
+    } else {
+        if (args->npos < 1)
+            return sdc_usage_error("a matrix FILE (or --gen SPEC) is required");
+        *src = args->pos[0];
+        sdi_mtx_info info;
+        s = sdi_csr_read_info(*src, a, &info);
+        if (s == SD_OK && info.field == SDI_MTX_PATTERN)
+            sdi_gen_values(a, SDI_VALUES_UNIFORM, 1);
+    }
+    return s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
+}
+
+static void progress(void *arg, const char *stage, const sdi_trial *tr, double best_us)
+{
+    (void)arg;
+    if (tr->status == SD_OK)
+        fprintf(stderr, "  [%-10s] %-20s %-44.44s %9.2f us   best %9.2f us\n", stage, tr->family,
+                tr->config, tr->t.mean_us, best_us);
+    else
+        fprintf(stderr, "  [%-10s] %-20s %-44.44s %s: %.60s\n", stage, tr->family, tr->config,
+                sd_status_string(tr->status), tr->detail);
+}
+
+static void print_offline(const char *src, const sdi_gpu_props *gpu, const sdi_tune_result *r)
+{
+    printf("%s: %d candidate plans of the first round for %s (ranking %s):\n", src, r->ntrials,
+           gpu->name, r->ranking.model);
+    for (int i = 0; i < r->ranking.n && i < 4; i++)
+        printf("  rank %d: %-8s energy %6.2f  (%s: %s)\n", i + 1, r->ranking.e[i].label,
+               r->ranking.e[i].energy,
+               r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].feature : "-",
+               r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].why : "-");
+    for (int i = 0; i < r->ntrials; i++) {
+        const sdi_trial *t = &r->trials[i];
+        printf("  %-20s %-48.48s %s", t->family, t->config,
+               t->status == SD_ERR_NO_DEVICE ? "lowered" : sd_status_string(t->status));
+        if (t->compile_ms > 0)
+            printf(", NVRTC %.0f ms", t->compile_ms);
+        if (t->status != SD_ERR_NO_DEVICE)
+            printf(" (%s)", t->detail);
+        printf("\n");
+    }
+    printf("stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, NVRTC %.1f ms\n",
+           r->ms_analysis, r->ms_rank, r->ms_synthesis, r->ms_compile);
+}
+
+int cmd_compile(int argc, char **argv)
+{
+    sdc_args args;
+    int rc = sdc_parse(argc, argv, compile_options, C_NOPTS, 0, 1, &args);
+    if (rc != SDC_EXIT_OK)
+        return rc;
+    if (args.help) {
+        sdc_print_help("compile FILE --op spmv|spmm [-K n] [--budget N] [--json]",
+                       "Builds the kernel that fits FILE: analysis, ranking, synthesis, lowering,\n"
+                       "NVRTC compilation, validation against the CPU reference, measurement\n"
+                       "against every cuSPARSE variant, refinement; or a cache hit. Prints the\n"
+                       "winning plan, its time, the cuSPARSE baseline, the speed-up and the\n"
+                       "compile time by stage. Without a GPU it stops after lowering and NVRTC\n"
+                       "compilation, says so and exits 3.",
+                       compile_options, C_NOPTS);
+        return SDC_EXIT_OK;
+    }
+    sd_op op;
+    if ((rc = parse_op(args.value[O_OP], &op)) != SDC_EXIT_OK)
+        return rc;
+    long long k = 32, budget = 0, device = 0;
+    if (args.present[O_K] && (rc = sdc_parse_int(args.value[O_K], "-K", 1, 65536, &k)) != SDC_EXIT_OK)
+        return rc;
+    if (args.present[O_BUDGET] &&
+        (rc = sdc_parse_int(args.value[O_BUDGET], "--budget", 1, SDI_TUNE_MAX_TRIALS, &budget)) != SDC_EXIT_OK)
+        return rc;
+    if (args.present[O_DEVICE] &&
+        (rc = sdc_parse_int(args.value[O_DEVICE], "--device", 0, 1024, &device)) != SDC_EXIT_OK)
+        return rc;
+    sd_csr a;
+    memset(&a, 0, sizeof a);
+    const char *src = NULL;
+    if ((rc = load_matrix(&args, O_GEN, &a, &src)) != SDC_EXIT_OK)
+        return rc;
+
+    sd_context *ctx = NULL;
+    sd_context_options co = {(int)device, NULL, 0};
+    sd_status s = sd_context_create(&co, &ctx);
+    if (s == SD_ERR_NO_DEVICE) {
+        /* Everything up to measurement, then say why it stops. */
+        char why[512];
+        snprintf(why, sizeof why, "%s", sd_last_error());
+        sdi_gpu_props gpu;
+        s = sdi_gpu_profile(args.present[O_GPU] ? args.value[O_GPU] : "H200", &gpu);
+        sdi_tune_result *r = s == SD_OK ? calloc(1, sizeof *r) : NULL;
+        if (s == SD_OK && r == NULL)
+            s = SD_ERR_OUT_OF_MEMORY;
+        if (s == SD_OK && op != SD_OP_SPGEMM)
+            s = sdi_tune_offline(&a, op, (int)k, &gpu, 0, 1, r, NULL);
+        if (s == SD_OK && op != SD_OP_SPGEMM)
+            print_offline(src, &gpu, r);
+        free(r);
+        sd_csr_free(&a);
+        if (s != SD_OK)
+            return sdc_fail(s);
+        fprintf(stderr,
+                "sparseditto: no usable GPU (%s): stopped after lowering and NVRTC compilation; "
+                "validation and measurement need a GPU\n",
+                why);
+        return SDC_EXIT_ENV;
+    }
+    if (s != SD_OK) {
+        sd_csr_free(&a);
+        return sdc_fail(s);
+    }
+    sd_compile_options o = sd_compile_options_default();
+    o.budget = (int)budget;
+    o.use_cache = !args.present[O_NOCACHE];
+    o.allow_vendor = !args.present[O_NOVENDOR];
+    o.deterministic = args.present[O_DET];
+    o.report_path = args.value[O_REPORT];
+    bool tty = isatty(STDERR_FILENO) && !args.present[O_JSON];
+    if (tty)
+        fprintf(stderr, "compiling %s for %s on %s ...\n", src, args.value[O_OP], ctx->props.name);
+    sd_kernel *kern = NULL;
+    s = sdi_compile_ex(ctx, &a, op, (int)k, &o, tty ? progress : NULL, NULL, &kern);
+    if (s != SD_OK) {
+        rc = sdc_fail(s);
+        sd_csr_free(&a);
+        sd_context_destroy(ctx);
+        return rc;
+    }
+    size_t cap = 1 << 20;
+    char *json = malloc(cap);
+    s = json ? sd_kernel_describe(kern, json, cap) : SD_ERR_OUT_OF_MEMORY;
+    if (s == SD_ERR_INVALID_ARG) { /* the message names the size needed: grow once */
+        cap = 64u << 20;
+        free(json);
+        json = malloc(cap);
+        s = json ? sd_kernel_describe(kern, json, cap) : SD_ERR_OUT_OF_MEMORY;
+    }
+    if (s == SD_OK && args.present[O_JSON]) {
+        printf("%s\n", json);
+    } else if (s == SD_OK) {
+        sdi_jvalue v;
+        if (sdi_json_parse(json, -1, &v) == SD_OK) {
+            const sdi_jvalue *plan = sdi_jget(&v, "plan"), *search = sdi_jget(&v, "search");
+            const sdi_jvalue *win = sdi_jget(search, "winner"), *cs = sdi_jget(search, "cusparse_best");
+            const sdi_jvalue *ct = sdi_jget(search, "compile_ms");
+            printf("%s: %s%s\n", src, sdi_jget_string(plan, "family", "?"),
+                   (sdi_jget(&v, "from_cache") && sdi_jget(&v, "from_cache")->boolean)
+                       ? " (from the kernel cache)" : "");
+            printf("  plan      %s\n", sdi_jget_string(plan, "config", "?"));
+            printf("  time      %.2f us per execution, %.2f us pipelined (%.0f%% of the memory roofline)\n",
+                   sdi_jget_number(sdi_jget(win, "time"), "mean_us", 0),
+                   sdi_jget_number(sdi_jget(win, "time"), "pipelined_us", 0),
+                   100 * sdi_jget_number(win, "roofline_frac", 0));
+            if (cs != NULL)
+                printf("  cuSPARSE  %s %.2f us; speed-up of the compiled kernel %.2fx (ours alone %.2fx)\n",
+                       sdi_jget_string(cs, "variant", "?"), sdi_jget_number(sdi_jget(cs, "time"), "mean_us", 0),
+                       sdi_jget_number(search, "speedup", 0), sdi_jget_number(search, "speedup_ours", 0));
+            if (ct != NULL)
+                printf("  compile   %.2f s: analysis %.0f ms, ranking %.2f ms, synthesis %.0f ms, NVRTC %.0f ms, "
+                       "measurement %.0f ms, cuSPARSE %.0f ms\n",
+                       sdi_jget_number(&v, "ready_ms", 0) / 1e3, sdi_jget_number(ct, "analysis", 0),
+                       sdi_jget_number(ct, "rank", 0), sdi_jget_number(ct, "synthesis", 0),
+                       sdi_jget_number(ct, "nvrtc", 0), sdi_jget_number(ct, "measure", 0),
+                       sdi_jget_number(ct, "cusparse", 0));
+            else
+                printf("  ready in  %.2f s\n", sdi_jget_number(&v, "ready_ms", 0) / 1e3);
+            const char *d = sdi_jget_string(search, "diagnosis", "");
+            if (d[0])
+                printf("  diagnosis %s\n", d);
+            sdi_jvalue_free(&v);
+        }
+    }
+    free(json);
+    rc = s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
+    sd_kernel_destroy(kern);
+    sd_context_destroy(ctx);
+    sd_csr_free(&a);
+    return rc;
+}
+
+static const sdc_option plan_options[] = {
+    {"op", 0, true, "operator: spmv or spmm"},
+    {"K", 'K', true, "SpMM dense width (default 32)"},
+    {"branches", 0, true, "families of the first round (default 3)"},
+    {"gpu", 0, true, "target GPU profile (default: the device, else H200)"},
+    {"gen", 0, true, "use a generated matrix SPEC instead of FILE"},
+    {"json", 0, false, "print the plans (lowering + static bounds) as JSON"},
+};
+#define P_NOPTS ((int)(sizeof plan_options / sizeof plan_options[0]))
+enum { P_OP, P_K, P_BRANCHES, P_GPU, P_GEN, P_JSON };
+
+int cmd_plan(int argc, char **argv)
+{
+    sdc_args args;
+    int rc = sdc_parse(argc, argv, plan_options, P_NOPTS, 0, 1, &args);
+    if (rc != SDC_EXIT_OK)
+        return rc;
+    if (args.help) {
+        sdc_print_help("plan FILE --op spmv|spmm [-K n] [--gpu NAME] [--json]",
+                       "The first-round candidate plans for FILE (the ranked families' default\n"
+                       "theta_H), each lowered on the host with its representation, launches and\n"
+                       "static bounds (M_rep, W, M_R, M_T, q_R, q_T, work per SM). Needs no GPU.",
+                       plan_options, P_NOPTS);
+        return SDC_EXIT_OK;
+    }
+    sd_op op;
+    if ((rc = parse_op(args.value[P_OP], &op)) != SDC_EXIT_OK)
+        return rc;
+    if (op == SD_OP_SPGEMM)
+        return sdc_usage_error("plan: --op spgemm is not wired into the compiler yet");
+    long long k = 32, branches = 3;
+    if (args.present[P_K] && (rc = sdc_parse_int(args.value[P_K], "-K", 1, 65536, &k)) != SDC_EXIT_OK)
+        return rc;
+    if (args.present[P_BRANCHES] &&
+        (rc = sdc_parse_int(args.value[P_BRANCHES], "--branches", 1, 16, &branches)) != SDC_EXIT_OK)
+        return rc;
+    sdi_gpu_props gpu;
+    sd_status s = SD_ERR_NO_DEVICE;
+    if (!args.present[P_GPU])
+        s = sdi_runtime_gpu_props(0, &gpu);
+    if (s != SD_OK)
+        s = sdi_gpu_profile(args.present[P_GPU] ? args.value[P_GPU] : "H200", &gpu);
+    if (s != SD_OK)
+        return sdc_fail(s);
+    sd_csr a;
+    memset(&a, 0, sizeof a);
+    const char *src = NULL;
+    if ((rc = load_matrix(&args, P_GEN, &a, &src)) != SDC_EXIT_OK)
+        return rc;
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    sdi_json j;
+    sdi_json_init(&j, 2);
+    s = r ? sdi_tune_offline(&a, op, (int)k, &gpu, (int)branches, 0, r, &j) : SD_ERR_OUT_OF_MEMORY;
+    if (s == SD_OK)
+        s = sdi_json_finish(&j);
+    if (s == SD_OK && args.present[P_JSON]) {
+        printf("%s\n", j.buf);
+    } else if (s == SD_OK) {
+        print_offline(src, &gpu, r);
+        sdi_jvalue v;
+        if (sdi_json_parse(j.buf, -1, &v) == SD_OK) {
+            printf("static bounds (bytes; q = / L2 of %.0f MB):\n", gpu.l2_bytes / 1e6);
+            for (int i = 0; i < v.n; i++) {
+                const sdi_jvalue *b = sdi_jget(&v.items[i], "bounds");
+                printf("  %-20s M_rep %12.0f  W %10.0f  M_R %12.0f  M_T %12.0f  q_R %6.2f  q_T %6.2f\n",
+                       sdi_jget_string(&v.items[i], "family", "?"), sdi_jget_number(b, "M_rep", 0),
+                       sdi_jget_number(b, "W", 0), sdi_jget_number(b, "M_R", 0),
+                       sdi_jget_number(b, "M_T", 0), sdi_jget_number(b, "q_R", 0),
+                       sdi_jget_number(b, "q_T", 0));
+            }
+            sdi_jvalue_free(&v);
+        }
+    }
+    rc = s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
+    sdi_json_free(&j);
+    free(r);
+    sd_csr_free(&a);
+    return rc;
+}

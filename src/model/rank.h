@@ -1,0 +1,43 @@
+/* src/model/rank.h: ranking of the template vocabulary V_o (DESIGN.md) for one task,
+ * with per-feature reasons. Until the learned energy model exists (issue 9) the energy
+ * is a documented rule table over the 36 features (rank.c); its interface is the one
+ * the energy model will fill: a lower energy ranks higher, and every energy is a sum of
+ * named per-feature contributions, which are the explanation handed to synthesis. */
+#ifndef SDI_RANK_H
+#define SDI_RANK_H
+
+#include "../core/core.h"
+
+#define SDI_RANK_MAX_TEMPLATES 12
+#define SDI_RANK_MAX_REASONS 6
+
+typedef struct {
+    char feature[24];   /* feature name, or "prior" */
+    double value;       /* the feature's raw value */
+    double contribution; /* added to the energy (negative = favours the template) */
+    char why[96];
+} sdi_rank_reason;
+
+typedef struct {
+    char label[16]; /* V_o label: "csr", "sell32", "bsr8", "tc", "csr_hash", ... */
+    double energy;
+    int nreasons;
+    sdi_rank_reason reasons[SDI_RANK_MAX_REASONS];
+} sdi_rank_entry;
+
+typedef struct {
+    sd_op op;
+    int k;
+    char model[32]; /* "rules-v1" (or the energy model's name) */
+    int n;
+    sdi_rank_entry e[SDI_RANK_MAX_TEMPLATES]; /* sorted by energy, lowest first */
+} sdi_ranking;
+
+/* The vocabulary V_o of op: labels in DESIGN.md's order; *n receives the count. */
+SDI_HIDDEN const char *const *sdi_vocabulary(sd_op op, int *n);
+/* Ranks V_o for features f (sd_analyze of the task) and dense width k (SpMM). */
+SDI_HIDDEN sd_status sdi_rank(const sd_features *f, sd_op op, int k, sdi_ranking *out);
+/* {"model":…, "templates":[{"label":…, "energy":…, "reasons":[…]}, …]} */
+SDI_HIDDEN void sdi_ranking_json(const sdi_ranking *r, sdi_json *j);
+
+#endif /* SDI_RANK_H */

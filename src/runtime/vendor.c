@@ -1,0 +1,833 @@
+/* src/runtime/vendor.c: the cuSPARSE executor (vendor.h): one baseline variant built
+ * once for a matrix (format, descriptor, workspace, preprocessing) and run on the
+ * caller's device pointers without allocating or synchronising. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cusparse.h>
+
+#include "vendor.h"
+
+#define VENDOR_MAGIC 0x5344564eu /* "SDVN" */
+#define SELL_SLICE 32           /* the baseline's slice height (cusparse_dense.c) */
+#define SCRATCH_MIN 256         /* scratch operands are never empty (cuSPARSE rejects NULL) */
+
+static const float one = 1.0f, zero = 0.0f;
+
+typedef enum { FMT_CSR, FMT_COO, FMT_SELL, FMT_BELL } fmt_kind;
+
+typedef struct {
+    const char *name;
+    fmt_kind fmt;
+    int bs; /* Blocked-ELL block size */
+    int alg;
+    bool preprocess; /* as the baseline measured it */
+} variant_def;
+
+/* The baseline's variants (cusparse_dense.c): same names, algorithms and preprocessing,
+ * so the executor runs what the baseline timed. */
+static const variant_def spmv_defs[] = {
+    {"csr_alg1", FMT_CSR, 0, CUSPARSE_SPMV_CSR_ALG1, true},
+    {"csr_alg2", FMT_CSR, 0, CUSPARSE_SPMV_CSR_ALG2, true},
+    {"coo_alg1", FMT_COO, 0, CUSPARSE_SPMV_COO_ALG1, true},
+    {"coo_alg2", FMT_COO, 0, CUSPARSE_SPMV_COO_ALG2, true},
+    {"sell32", FMT_SELL, 0, CUSPARSE_SPMV_SELL_ALG1, true},
+};
+static const variant_def spmm_defs[] = {
+    {"csr_alg1", FMT_CSR, 0, CUSPARSE_SPMM_CSR_ALG1, true},
+    {"csr_alg2", FMT_CSR, 0, CUSPARSE_SPMM_CSR_ALG2, false},
+    {"csr_alg3", FMT_CSR, 0, CUSPARSE_SPMM_CSR_ALG3, true},
+    {"coo_alg1", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG1, false},
+    {"coo_alg2", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG2, false},
+    {"coo_alg3", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG3, false},
+    {"coo_alg4", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG4, false},
+    {"bell16", FMT_BELL, 16, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
+    {"bell32", FMT_BELL, 32, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
+};
+#define NSPMV ((int)(sizeof spmv_defs / sizeof spmv_defs[0]))
+#define NSPMM ((int)(sizeof spmm_defs / sizeof spmm_defs[0]))
+
+struct sdi_vendor {
+    uint32_t magic;
+    sd_context *ctx;
+    int device;
+    const variant_def *def;
+    sd_op op;
+    int k; /* 1 for SpMV */
+    int32_t rows, cols;
+    int64_t nnz;
+    int64_t rows_eff, cols_eff; /* the descriptor's shape (Blocked-ELL: padded) */
+    int64_t ell_cols;           /* Blocked-ELL: value columns per row */
+    bool preprocessed;
+    cusparseHandle_t h; /* one per executor: no stream or descriptor races between kernels */
+    cusparseSpMatDescr_t A;
+    cusparseDnVecDescr_t x, y;
+    cusparseDnMatDescr_t b, c;
+    void *buf;
+    /* A on the device. CSR: rowptr, colind; COO: rowind, colind; SELL: rowptr holds the
+     * slice offsets, colind the padded columns; Blocked-ELL: colind holds the block
+     * columns. d_vals holds nvals floats in the format's layout. */
+    int32_t *d_rowptr, *d_rowind, *d_colind;
+    float *d_vals;
+    int64_t nvals;
+    int64_t *slot; /* host, nnz: where CSR entry e lives in d_vals (NULL: at e) */
+    /* Blocked-ELL staging operands, present only when rows / cols are not multiples of
+     * the block: padded B (zero pad rows) and padded C. */
+    float *d_bpad, *d_cpad;
+    size_t dev_bytes;
+    pthread_mutex_t lock;
+    bool lock_ready;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static const char *op_label(sd_op op) { return op == SD_OP_SPMV ? "SpMV" : "SpMM"; }
+
+static const variant_def *find_def(sd_op op, const char *name)
+{
+    const variant_def *defs = op == SD_OP_SPMV ? spmv_defs : spmm_defs;
+    int n = op == SD_OP_SPMV ? NSPMV : NSPMM;
+    for (int i = 0; i < n; i++)
+        if (strcmp(defs[i].name, name) == 0)
+            return &defs[i];
+    return NULL;
+}
+
+const char *sdi_vendor_variant(sd_op op, int i)
+{
+    if (op == SD_OP_SPMV)
+        return i >= 0 && i < NSPMV ? spmv_defs[i].name : NULL;
+    if (op == SD_OP_SPMM)
+        return i >= 0 && i < NSPMM ? spmm_defs[i].name : NULL;
+    return NULL;
+}
+
+/* Free device bytes now (0 when unknown, which makes the size limits refuse). */
+static size_t device_free_bytes(void)
+{
+    size_t f = 0, t = 0;
+    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return f;
+}
+
+/* A cuSPARSE failure as a status: refusals are SD_ERR_UNSUPPORTED (as the baseline
+ * classifies them), resource failures SD_ERR_OUT_OF_MEMORY. */
+static sd_status cs_status(const char *call, cusparseStatus_t st)
+{
+    sd_status s;
+    switch (st) {
+    case CUSPARSE_STATUS_NOT_SUPPORTED:
+    case CUSPARSE_STATUS_ARCH_MISMATCH:
+    case CUSPARSE_STATUS_INVALID_VALUE:
+        s = SD_ERR_UNSUPPORTED;
+        break;
+    case CUSPARSE_STATUS_ALLOC_FAILED:
+    case CUSPARSE_STATUS_INSUFFICIENT_RESOURCES:
+        s = SD_ERR_OUT_OF_MEMORY;
+        break;
+    default:
+        s = SD_ERR_CUDA;
+        break;
+    }
+    return SDI_ERR(s, "%s: %s (%s)", call, cusparseGetErrorName(st), cusparseGetErrorString(st));
+}
+
+/* During setup: a sticky CUDA fault behind a cuSPARSE failure is reported instead. */
+static sd_status setup_failed(sdi_vendor *v, const char *call, cusparseStatus_t st)
+{
+    sd_status s = sdi_stream_sync(v->ctx, "after a cuSPARSE failure in", call);
+    if (s != SD_OK)
+        return s;
+    return cs_status(call, st);
+}
+
+static sd_status dev_alloc(sdi_vendor *v, void **p, size_t bytes, const char *what)
+{
+    sd_status s = sdi_device_malloc(v->ctx, p, bytes, what);
+    if (s == SD_OK)
+        v->dev_bytes += bytes;
+    return s;
+}
+
+static sd_status dev_upload(sdi_vendor *v, void **p, const void *src, size_t bytes,
+                            const char *what)
+{
+    sd_status s = sdi_device_upload(v->ctx, p, src, bytes, what);
+    if (s == SD_OK)
+        v->dev_bytes += bytes;
+    return s;
+}
+
+/* Device memory cleared on ctx->stream (waited for by the setup's final sync). */
+static sd_status dev_zeros(sdi_vendor *v, void **p, size_t bytes, const char *what)
+{
+    sd_status s = dev_alloc(v, p, bytes, what);
+    if (s != SD_OK)
+        return s;
+    return sdi_cuda_status(v->ctx, cudaMemsetAsync(*p, 0, bytes, v->ctx->stream), what, NULL);
+}
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* ------------------------------------------------------------------ formats */
+
+/* CSR or COO with 32-bit indices; an empty A still gets one-element arrays (cuSPARSE
+ * rejects NULL arrays). The values stay in CSR order. */
+static sd_status build_csr_coo(sdi_vendor *v, const sd_csr *a, bool coo)
+{
+    int32_t *idx = NULL;
+#define SD_FREE_ALL sdi_free(idx)
+    static const int32_t zero_i = 0;
+    static const float zero_f = 0;
+    size_t n = a->nnz > 0 ? (size_t)a->nnz : 1;
+    if (coo) {
+        idx = sdi_calloc(n, sizeof *idx);
+        SD_CHECK_ALLOC(idx, "COO row indices");
+        for (int32_t i = 0; i < a->rows; i++)
+            for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
+                idx[e] = i;
+        SD_TRY(dev_upload(v, (void **)&v->d_rowind, idx, n * sizeof *idx, "COO row indices"));
+    } else {
+        idx = sdi_malloc_array((size_t)a->rows + 1, sizeof *idx);
+        SD_CHECK_ALLOC(idx, "32-bit row offsets");
+        for (int64_t i = 0; i <= a->rows; i++)
+            idx[i] = (int32_t)a->rowptr[i];
+        SD_TRY(dev_upload(v, (void **)&v->d_rowptr, idx, ((size_t)a->rows + 1) * sizeof *idx,
+                          "CSR row offsets"));
+    }
+    SD_TRY(dev_upload(v, (void **)&v->d_colind, a->nnz ? a->colind : &zero_i,
+                      n * sizeof(int32_t), "column indices"));
+    SD_TRY(dev_upload(v, (void **)&v->d_vals, a->nnz ? a->vals : &zero_f, n * sizeof(float),
+                      "values"));
+    v->nvals = (int64_t)n;
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* Sliced ELL as the baseline builds it: slices of SELL_SLICE rows, each column-major
+ * with leading dimension SELL_SLICE, padding column -1 and value 0. Remembers each
+ * entry's slot for value updates. */
+static sd_status build_sell(sdi_vendor *v, const sd_csr *a)
+{
+    int64_t nsl = ((int64_t)a->rows + SELL_SLICE - 1) / SELL_SLICE;
+    int32_t *off = NULL, *col = NULL;
+    float *val = NULL;
+    int64_t *slot = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(off);                                                                     \
+        sdi_free(col);                                                                     \
+        sdi_free(val);                                                                     \
+        sdi_free(slot);                                                                    \
+    } while (0)
+    int64_t total = 0;
+    for (int64_t s = 0; s < nsl; s++) {
+        int64_t w = 0;
+        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++)
+            if (a->rowptr[r + 1] - a->rowptr[r] > w)
+                w = a->rowptr[r + 1] - a->rowptr[r];
+        total += w * SELL_SLICE;
+    }
+    size_t dev_free = device_free_bytes();
+    if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free)
+        return SDI_ERR(SD_ERR_UNSUPPORTED,
+                       "SELL-%d needs %lld slots (%.2f GiB): beyond 32-bit offsets or half "
+                       "of the %.2f GiB of free device memory",
+                       SELL_SLICE, (long long)total, (double)total * 8 / (1 << 30),
+                       (double)dev_free / (1 << 30));
+    size_t n = total > 0 ? (size_t)total : 1;
+    off = sdi_malloc_array((size_t)nsl + 1, sizeof *off);
+    col = sdi_malloc_array(n, sizeof *col);
+    val = sdi_calloc(n, sizeof *val);
+    slot = sdi_malloc_array(a->nnz > 0 ? (size_t)a->nnz : 1, sizeof *slot);
+    SD_CHECK_ALLOC(off, "SELL slice offsets");
+    SD_CHECK_ALLOC(col, "SELL column indices");
+    SD_CHECK_ALLOC(val, "SELL values");
+    SD_CHECK_ALLOC(slot, "SELL value slots");
+    for (size_t i = 0; i < n; i++)
+        col[i] = -1;
+    int64_t pos = 0;
+    for (int64_t s = 0; s < nsl; s++) {
+        off[s] = (int32_t)pos;
+        int64_t w = 0;
+        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++) {
+            int64_t len = a->rowptr[r + 1] - a->rowptr[r];
+            if (len > w)
+                w = len;
+            for (int64_t j = 0; j < len; j++) {
+                int64_t e = a->rowptr[r] + j;
+                int64_t at = pos + j * SELL_SLICE + (r - s * SELL_SLICE);
+                col[at] = a->colind[e];
+                val[at] = a->vals[e];
+                slot[e] = at;
+            }
+        }
+        pos += w * SELL_SLICE;
+    }
+    off[nsl] = (int32_t)pos;
+    SD_TRY(dev_upload(v, (void **)&v->d_rowptr, off, ((size_t)nsl + 1) * sizeof *off,
+                      "SELL slice offsets"));
+    SD_TRY(dev_upload(v, (void **)&v->d_colind, col, n * sizeof *col, "SELL column indices"));
+    SD_TRY(dev_upload(v, (void **)&v->d_vals, val, n * sizeof *val, "SELL values"));
+    v->nvals = total;
+    v->slot = slot;
+    slot = NULL;
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* Blocked-ELL as the baseline builds it: bs×bs blocks, every block row with the same
+ * number of block slots (the largest count of occupied block columns, sorted, padded
+ * with -1); values rows_pad × ell_cols row-major; rows and columns padded to multiples
+ * of bs. Remembers each entry's slot for value updates. */
+static sd_status build_bell(sdi_vendor *v, const sd_csr *a, int bs)
+{
+    int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
+    int64_t *mark = NULL, *slot = NULL;
+    int32_t *bslot = NULL, *list = NULL, *bcol = NULL;
+    float *val = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(mark);                                                                    \
+        sdi_free(slot);                                                                    \
+        sdi_free(bslot);                                                                   \
+        sdi_free(list);                                                                    \
+        sdi_free(bcol);                                                                    \
+        sdi_free(val);                                                                     \
+    } while (0)
+    size_t nbc_alloc = nbc > 0 ? (size_t)nbc : 1;
+    mark = sdi_malloc_array(nbc_alloc, sizeof *mark);
+    bslot = sdi_malloc_array(nbc_alloc, sizeof *bslot);
+    SD_CHECK_ALLOC(mark, "Blocked-ELL marks");
+    SD_CHECK_ALLOC(bslot, "Blocked-ELL block slots");
+    for (size_t i = 0; i < nbc_alloc; i++)
+        mark[i] = -1;
+    int64_t maxb = 0;
+    for (int64_t br = 0; br < nbr; br++) {
+        int64_t cnt = 0;
+        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
+            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+                int64_t bc = a->colind[e] / bs;
+                if (mark[bc] != br) {
+                    mark[bc] = br;
+                    cnt++;
+                }
+            }
+        if (cnt > maxb)
+            maxb = cnt;
+    }
+    v->rows_eff = nbr * bs;
+    v->cols_eff = nbc * bs;
+    v->ell_cols = maxb * bs;
+    double slots = (double)v->rows_eff * (double)v->ell_cols;
+    double bytes = slots * 4 + (double)nbr * (double)maxb * 4;
+    size_t dev_free = device_free_bytes();
+    if (maxb == 0 || bytes > 0.4 * (double)dev_free || slots > (double)INT32_MAX * 8) {
+        SD_FREE_ALL;
+        if (maxb == 0)
+            return SDI_ERR(SD_ERR_UNSUPPORTED, "Blocked-ELL-%d: A has no entries", bs);
+        return SDI_ERR(SD_ERR_UNSUPPORTED,
+                       "Blocked-ELL-%d needs %.0f value slots (%.1fx nnz, %.2f GiB): beyond "
+                       "40%% of the %.2f GiB of free device memory or the slot limit",
+                       bs, slots, slots / (double)a->nnz, bytes / (1 << 30),
+                       (double)dev_free / (1 << 30));
+    }
+    bcol = sdi_malloc_array((size_t)(nbr * maxb), sizeof *bcol);
+    list = sdi_malloc_array((size_t)maxb, sizeof *list);
+    val = sdi_calloc((size_t)slots, sizeof *val);
+    slot = sdi_malloc_array((size_t)a->nnz, sizeof *slot);
+    SD_CHECK_ALLOC(bcol, "Blocked-ELL column indices");
+    SD_CHECK_ALLOC(list, "Blocked-ELL block list");
+    SD_CHECK_ALLOC(val, "Blocked-ELL values");
+    SD_CHECK_ALLOC(slot, "Blocked-ELL value slots");
+    for (size_t i = 0; i < nbc_alloc; i++)
+        mark[i] = -1;
+    for (int64_t br = 0; br < nbr; br++) {
+        int64_t n = 0;
+        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
+            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+                int64_t bc = a->colind[e] / bs;
+                if (mark[bc] != br) {
+                    mark[bc] = br;
+                    list[n++] = (int32_t)bc;
+                }
+            }
+        qsort(list, (size_t)n, sizeof *list, cmp_i32);
+        for (int64_t j = 0; j < maxb; j++)
+            bcol[br * maxb + j] = j < n ? list[j] : -1;
+        for (int64_t j = 0; j < n; j++)
+            bslot[list[j]] = (int32_t)j;
+        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
+            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+                int32_t c = a->colind[e];
+                int64_t at = r * v->ell_cols + (int64_t)bslot[c / bs] * bs + c % bs;
+                val[at] = a->vals[e];
+                slot[e] = at;
+            }
+    }
+    SD_TRY(dev_upload(v, (void **)&v->d_colind, bcol, (size_t)(nbr * maxb) * sizeof *bcol,
+                      "Blocked-ELL column indices"));
+    SD_TRY(dev_upload(v, (void **)&v->d_vals, val, (size_t)slots * sizeof *val,
+                      "Blocked-ELL values"));
+    v->nvals = (int64_t)slots;
+    v->slot = slot;
+    slot = NULL;
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ setup */
+
+/* The sparse descriptor over the uploaded format. */
+static sd_status create_sparse(sdi_vendor *v)
+{
+    cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
+    const char *call = "";
+    switch (v->def->fmt) {
+    case FMT_CSR:
+        call = "cusparseCreateCsr";
+        st = cusparseCreateCsr(&v->A, v->rows, v->cols, v->nnz, v->d_rowptr, v->d_colind,
+                               v->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+        break;
+    case FMT_COO:
+        call = "cusparseCreateCoo";
+        st = cusparseCreateCoo(&v->A, v->rows, v->cols, v->nnz, v->d_rowind, v->d_colind,
+                               v->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                               CUDA_R_32F);
+        break;
+    case FMT_SELL:
+        call = "cusparseCreateSlicedEll";
+        st = cusparseCreateSlicedEll(&v->A, v->rows, v->cols, v->nnz, v->nvals, SELL_SLICE,
+                                     v->d_rowptr, v->d_colind, v->d_vals, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+        break;
+    case FMT_BELL:
+        call = "cusparseCreateBlockedEll";
+        st = cusparseCreateBlockedEll(&v->A, v->rows_eff, v->cols_eff, v->def->bs, v->ell_cols,
+                                      v->d_colind, v->d_vals, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+        break;
+    }
+    if (st != CUSPARSE_STATUS_SUCCESS) {
+        v->A = NULL;
+        return setup_failed(v, call, st);
+    }
+    return SD_OK;
+}
+
+/* Dense descriptors over representative operands of the right shape (the pointers
+ * change on every run), the workspace, and preprocessing. The scratch operands live
+ * only through setup; Blocked-ELL staging operands stand in for them where present. */
+static sd_status create_dense_and_buffer(sdi_vendor *v, bool preprocess)
+{
+    void *scratch_in = NULL, *scratch_out = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_device_free(scratch_in);                                                       \
+        sdi_device_free(scratch_out);                                                      \
+    } while (0)
+    const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    size_t k = (size_t)v->k;
+    size_t in_bytes = (size_t)v->cols_eff * k * sizeof(float);
+    size_t out_bytes = (size_t)v->rows_eff * k * sizeof(float);
+    void *in = NULL, *out = NULL;
+    if (v->def->fmt == FMT_BELL && v->cols_eff != v->cols) {
+        SD_TRY(dev_zeros(v, (void **)&v->d_bpad, in_bytes, "the padded Blocked-ELL input"));
+        in = v->d_bpad;
+    } else {
+        /* scratch is not the executor's: counted by the hooks, not in dev_bytes */
+        SD_TRY(sdi_device_malloc(v->ctx, &scratch_in, in_bytes > SCRATCH_MIN ? in_bytes
+                                                                              : SCRATCH_MIN,
+                                 "a representative dense input"));
+        SD_TRY(sdi_cuda_status(v->ctx, cudaMemsetAsync(scratch_in, 0, in_bytes, v->ctx->stream),
+                               "clearing the representative dense input", NULL));
+        in = scratch_in;
+    }
+    if (v->def->fmt == FMT_BELL && v->rows_eff != v->rows) {
+        SD_TRY(dev_zeros(v, (void **)&v->d_cpad, out_bytes, "the padded Blocked-ELL output"));
+        out = v->d_cpad;
+    } else {
+        SD_TRY(sdi_device_malloc(v->ctx, &scratch_out, out_bytes > SCRATCH_MIN ? out_bytes
+                                                                                : SCRATCH_MIN,
+                                 "a representative dense output"));
+        out = scratch_out;
+    }
+    cusparseStatus_t st;
+    const char *call;
+    size_t bytes = 0;
+    if (v->op == SD_OP_SPMV) {
+        call = "cusparseCreateDnVec";
+        st = cusparseCreateDnVec(&v->x, v->cols_eff, in, CUDA_R_32F);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            v->x = NULL;
+        if (st == CUSPARSE_STATUS_SUCCESS) {
+            st = cusparseCreateDnVec(&v->y, v->rows_eff, out, CUDA_R_32F);
+            if (st != CUSPARSE_STATUS_SUCCESS)
+                v->y = NULL;
+        }
+        if (st == CUSPARSE_STATUS_SUCCESS) {
+            call = "cusparseSpMV_bufferSize";
+            st = cusparseSpMV_bufferSize(v->h, nt, &one, v->A, v->x, &zero, v->y, CUDA_R_32F,
+                                         (cusparseSpMVAlg_t)v->def->alg, &bytes);
+        }
+    } else {
+        call = "cusparseCreateDnMat";
+        st = cusparseCreateDnMat(&v->b, v->cols_eff, v->k, v->k, in, CUDA_R_32F,
+                                 CUSPARSE_ORDER_ROW);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            v->b = NULL;
+        if (st == CUSPARSE_STATUS_SUCCESS) {
+            st = cusparseCreateDnMat(&v->c, v->rows_eff, v->k, v->k, out, CUDA_R_32F,
+                                     CUSPARSE_ORDER_ROW);
+            if (st != CUSPARSE_STATUS_SUCCESS)
+                v->c = NULL;
+        }
+        if (st == CUSPARSE_STATUS_SUCCESS) {
+            call = "cusparseSpMM_bufferSize";
+            st = cusparseSpMM_bufferSize(v->h, nt, nt, &one, v->A, v->b, &zero, v->c, CUDA_R_32F,
+                                         (cusparseSpMMAlg_t)v->def->alg, &bytes);
+        }
+    }
+    if (st != CUSPARSE_STATUS_SUCCESS) {
+        sd_status s = setup_failed(v, call, st);
+        SD_FREE_ALL;
+        return s;
+    }
+    SD_TRY(dev_alloc(v, &v->buf, bytes, "the cuSPARSE workspace"));
+    if (preprocess) {
+        /* Once, here: the preprocessed workspace stays valid when a later call changes
+         * only alpha, beta, the dense operands and A's values (cuSPARSE's rule for an
+         * "active" buffer), which is all that sdi_vendor_run / _update_values change.
+         * Redoing it per run is not an option: preprocessing may allocate or
+         * synchronise, which graph capture forbids. */
+        if (v->op == SD_OP_SPMV) {
+            call = "cusparseSpMV_preprocess";
+            st = cusparseSpMV_preprocess(v->h, nt, &one, v->A, v->x, &zero, v->y, CUDA_R_32F,
+                                         (cusparseSpMVAlg_t)v->def->alg, v->buf);
+        } else {
+            call = "cusparseSpMM_preprocess";
+            st = cusparseSpMM_preprocess(v->h, nt, nt, &one, v->A, v->b, &zero, v->c,
+                                         CUDA_R_32F, (cusparseSpMMAlg_t)v->def->alg, v->buf);
+        }
+        if (st == CUSPARSE_STATUS_SUCCESS) {
+            v->preprocessed = true;
+        } else {
+            /* Optional, as in the baseline: run without unless a CUDA fault is behind. */
+            SD_TRY(sdi_stream_sync(v->ctx, "after a cuSPARSE failure in", call));
+            sdi_log(1, "cuSPARSE executor %s %s: %s: %s (runs without)", op_label(v->op),
+                    v->def->name, call, cusparseGetErrorName(st));
+        }
+    }
+    /* The scratch operands go now: wait for everything that may read them. */
+    SD_TRY(sdi_stream_sync(v->ctx, "cuSPARSE setup of", v->def->name));
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+static sd_status create_body(sdi_vendor *v, const sd_csr *a, bool preprocess)
+{
+    cusparseStatus_t st = cusparseCreate(&v->h);
+    if (st != CUSPARSE_STATUS_SUCCESS) {
+        v->h = NULL;
+        return setup_failed(v, "cusparseCreate", st);
+    }
+    /* Setup work (uploads, preprocessing) goes on the context's stream. */
+    st = cusparseSetStream(v->h, v->ctx->stream);
+    if (st != CUSPARSE_STATUS_SUCCESS)
+        return cs_status("cusparseSetStream", st);
+    sd_status s = SD_OK;
+    switch (v->def->fmt) {
+    case FMT_CSR: s = build_csr_coo(v, a, false); break;
+    case FMT_COO: s = build_csr_coo(v, a, true); break;
+    case FMT_SELL: s = build_sell(v, a); break;
+    case FMT_BELL: s = build_bell(v, a, v->def->bs); break;
+    }
+    if (s != SD_OK)
+        return s;
+    s = create_sparse(v);
+    if (s != SD_OK)
+        return s;
+    return create_dense_and_buffer(v, preprocess);
+}
+
+sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                               const char *variant, const sdi_vendor_options *opt,
+                               sdi_vendor **out)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_create: out is NULL");
+    *out = NULL;
+    if (a == NULL || variant == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_create: %s is NULL",
+                       a == NULL ? "A" : "the variant name");
+    if (op != SD_OP_SPMV && op != SD_OP_SPMM)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_create: operator %d is not SpMV or SpMM",
+                       (int)op);
+    if (op == SD_OP_SPMM && (k < 1 || k > 65536))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_create: SpMM needs 1 <= K <= 65536 (got "
+                       "%d)", k);
+    const variant_def *def = find_def(op, variant);
+    if (def == NULL) {
+        char known[256] = "";
+        size_t used = 0;
+        for (int i = 0; sdi_vendor_variant(op, i) != NULL; i++) {
+            int n = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                             sdi_vendor_variant(op, i));
+            if (n < 0 || (size_t)n >= sizeof known - used)
+                break;
+            used += (size_t)n;
+        }
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "no cuSPARSE %s variant named '%s' (known: %s)",
+                       op_label(op), variant, known);
+    }
+    sd_status s = sdi_ctx_enter(ctx);
+    if (s != SD_OK)
+        return s;
+    s = sdi_csr_check_structure(a);
+    if (s != SD_OK)
+        return s;
+    if (a->nnz > INT32_MAX)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "cuSPARSE %s variant '%s' uses 32-bit indices; nnz = "
+                       "%lld exceeds them", op_label(op), def->name, (long long)a->nnz);
+    sdi_vendor *v = sdi_calloc(1, sizeof *v);
+    if (v == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory allocating the cuSPARSE "
+                       "executor");
+    if (pthread_mutex_init(&v->lock, NULL) != 0) {
+        sdi_free(v);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "pthread_mutex_init failed for the cuSPARSE "
+                       "executor");
+    }
+    v->lock_ready = true;
+    v->ctx = ctx;
+    v->device = ctx->device;
+    v->def = def;
+    v->op = op;
+    v->k = op == SD_OP_SPMM ? k : 1;
+    v->rows = a->rows;
+    v->cols = a->cols;
+    v->nnz = a->nnz;
+    v->rows_eff = a->rows;
+    v->cols_eff = a->cols;
+    double t0 = sdi_now();
+    s = create_body(v, a, def->preprocess && !(opt != NULL && opt->no_preprocess));
+    if (s != SD_OK) {
+        sdi_error_prefix("cuSPARSE %s variant '%s'", op_label(op), def->name);
+        sdi_vendor_destroy(v);
+        return s;
+    }
+    v->magic = VENDOR_MAGIC;
+    sdi_log(2, "cuSPARSE executor %s %s: %d x %d, nnz %lld, k %d: %zu device bytes, setup "
+            "%.1f ms%s", op_label(op), def->name, a->rows, a->cols, (long long)a->nnz, v->k,
+            v->dev_bytes, (sdi_now() - t0) * 1e3, v->preprocessed ? ", preprocessed" : "");
+    *out = v;
+    return SD_OK;
+}
+
+sd_status sdi_vendor_create(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                            const char *variant, sdi_vendor **out)
+{
+    return sdi_vendor_create_ex(ctx, a, op, k, variant, NULL, out);
+}
+
+/* ------------------------------------------------------------------ run */
+
+static sd_status check_live(const sdi_vendor *v, const char *fn)
+{
+    if (v == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: the executor is NULL", fn);
+    if (v->magic != VENDOR_MAGIC)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: not a live cuSPARSE executor (destroyed or "
+                       "corrupt)", fn);
+    return SD_OK;
+}
+
+/* The context check of sdi_ctx_enter without its cudaSetDevice when the device is
+ * already current: only calls that are legal during graph capture. */
+static sd_status run_enter(sdi_vendor *v)
+{
+    sd_context *ctx = v->ctx;
+    if (ctx == NULL || ctx->magic != SDI_CONTEXT_MAGIC)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "cuSPARSE executor %s: its context is not live "
+                       "(destroyed before the executor?)", v->def->name);
+    if (atomic_load(&ctx->broken))
+        return SDI_ERR(SD_ERR_CUDA, "the CUDA context is unusable after an earlier error: %s",
+                       ctx->broken_reason);
+    int dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev != v->device) {
+        (void)cudaGetLastError();
+        cudaError_t e = cudaSetDevice(v->device);
+        if (e != cudaSuccess)
+            return sdi_cuda_status(ctx, e, "cudaSetDevice", NULL);
+    }
+    return SD_OK;
+}
+
+/* The enqueueing proper; called with v->lock held. */
+static sd_status run_locked(sdi_vendor *v, const float *in, float *out, cudaStream_t stream)
+{
+    const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    const char *name = v->def->name;
+    cusparseStatus_t st = cusparseSetStream(v->h, stream);
+    if (st != CUSPARSE_STATUS_SUCCESS)
+        return cs_status("cusparseSetStream", st);
+    if (v->op == SD_OP_SPMV) {
+        /* cuSPARSE only reads x: the descriptor type is not const-qualified. */
+        st = cusparseDnVecSetValues(v->x, (void *)in);
+        if (st == CUSPARSE_STATUS_SUCCESS)
+            st = cusparseDnVecSetValues(v->y, out);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            return cs_status("cusparseDnVecSetValues", st);
+        st = cusparseSpMV(v->h, nt, &one, v->A, v->x, &zero, v->y, CUDA_R_32F,
+                          (cusparseSpMVAlg_t)v->def->alg, v->buf);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            return cs_status("cusparseSpMV", st);
+        return SD_OK;
+    }
+    size_t k = (size_t)v->k;
+    const void *b = in;
+    void *c = out;
+    if (v->d_bpad != NULL) {
+        /* A's padding columns meet the zero rows past cols (cleared once, never written). */
+        cudaError_t e = cudaMemcpyAsync(v->d_bpad, in, (size_t)v->cols * k * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, stream);
+        if (e != cudaSuccess)
+            return sdi_cuda_status(v->ctx, e, "staging B into the padded Blocked-ELL input of",
+                                   name);
+        b = v->d_bpad;
+    }
+    if (v->d_cpad != NULL)
+        c = v->d_cpad;
+    st = cusparseDnMatSetValues(v->b, (void *)b);
+    if (st == CUSPARSE_STATUS_SUCCESS)
+        st = cusparseDnMatSetValues(v->c, c);
+    if (st != CUSPARSE_STATUS_SUCCESS)
+        return cs_status("cusparseDnMatSetValues", st);
+    st = cusparseSpMM(v->h, nt, nt, &one, v->A, v->b, &zero, v->c, CUDA_R_32F,
+                      (cusparseSpMMAlg_t)v->def->alg, v->buf);
+    if (st != CUSPARSE_STATUS_SUCCESS)
+        return cs_status("cusparseSpMM", st);
+    if (v->d_cpad != NULL) {
+        /* The padded rows of C stay behind; the first rows × k floats are contiguous. */
+        cudaError_t e = cudaMemcpyAsync(out, v->d_cpad, (size_t)v->rows * k * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, stream);
+        if (e != cudaSuccess)
+            return sdi_cuda_status(v->ctx, e, "copying C out of the padded Blocked-ELL output of",
+                                   name);
+    }
+    return SD_OK;
+}
+
+sd_status sdi_vendor_run(sdi_vendor *v, const float *in, float *out, cudaStream_t stream)
+{
+    sd_status s = check_live(v, "sdi_vendor_run");
+    if (s != SD_OK)
+        return s;
+    if (in == NULL || out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_run (%s): %s is NULL", v->def->name,
+                       in == NULL ? "the input" : "the output");
+    if (((uintptr_t)in | (uintptr_t)out) % 16 != 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_run (%s): cuSPARSE needs 16-byte aligned "
+                       "dense operands (input %p, output %p)", v->def->name, (const void *)in,
+                       (void *)out);
+    s = run_enter(v);
+    if (s != SD_OK)
+        return s;
+    if (v->nnz == 0) {
+        /* Nothing for cuSPARSE to do: y = 0 (some algorithms may not write it). */
+        size_t bytes = (size_t)v->rows * (size_t)v->k * sizeof(float);
+        return sdi_cuda_status(v->ctx, cudaMemsetAsync(out, 0, bytes, stream),
+                               "clearing the output of", v->def->name);
+    }
+    pthread_mutex_lock(&v->lock);
+    s = run_locked(v, in, out, stream);
+    pthread_mutex_unlock(&v->lock);
+    if (s != SD_OK)
+        sdi_error_prefix("cuSPARSE %s variant '%s'", op_label(v->op), v->def->name);
+    return s;
+}
+
+/* ------------------------------------------------------------------ values */
+
+sd_status sdi_vendor_update_values(sdi_vendor *v, const float *vals_host)
+{
+    sd_status s = check_live(v, "sdi_vendor_update_values");
+    if (s != SD_OK)
+        return s;
+    if (vals_host == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_update_values (%s): the values are NULL",
+                       v->def->name);
+    s = sdi_ctx_enter(v->ctx);
+    if (s != SD_OK || v->nnz == 0)
+        return s;
+    if (v->slot == NULL)
+        return sdi_copy_to_device(v->ctx, v->d_vals, vals_host, (size_t)v->nnz * sizeof(float),
+                                  "A's new values");
+    /* Gathered into the format's slots; padding slots stay zero. */
+    float *tmp = sdi_calloc((size_t)v->nvals, sizeof *tmp);
+    if (tmp == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory laying out A's new values for "
+                       "%s (%lld floats)", v->def->name, (long long)v->nvals);
+    for (int64_t e = 0; e < v->nnz; e++)
+        tmp[v->slot[e]] = vals_host[e];
+    s = sdi_copy_to_device(v->ctx, v->d_vals, tmp, (size_t)v->nvals * sizeof *tmp,
+                           "A's new values");
+    sdi_free(tmp);
+    return s;
+}
+
+/* ------------------------------------------------------------------ queries, destroy */
+
+const char *sdi_vendor_name(const sdi_vendor *v) { return v != NULL ? v->def->name : ""; }
+
+bool sdi_vendor_preprocessed(const sdi_vendor *v) { return v != NULL && v->preprocessed; }
+
+size_t sdi_vendor_device_bytes(const sdi_vendor *v) { return v != NULL ? v->dev_bytes : 0; }
+
+void sdi_vendor_destroy(sdi_vendor *v)
+{
+    if (v == NULL)
+        return;
+    /* The handle and the memory belong to the executor's device. */
+    if (cudaSetDevice(v->device) != cudaSuccess)
+        (void)cudaGetLastError();
+    if (v->A != NULL)
+        (void)cusparseDestroySpMat(v->A);
+    if (v->x != NULL)
+        (void)cusparseDestroyDnVec(v->x);
+    if (v->y != NULL)
+        (void)cusparseDestroyDnVec(v->y);
+    if (v->b != NULL)
+        (void)cusparseDestroyDnMat(v->b);
+    if (v->c != NULL)
+        (void)cusparseDestroyDnMat(v->c);
+    if (v->h != NULL)
+        (void)cusparseDestroy(v->h);
+    sdi_device_free(v->buf);
+    sdi_device_free(v->d_rowptr);
+    sdi_device_free(v->d_rowind);
+    sdi_device_free(v->d_colind);
+    sdi_device_free(v->d_vals);
+    sdi_device_free(v->d_bpad);
+    sdi_device_free(v->d_cpad);
+    sdi_free(v->slot);
+    if (v->lock_ready)
+        pthread_mutex_destroy(&v->lock);
+    v->magic = 0;
+    sdi_free(v);
+}

@@ -1,0 +1,83 @@
+/* src/runtime/vendor.h: the cuSPARSE executor: one variant of the baseline (same names as
+ * cusparse_dense.c: SpMV csr_alg1, csr_alg2, coo_alg1, coo_alg2, sell32; SpMM
+ * csr_alg1..3, coo_alg1..4, bell16, bell32) built once for a matrix and then run on the
+ * caller's device pointers, asynchronously, allocating and synchronising nothing per
+ * call: what a compiled sd_kernel runs when cuSPARSE's best variant wins.
+ *
+ * Preprocessing: where the baseline preprocesses (every SpMV variant, SpMM csr_alg1 and
+ * csr_alg3), the executor preprocesses once at creation, with dense descriptors over
+ * scratch buffers that are freed right after. cuSPARSE documents a preprocessed
+ * ("active") buffer as valid for later calls that change only alpha, beta, the dense
+ * operands and the values (not the indices) of A, which is exactly what sdi_vendor_run
+ * and sdi_vendor_update_values change; tests/gpu/test_vendor.c checks it (two runs on
+ * different pointers, a value update, a graph replay) with and without preprocessing.
+ * sdi_vendor_options.no_preprocess turns it off. */
+#ifndef SDI_VENDOR_H
+#define SDI_VENDOR_H
+
+#include <stdbool.h>
+
+#include "runtime.h"
+
+typedef struct sdi_vendor sdi_vendor;
+
+typedef struct {
+    /* true: never call cusparseSpMV_preprocess / cusparseSpMM_preprocess (diagnosis, or
+     * a cuSPARSE release whose preprocess binds the dense pointers). Zero = defaults. */
+    bool no_preprocess;
+} sdi_vendor_options;
+
+/* Builds variant `variant` for A (host CSR, canonical) and op (SD_OP_SPMV, or SD_OP_SPMM
+ * with 1 <= k <= 65536; k is ignored for SpMV): a cuSPARSE handle of its own, A uploaded
+ * in the variant's format with 32-bit indices (CSR, COO, SELL-32, Blocked-ELL 16/32),
+ * the sparse descriptor, the workspace sized and allocated once, preprocessing where the
+ * variant has it, and for Blocked-ELL (whose rows and columns are padded to the block
+ * size) zeroed staging operands when A's shape is not a multiple of the block.
+ * Statuses: SD_ERR_INVALID_ARG (NULL, bad op or k, broken CSR), SD_ERR_UNSUPPORTED (an
+ * unknown variant name; nnz beyond 32-bit indices; cuSPARSE refuses the configuration;
+ * the SELL / Blocked-ELL arrays exceed the baseline's limits: 50% / 40% of the free
+ * device memory, 32-bit offsets; A without entries for Blocked-ELL),
+ * SD_ERR_OUT_OF_MEMORY, SD_ERR_CUDA, SD_ERR_NO_DEVICE. Every message names the variant.
+ * Device memory goes through sdi_device_malloc. Synchronises ctx->stream. On failure
+ * *out is NULL and nothing is left allocated. */
+SDI_HIDDEN sd_status sdi_vendor_create(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                                       const char *variant, sdi_vendor **out);
+/* As sdi_vendor_create, with options (NULL = defaults). */
+SDI_HIDDEN sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                                          const char *variant, const sdi_vendor_options *opt,
+                                          sdi_vendor **out);
+
+/* y = A·x (SpMV: in = x, cols floats; out = y, rows floats) or C = A·B (SpMM, row-major:
+ * in = B, cols × k; out = C, rows × k), alpha = 1, beta = 0, FP32 compute, enqueued on
+ * `stream` (NULL = the legacy default stream). Allocates nothing and synchronises
+ * nothing: safe inside CUDA graph capture. in and out must be 16-byte aligned (cuSPARSE's
+ * rule; cudaMalloc gives 256): SD_ERR_INVALID_ARG otherwise. Thread-safe on the host (a
+ * lock serialises the enqueueing), but the workspace and Blocked-ELL staging operands
+ * belong to the executor: executions on different streams must be ordered by the caller,
+ * as with any cuSPARSE external buffer. */
+SDI_HIDDEN sd_status sdi_vendor_run(sdi_vendor *v, const float *in, float *out,
+                                    cudaStream_t stream);
+
+/* Replaces A's values (same pattern; vals_host = nnz floats in CSR order), re-laid out
+ * in the variant's format (SELL / Blocked-ELL gather them into their slots; padding
+ * stays zero). Copies on ctx->stream and waits for it; the caller makes sure no
+ * execution reading the old values is still in flight. The preprocessed workspace stays
+ * valid (cuSPARSE lets the values of A change). */
+SDI_HIDDEN sd_status sdi_vendor_update_values(sdi_vendor *v, const float *vals_host);
+
+/* The variant's name ("csr_alg1", ...); "" for NULL. */
+SDI_HIDDEN const char *sdi_vendor_name(const sdi_vendor *v);
+/* Whether preprocessing was done (and accepted by cuSPARSE) at creation. */
+SDI_HIDDEN bool sdi_vendor_preprocessed(const sdi_vendor *v);
+/* Device bytes the executor holds through sdi_device_malloc (format, workspace, staging;
+ * cuSPARSE's handle holds a little more of its own). */
+SDI_HIDDEN size_t sdi_vendor_device_bytes(const sdi_vendor *v);
+/* Frees everything (waits for ctx->stream; the caller makes sure no execution is in
+ * flight on other streams). Accepts NULL. */
+SDI_HIDDEN void sdi_vendor_destroy(sdi_vendor *v);
+
+/* The i-th variant name for op (SD_OP_SPMV or SD_OP_SPMM) in the baseline's order, from
+ * i = 0; NULL past the end or for another op. */
+SDI_HIDDEN const char *sdi_vendor_variant(sd_op op, int i);
+
+#endif /* SDI_VENDOR_H */

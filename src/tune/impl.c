@@ -1,0 +1,182 @@
+/* src/tune/impl.c: build, run and refresh one implementation (ours or cuSPARSE's). */
+#include <stdio.h>
+#include <string.h>
+
+#include "impl.h"
+
+void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap)
+{
+    switch (im->kind) {
+    case SDI_IMPL_SPMV: snprintf(buf, cap, "spmv.%s", sdi_spmv_family_name(im->spmv_cfg.family)); break;
+    case SDI_IMPL_SPMM: snprintf(buf, cap, "spmm.%s", sdi_spmm_template_name(im->spmm_cfg.tmpl)); break;
+    case SDI_IMPL_VENDOR: snprintf(buf, cap, "cusparse.%s", im->vendor_name); break;
+    default: snprintf(buf, cap, "none"); break;
+    }
+}
+
+void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap)
+{
+    switch (im->kind) {
+    case SDI_IMPL_SPMV: sdi_spmv_config_describe(&im->spmv_cfg, buf, cap); break;
+    case SDI_IMPL_SPMM: sdi_spmm_config_describe(&im->spmm_cfg, buf, cap); break;
+    case SDI_IMPL_VENDOR: snprintf(buf, cap, "cusparse %s", im->vendor_name); break;
+    default: snprintf(buf, cap, "none"); break;
+    }
+}
+
+bool sdi_impl_uses_atomics(const sdi_impl *im)
+{
+    switch (im->kind) {
+    case SDI_IMPL_SPMV: return im->spmv_cfg.family == SDI_SPMV_COO;
+    case SDI_IMPL_SPMM:
+        /* Known before lowering: the atomic split mode and balanced ParamSpMM. */
+        if (im->built)
+            return !im->spmm_low.deterministic;
+        return (im->spmm_cfg.tmpl == SDI_SPMM_CSR_SPLIT && im->spmm_cfg.split_mode == SDI_SPLIT_ATOMIC) ||
+               (im->spmm_cfg.tmpl == SDI_SPMM_PCSR && im->spmm_cfg.pcsr_s);
+    case SDI_IMPL_VENDOR:
+        /* The variants cuSPARSE documents as bitwise reproducible run to run. */
+        return !(strcmp(im->vendor_name, "csr_alg2") == 0 || strcmp(im->vendor_name, "coo_alg2") == 0);
+    default: return false;
+    }
+}
+
+void sdi_impl_release(sdi_impl *im)
+{
+    if (im == NULL)
+        return;
+    sdi_spmv_exec_free(&im->spmv_exec);
+    sdi_spmv_plan_free(&im->spmv_plan);
+    sdi_spmm_unload(&im->spmm_ld);
+    sdi_spmm_lowered_free(&im->spmm_low);
+    sdi_vendor_destroy(im->vendor);
+    im->vendor = NULL;
+    im->built = 0;
+}
+
+/* Seeds ctx's memo with the cubin of a lowered plan (kernel-cache hit). */
+static sd_status seed_memo(sd_context *ctx, const sdi_jit_request *req, const void *cubin,
+                           size_t size)
+{
+    return cubin != NULL ? sdi_jit_memo_put(ctx, req, cubin, size) : SD_OK;
+}
+
+sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const void *seed_cubin,
+                         size_t seed_size)
+{
+    sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
+    sdi_jit_request req;
+#define SD_FREE_ALL sdi_impl_release(im)
+    if (im->built)
+        return SD_OK;
+    double t0 = sdi_now();
+    switch (im->kind) {
+    case SDI_IMPL_SPMV:
+        SD_TRY(sdi_spmv_lower(&im->spmv_cfg, a, NULL, &ctx->props, &im->spmv_plan));
+        im->lower_ms = (sdi_now() - t0) * 1e3;
+        if (seed_cubin != NULL && im->spmv_plan.nlaunches > 0) {
+            sdi_spmv_plan_jit_request(&im->spmv_plan, ctx->arch[0] ? ctx->arch : NULL, macros, &req);
+            SD_TRY(seed_memo(ctx, &req, seed_cubin, seed_size));
+        }
+        t0 = sdi_now();
+        SD_TRY(sdi_spmv_exec_create(ctx, &im->spmv_plan, &im->spmv_exec));
+        im->compile_ms = im->spmv_exec.compile_ms;
+        im->cubin_hit = im->spmv_exec.cubin_hit;
+        break;
+    case SDI_IMPL_SPMM:
+        SD_TRY(sdi_spmm_lower(a, &im->spmm_cfg, &im->spmm_low));
+        im->lower_ms = (sdi_now() - t0) * 1e3;
+        if (seed_cubin != NULL && im->spmm_low.nlaunches > 0) {
+            sdi_spmm_jit_request(&im->spmm_low, macros, &req);
+            SD_TRY(seed_memo(ctx, &req, seed_cubin, seed_size));
+        }
+        t0 = sdi_now();
+        SD_TRY(sdi_spmm_load(ctx, &im->spmm_low, im->spmm_low.nlaunches > 1, &im->spmm_ld));
+        im->compile_ms = im->spmm_ld.compile_ms;
+        im->cubin_hit = im->spmm_ld.compile_ms == 0;
+        break;
+    case SDI_IMPL_VENDOR:
+        SD_TRY(sdi_vendor_create(ctx, a, im->op, im->k, im->vendor_name, &im->vendor));
+        break;
+    default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
+    }
+    im->load_ms = (sdi_now() - t0) * 1e3 - im->compile_ms;
+    im->built = 1;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_impl_run(sd_context *ctx, sdi_impl *im, const float *in, float *out,
+                       cudaStream_t stream)
+{
+    if (!im->built)
+        return SDI_ERR(SD_ERR_INTERNAL, "impl: run before build");
+    switch (im->kind) {
+    case SDI_IMPL_SPMV: {
+        sd_status s = sdi_spmv_exec_bind(&im->spmv_exec, &im->spmv_plan, in, out);
+        return s != SD_OK ? s : sdi_spmv_exec_run(ctx, &im->spmv_exec, stream);
+    }
+    case SDI_IMPL_SPMM: return sdi_spmm_run(ctx, &im->spmm_ld, in, out, stream);
+    case SDI_IMPL_VENDOR: return sdi_vendor_run(im->vendor, in, out, stream);
+    default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
+    }
+}
+
+sd_status sdi_impl_update_values(sd_context *ctx, sdi_impl *im, const sd_csr *a)
+{
+    if (!im->built)
+        return SDI_ERR(SD_ERR_INTERNAL, "impl: update before build");
+    switch (im->kind) {
+    case SDI_IMPL_SPMV: {
+        sdi_devfmt *f = &im->spmv_plan.fmt;
+        sd_status s = sdi_format_refresh_values(f, a);
+        for (int i = 0; s == SD_OK && i < f->n_arrays; i++) {
+            const sdi_fmt_array *fa = &f->arr[i];
+            if (fa->role != SDI_ROLE_VALUE || fa->count == 0)
+                continue;
+            int b = sdi_program_find_buffer(&im->spmv_exec.prog, fa->name);
+            if (b < 0)
+                return SDI_ERR(SD_ERR_INTERNAL, "update values: no device buffer %s", fa->name);
+            s = sdi_copy_to_device(ctx, im->spmv_exec.prog.buffers[b].dev, fa->data,
+                                   (size_t)fa->host_count * (size_t)fa->elem_size, fa->name);
+        }
+        return s;
+    }
+    case SDI_IMPL_SPMM:
+        sdi_spmm_lowered_refresh(&im->spmm_low, a->vals);
+        return sdi_spmm_upload_values(ctx, &im->spmm_low, &im->spmm_ld);
+    case SDI_IMPL_VENDOR: return sdi_vendor_update_values(im->vendor, a->vals);
+    default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
+    }
+}
+
+sd_status sdi_impl_jit_request(const sdi_impl *im, sd_context *ctx, sdi_macro *macros,
+                               sdi_jit_request *req)
+{
+    memset(req, 0, sizeof *req);
+    if (!im->built)
+        return SDI_ERR(SD_ERR_INTERNAL, "impl: no compiled code before build");
+    if (im->kind == SDI_IMPL_SPMV && im->spmv_plan.nlaunches > 0) {
+        sdi_spmv_plan_jit_request(&im->spmv_plan, ctx->arch[0] ? ctx->arch : NULL, macros, req);
+        return SD_OK;
+    }
+    if (im->kind == SDI_IMPL_SPMM && im->spmm_low.nlaunches > 0) {
+        sdi_spmm_jit_request(&im->spmm_low, macros, req);
+        return SD_OK;
+    }
+    return SDI_ERR(SD_ERR_UNSUPPORTED, "impl: no generated code (vendor or empty program)");
+}
+
+void sdi_impl_bytes(const sdi_impl *im, int64_t *value, int64_t *meta, int64_t *work)
+{
+    *value = *meta = *work = 0;
+    if (im->kind == SDI_IMPL_SPMV && im->built) {
+        *value = im->spmv_plan.m_value;
+        *meta = im->spmv_plan.m_meta;
+        *work = im->spmv_plan.workspace;
+    } else if (im->kind == SDI_IMPL_SPMM && im->built) {
+        *value = im->spmm_low.bytes_value;
+        *meta = im->spmm_low.bytes_meta;
+        *work = im->spmm_low.bytes_work;
+    }
+}

@@ -1,0 +1,62 @@
+/* src/tune/impl.h: one executable implementation of a task — a generated SpMV or SpMM
+ * program of our mechanism library, or cuSPARSE's variant — behind one interface, so
+ * the tuner measures them alike and the public sd_kernel runs whichever won. */
+#ifndef SDI_IMPL_H
+#define SDI_IMPL_H
+
+#include "../lower/spmm_lower.h"
+#include "../lower/spmv_lower.h"
+#include "../runtime/runtime.h"
+#include "../runtime/vendor.h"
+
+typedef enum {
+    SDI_IMPL_NONE = 0,
+    SDI_IMPL_SPMV, /* our SpMV family (sdi_spmv_config) */
+    SDI_IMPL_SPMM, /* our SpMM template (sdi_spmm_config) */
+    SDI_IMPL_VENDOR /* a cuSPARSE variant by name */
+} sdi_impl_kind;
+
+typedef struct {
+    sdi_impl_kind kind;
+    sd_op op;
+    int k;
+    sdi_spmv_config spmv_cfg;
+    sdi_spmm_config spmm_cfg;
+    char vendor_name[48];
+    /* built state (after sdi_impl_build) */
+    int built;
+    sdi_spmv_plan spmv_plan;
+    sdi_spmv_exec spmv_exec;
+    sdi_spmm_lowered spmm_low;
+    sdi_spmm_loaded spmm_ld;
+    sdi_vendor *vendor;
+    double lower_ms, load_ms, compile_ms; /* host format build, upload+load, NVRTC */
+    int cubin_hit;
+} sdi_impl;
+
+/* Short family label ("spmv.merge", "spmm.pcsr", "cusparse.csr_alg2"). */
+SDI_HIDDEN void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap);
+/* One-line description of the configuration. */
+SDI_HIDDEN void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap);
+/* True when the implementation uses floating-point atomics (not bitwise reproducible). */
+SDI_HIDDEN bool sdi_impl_uses_atomics(const sdi_impl *im);
+/* Lowers (host formats), compiles (memoised in ctx), loads and uploads for a, which must
+ * outlive the implementation (CSR arrays may be borrowed). seed_cubin (may be NULL) is
+ * the cubin a kernel-cache entry holds for this plan: it seeds the memo so NVRTC does
+ * not run. On failure im is left unbuilt and nothing stays allocated. */
+SDI_HIDDEN sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im,
+                                    const void *seed_cubin, size_t seed_size);
+/* y = A·x or C = A·B on stream: asynchronous, allocates nothing. */
+SDI_HIDDEN sd_status sdi_impl_run(sd_context *ctx, sdi_impl *im, const float *in, float *out,
+                                  cudaStream_t stream);
+/* a's values changed (same pattern): refresh the device values. */
+SDI_HIDDEN sd_status sdi_impl_update_values(sd_context *ctx, sdi_impl *im, const sd_csr *a);
+/* The compiled cubin of a built generated implementation (NULL for vendor). */
+SDI_HIDDEN sd_status sdi_impl_jit_request(const sdi_impl *im, sd_context *ctx,
+                                          sdi_macro *macros, sdi_jit_request *req);
+/* Device bytes of the representation: value, metadata, workspace. */
+SDI_HIDDEN void sdi_impl_bytes(const sdi_impl *im, int64_t *value, int64_t *meta, int64_t *work);
+/* Frees the built state (the configuration stays). */
+SDI_HIDDEN void sdi_impl_release(sdi_impl *im);
+
+#endif /* SDI_IMPL_H */

@@ -1,0 +1,78 @@
+/* src/tune/tune.h: the search: analysis → ranking → synthesis of branches → compile,
+ * validate and measure each candidate → diagnosis-driven refinement, with cuSPARSE's
+ * best variant as a candidate of its own. */
+#ifndef SDI_TUNE_H
+#define SDI_TUNE_H
+
+#include "../model/rank.h"
+#include "impl.h"
+
+#define SDI_TUNE_MAX_TRIALS 128
+#define SDI_TUNE_DEFAULT_BUDGET 25 /* the paper's 3 branches × 5 iterations + 2 × 5 */
+
+typedef struct {
+    int round; /* 1 branches, 2 iterations, 3 refinement */
+    char family[32];
+    char config[200];
+    sd_status status; /* SD_OK: validated and timed */
+    char detail[200]; /* failure cause */
+    sdi_timing t;
+    double roofline_frac;
+    double compile_ms;
+} sdi_trial;
+
+/* Called after each trial (progress on a TTY); may be NULL. */
+typedef void (*sdi_tune_progress_fn)(void *arg, const char *stage, const sdi_trial *trial,
+                                     double best_us);
+
+typedef struct {
+    int budget;        /* candidates of ours to measure (0 = SDI_TUNE_DEFAULT_BUDGET) */
+    int allow_vendor;  /* cuSPARSE's best variant may win */
+    int deterministic; /* only plans without floating-point atomics */
+    int measure_vendor; /* run the cuSPARSE baseline even when it may not win (reports) */
+    sdi_tune_progress_fn progress;
+    void *progress_arg;
+} sdi_tune_options;
+
+typedef struct {
+    sd_op op;
+    int k;
+    sd_features features;
+    sdi_ranking ranking;
+    /* the winner, built and ready to run */
+    sdi_impl best;
+    sdi_timing best_t;
+    double best_roofline;
+    int winner_is_vendor;
+    /* our best candidate (whether or not it won) */
+    int ours_trial; /* index into trials; -1 when none validated */
+    /* cuSPARSE: every variant, and the best valid one allowed by the options */
+    sdi_baseline *baseline; /* owned; NULL when not measured */
+    int vendor_best;        /* index into baseline->v; -1 when none */
+    double roofline_us;
+    int ntrials;
+    sdi_trial trials[SDI_TUNE_MAX_TRIALS];
+    int n_valid, n_invalid, n_refused, n_failed;
+    char diagnosis[512];
+    double ms_analysis, ms_rank, ms_synthesis, ms_compile, ms_measure, ms_baseline, ms_total;
+} sdi_tune_result;
+
+/* Tunes op (SD_OP_SPMV or SD_OP_SPMM with k) for a (which must outlive the result: the
+ * winner borrows its arrays). On success out->best is built. */
+SDI_HIDDEN sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                              const sdi_tune_options *opt, sdi_tune_result *out);
+SDI_HIDDEN void sdi_tune_result_free(sdi_tune_result *r);
+
+/* Without a GPU: analysis, ranking, synthesis of the first-round branches (the default
+ * θ_H of the first `branches` families, 0 = 3), lowering and NVRTC compilation for
+ * gpu's architecture — everything up to measurement. Each trial records its lowering
+ * (or refusal) and compile time; none is validated or timed (status SD_ERR_NO_DEVICE
+ * marks "stopped before measurement"). `plans` (may be NULL) receives each lowered
+ * plan's bounds as JSON objects in an array. */
+SDI_HIDDEN sd_status sdi_tune_offline(const sd_csr *a, sd_op op, int k, const sdi_gpu_props *gpu,
+                                      int branches, int compile, sdi_tune_result *out,
+                                      sdi_json *plans);
+/* The search record: ranking, trials, baseline, winner, times by stage. */
+SDI_HIDDEN void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j);
+
+#endif /* SDI_TUNE_H */
