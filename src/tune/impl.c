@@ -91,7 +91,9 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
             SD_TRY(seed_memo(ctx, &req, seed_cubin, seed_size));
         }
         t0 = sdi_now();
-        SD_TRY(sdi_spmm_load(ctx, &im->spmm_low, im->spmm_low.nlaunches > 1, &im->spmm_ld));
+        /* No graph: the caller's B and C change per call, and a graph rebuilt inside
+         * sd_spmm would break the caller's own stream capture. */
+        SD_TRY(sdi_spmm_load(ctx, &im->spmm_low, false, &im->spmm_ld));
         im->compile_ms = im->spmm_ld.compile_ms;
         im->cubin_hit = im->spmm_ld.compile_ms == 0;
         break;
