@@ -120,7 +120,7 @@ int cmd_compile(int argc, char **argv)
                        compile_options, C_NOPTS);
         return SDC_EXIT_OK;
     }
-    sd_op op;
+    sd_op op = SD_OP_SPMV;
     if ((rc = parse_op(args.value[O_OP], &op)) != SDC_EXIT_OK)
         return rc;
     long long k = 32, budget = 0, device = 0;
@@ -262,7 +262,7 @@ int cmd_plan(int argc, char **argv)
                        plan_options, P_NOPTS);
         return SDC_EXIT_OK;
     }
-    sd_op op;
+    sd_op op = SD_OP_SPMV;
     if ((rc = parse_op(args.value[P_OP], &op)) != SDC_EXIT_OK)
         return rc;
     if (op == SD_OP_SPGEMM)
