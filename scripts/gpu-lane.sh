@@ -15,6 +15,7 @@
 #                    on the quick set with a time limit of S seconds into
 #                    $OUT/bench/bench_compile.{json,md}
 #   --no-baseline-cli  skip the `sparseditto baseline` run on a real matrix
+#   --tests REGEX    run only the GPU tests whose names match (ctest -R)
 # Expects: CUDA toolkit (nvcc, NVRTC, cuSPARSE), CMake, a C compiler. A missing xxhash
 # header is taken from carried .deb files in .deb/ of the checkout (dpkg -x into
 # /tmp/sdprefix, configured with -DSD_EXTRA_PREFIX). Matrices: ../shared/matrices, else
@@ -32,6 +33,7 @@ bench_s=0
 bench_set=quick
 compile_s=0
 baseline_cli=1
+tests_re=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) run_cpu=1 ;;
@@ -40,9 +42,10 @@ while [ $# -gt 0 ]; do
     --bench-set) bench_set=${2:?--bench-set needs a name}; shift ;;
     --compile-bench) compile_s=${2:?--compile-bench needs seconds}; shift ;;
     --no-baseline-cli) baseline_cli=0 ;;
+    --tests) tests_re=${2:?--tests needs a regex}; shift ;;
     --jobs) jobs=${2:?}; shift ;;
     --build) build=${2:?}; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "gpu-lane: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -111,7 +114,7 @@ else
 fi
 
 step "GPU lane: ctest -L gpu"
-( cd "$build" && ctest -L gpu -V --timeout 900 ) 2>&1 | tee "$out/ctest.log"
+( cd "$build" && ctest -L gpu ${tests_re:+-R "$tests_re"} -V --timeout 900 ) 2>&1 | tee "$out/ctest.log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then status=1; echo "gpu-lane: GPU tests FAILED (rc $rc)"; fi
 if grep -q "SKIPPED" "$out/ctest.log"; then

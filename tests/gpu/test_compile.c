@@ -147,6 +147,7 @@ static void test_deterministic(void)
 {
     sd_csr a;
     SDT_OK(sdi_gen("powerlaw:rows=30000,deg=16,alpha=1.7,max=20000", 8, &a));
+    sdi_gen_values(&a, SDI_VALUES_SMALL_INT, 8); /* compile_and_check compares exactly */
     sd_compile_options o = sd_compile_options_default();
     o.budget = 8;
     o.deterministic = 1;
