@@ -8,7 +8,8 @@
  * returns; nothing unvalidated is counted.
  *
  *   bench_compile [--out DIR] [--set quick|real|paper60|LIST] [--ops spmv,spmm8,...]
- *                 [--max-nnz N] [--time-limit S] [--budget N] [--dir MATRICES_DIR]
+ *                 [--max-nnz N] [--time-limit S] [--budget N] [--from I] [--dir MATRICES_DIR]
+ * (--from I starts at the I-th matrix of the set, to continue an earlier run.)
  *
  * Writes DIR/bench_compile.json and DIR/bench_compile.md. Exit 0 when every attempted
  * task compiled, 1 when one failed, 3 without a device. */
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
     const char *out = "bench/results", *set = "quick", *ops = "spmv,spmm8,spmm32,spmm128,spmm256";
     const char *dir = SD_MATRICES_DIR;
     double max_nnz = 2e7, time_limit = 240;
-    int budget = 0;
+    int budget = 0, from = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--out") && v) out = v, i++;
@@ -119,9 +120,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--max-nnz") && v) max_nnz = atof(v), i++;
         else if (!strcmp(argv[i], "--time-limit") && v) time_limit = atof(v), i++;
         else if (!strcmp(argv[i], "--budget") && v) budget = atoi(v), i++;
+        else if (!strcmp(argv[i], "--from") && v) from = atoi(v), i++;
         else {
             fprintf(stderr, "usage: bench_compile [--out DIR] [--set quick|real|paper60|LIST] [--ops LIST] "
-                            "[--max-nnz N] [--time-limit S] [--budget N] [--dir DIR]\n");
+                            "[--max-nnz N] [--time-limit S] [--budget N] [--from I] [--dir DIR]\n");
             return 2;
         }
     }
@@ -183,7 +185,7 @@ int main(int argc, char **argv)
     record *rec = calloc((size_t)nm * NTASKS + 1, sizeof *rec);
     int nr = 0, failures = 0;
     double t_start = sdi_now();
-    for (int m = 0; m < nm; m++) {
+    for (int m = from; m < nm; m++) {
         if (sdi_now() - t_start > time_limit)
             break;
         sd_csr a;
