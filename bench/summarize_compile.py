@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""bench/summarize_compile.py: merges bench_compile JSON files (runs that continue one
+set with --from) into one markdown summary: geomean speed-up per task with a 95 %
+bootstrap interval (20 000 resamples of the log speed-ups, seeded), share won by our own
+plans, compile-time median / max. Standard library only.
+
+usage: summarize_compile.py OUT.md IN.json [IN.json ...]"""
+import json
+import math
+import random
+import statistics
+import sys
+
+
+def geomean_ci(xs, seed=1):
+    logs = [math.log(x) for x in xs]
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(logs) for _ in logs) / len(logs) for _ in range(20000))
+    return math.exp(sum(logs) / len(logs)), math.exp(means[500]), math.exp(means[19499])
+
+
+def main():
+    out, ins = sys.argv[1], sys.argv[2:]
+    runs = [json.load(open(p)) for p in ins]
+    tasks = [t for r in runs for t in r["tasks"] if t["status"] == "ok"]
+    lines = ["# sd_compile end to end against the best cuSPARSE variant (combined)", ""]
+    lines.append("Date %s; GPU %s; set %s; budget %s; runs: %s." % (
+        runs[0]["date"], runs[0]["gpu"], runs[0]["set"], runs[0]["budget"], ", ".join(ins)))
+    lines.append("")
+    lines.append("Speed-up = best valid cuSPARSE variant's time / the compiled kernel's time, "
+                 "both measured in the same search (mean of 10 event-timed executions; "
+                 "pipelined = 10 back-to-back / 10). 'ours alone' = our best plan whether or not "
+                 "it won (the compiled kernel runs cuSPARSE where cuSPARSE is faster, so its "
+                 "speed-up is never below 1.0x per execution).")
+    lines.append("")
+    lines.append("| task | tasks | geomean (95 % CI) | pipelined | ours alone | won by ours | "
+                 "compile median / max s | cache hit median s |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for name in ["spmv", "spmm8", "spmm32", "spmm128", "spmm256", "all"]:
+        ts = [t for t in tasks if name == "all" or t["task"] == name]
+        if not ts:
+            continue
+        g, lo, hi = geomean_ci([t["speedup"] for t in ts])
+        gp, _, _ = geomean_ci([t["speedup_pipelined"] for t in ts])
+        go, _, _ = geomean_ci([t["speedup_ours"] for t in ts])
+        won = sum(1 for t in ts if not t["vendor_won"])
+        cs = [t["compile_s"] for t in ts]
+        hs = [t["cache_hit_s"] for t in ts]
+        lines.append("| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %.2fx | %d of %d | %.1f / %.1f | %.2f |" % (
+            name, len(ts), g, lo, hi, gp, go, won, len(ts), statistics.median(cs), max(cs),
+            statistics.median(hs)))
+    below = [t for t in tasks if t["speedup"] < 1.0]
+    lines.append("")
+    lines.append("Tasks below 1.0x per execution: %d. Per-task rows: the part files beside this one." % len(below))
+    open(out, "w").write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
