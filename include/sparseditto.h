@@ -85,8 +85,9 @@ typedef struct {
  * SD_ERR_OUT_OF_MEMORY. On failure *out is zeroed. Thread-safe. */
 SD_API sd_status sd_csr_read(const char *path, /* input: file path */
                              sd_csr *out);     /* output: owned by the caller */
-/* Writes a as Matrix Market coordinate real general (or .sdm when path ends in
- * ".sdm"). The file appears atomically: written to a temporary and renamed. */
+/* Writes a as Matrix Market coordinate real general — gzip-compressed when path ends
+ * in ".gz" — or as the binary .sdm format when path ends in ".sdm". The file appears
+ * atomically: written to a temporary and renamed; a failure leaves no partial file. */
 SD_API sd_status sd_csr_write(const char *path, /* input: file path */
                               const sd_csr *a); /* input */
 /* Checks the invariants (sizes, monotone rowptr, sorted unique in-range columns,
@@ -157,7 +158,14 @@ SD_API sd_compile_options sd_compile_options_default(void);
 /* Analysis → ranking → synthesis → lowering → validation → measurement → refinement,
  * or a cache hit. k is the dense width for SpMM (1 ≤ k ≤ 65536) and ignored otherwise.
  * NULL options mean the defaults; a given struct is taken literally (0 = off) except
- * budget 0, which means the default budget. */
+ * budget 0, which means the default budget (25 candidates).
+ * Statuses: SD_ERR_INVALID_ARG (arguments; a matrix that breaks the CSR invariants,
+ * naming the first offending row), SD_ERR_NO_DEVICE / SD_ERR_CUDA (the context),
+ * SD_ERR_VALIDATION (no candidate validated and cuSPARSE not allowed),
+ * SD_ERR_UNSUPPORTED (K > 65536; SD_OP_SPGEMM, which this version does not compile).
+ * Thread-safe: searches are serialised per process (they time the GPU); cache hits
+ * run concurrently. The cache is read and written unless use_cache = 0; an unusable
+ * cache directory degrades to compiling without it. */
 SD_API sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                             const sd_compile_options *opts, sd_kernel **out);
 /* General C = A·B: a kernel for the patterns of both operands; run with sd_spgemm. */
@@ -169,7 +177,9 @@ SD_API sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host
 /* ---------------------------------------------------------------- execute */
 
 /* Execution on device pointers, asynchronous on the stream (NULL = default stream).
- * sd_spmv and sd_spmm allocate nothing and synchronise nothing (safe in graph capture). */
+ * sd_spmv and sd_spmm allocate nothing and synchronise nothing (safe in graph capture).
+ * Operands must be 16-byte aligned (cudaMalloc's are): SD_ERR_INVALID_ARG otherwise.
+ * Calls on one kernel are serialised (the kernel binds the pointers of each call). */
 SD_API sd_status sd_spmv(sd_kernel *kern, const float *x, float *y, void *stream);
 SD_API sd_status sd_spmm(sd_kernel *kern, const float *b, float *c, void *stream); /* row-major */
 
