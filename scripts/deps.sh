@@ -18,6 +18,24 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# The Python lane (tests/cpu/cli_python.sh) needs python3 with venv (ensurepip) and pip;
+# without them that lane is skipped, so this never fails the build.
+optional=()
+if ! command -v python3 >/dev/null; then
+  optional+=(python3-venv python3-pip)
+else
+  python3 -c 'import ensurepip' 2>/dev/null || optional+=(python3-venv)
+  python3 -m pip --version >/dev/null 2>&1 || optional+=(python3-pip)
+fi
+if [ ${#optional[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "deps: installing ${optional[*]} (Python lane)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${optional[@]}" >/dev/null; } ||
+      echo "deps: could not install ${optional[*]}: the Python lane will be skipped" >&2
+  else
+    echo "deps: the Python lane is skipped without ${optional[*]}; run: sudo apt-get install -y ${optional[*]}" >&2
+  fi
+fi
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "deps: the CUDA toolkit (12.0 or newer; 13 tested) is required: install it from NVIDIA's packages" >&2
   exit 1

@@ -14,6 +14,8 @@ int cmd_reorder(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_rank(int argc, char **argv);
 
 static const sdc_command commands[] = {
     {"version", cmd_version, "print the library version"},
@@ -25,6 +27,8 @@ static const sdc_command commands[] = {
     {"gen", cmd_gen, "a synthetic matrix from a generator family (stencils, rmat, twins, ...)"},
     {"plan", cmd_plan, "the first-round candidate plans with their static bounds (no GPU)"},
     {"compile", cmd_compile, "build, validate and measure the kernel that fits a matrix"},
+    {"train", cmd_train, "train the energy model on a corpus of measured template times"},
+    {"rank", cmd_rank, "rank the template vocabulary of an operator for a matrix, with reasons"},
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 

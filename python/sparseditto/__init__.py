@@ -1,0 +1,44 @@
+# python/sparseditto/__init__.py: the sparseditto package (ctypes binding of libsparseditto.so).
+"""SparseDitto from Python: specialised sparse GPU kernels for one matrix, one operator
+and one GPU.
+
+    import sparseditto as sd
+    A = sd.CSRMatrix.read("A.mtx")             # or from_scipy / from_torch / from_coo
+    sd.analyze(A)["shape_class"]               # the 36 features and the shape class (CPU)
+    k = sd.compile(A, "spmv")                  # needs a GPU (SparseDittoError NO_DEVICE otherwise)
+    y = k(x)                                   # x: CUDA float32 torch tensor of shape (cols,)
+
+Why ctypes over the shared library (and not a C extension, Cython, pybind11 or cffi):
+  - no compiler is needed when the package is imported, and nothing is compiled for each
+    Python version: the one libsparseditto.so built by pip (scikit-build-core driving the
+    project's CMakeLists.txt) serves every CPython, so the wheel is tagged py3-none;
+  - the C API is small (about thirty functions and six structs) and a stable contract that
+    changes only by addition, so hand-written declarations (_lib.py) stay short and right;
+  - ctypes ships with every CPython, so the binding adds no build or run dependency
+    beyond numpy;
+  - the costly work happens inside the library (analysis, compilation, kernels run
+    asynchronously on the GPU), so ctypes' per-call overhead (microseconds) is noise.
+The binding is thin, as STYLE.md asks: argument conversion and error mapping only.
+
+Errors: every failed C call raises SparseDittoError(status, message) with the library's
+sd_last_error() text; wrong Python types or shapes raise TypeError or ValueError.
+"""
+from ._lib import (Op, ShapeClass, SparseDittoError, Status, last_error, library_path,
+                   status_string, version)
+from .api import (Context, Kernel, analyze, compile, default_context, feature_descriptions,
+                  feature_names)
+from .matrix import CSRMatrix, as_matrix
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Op", "ShapeClass", "SparseDittoError", "Status", "last_error", "library_path",
+    "status_string", "version", "Context", "Kernel", "analyze", "compile",
+    "default_context", "feature_descriptions", "feature_names", "CSRMatrix", "as_matrix",
+    "read",
+]
+
+
+def read(path):
+    """CSRMatrix.read(path): .mtx, .mtx.gz or .sdm."""
+    return CSRMatrix.read(path)

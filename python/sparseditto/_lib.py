@@ -1,0 +1,206 @@
+# python/sparseditto/_lib.py: ctypes declarations of include/sparseditto.h and the error type.
+"""Low-level ctypes binding of the C API (one declaration per public function and struct).
+
+Nothing here has logic of its own: it loads libsparseditto.so, declares argument and
+result types, and turns a failed sd_status into SparseDittoError carrying sd_last_error().
+"""
+import ctypes
+import enum
+import os
+
+__all__ = [
+    "Status", "Op", "ShapeClass", "SparseDittoError", "lib", "check", "last_error",
+    "SdCsr", "SdFeatures", "SdContextOptions", "SdCompileOptions", "SdDeviceCsr",
+    "NUM_FEATURES", "library_path",
+]
+
+NUM_FEATURES = 36  # SD_NUM_FEATURES
+
+
+class Status(enum.IntEnum):
+    """sd_status, value for value."""
+    OK = 0
+    INVALID_ARG = 1
+    IO = 2
+    PARSE = 3
+    UNSUPPORTED = 4
+    OUT_OF_MEMORY = 5
+    NO_DEVICE = 6
+    CUDA = 7
+    COMPILE = 8
+    VALIDATION = 9
+    CACHE = 10
+    INTERNAL = 11
+
+
+class Op(enum.IntEnum):
+    """sd_op."""
+    SPMV = 0
+    SPMM = 1
+    SPGEMM = 2
+
+
+class ShapeClass(enum.IntEnum):
+    """sd_shape_class."""
+    UNIFORM = 0
+    MODERATE = 1
+    SKEWED = 2
+    POWER_LAW = 3
+    BIMODAL = 4
+
+
+class SdCsr(ctypes.Structure):
+    """sd_csr: host CSR (int64 rowptr, int32 colind, float32 vals)."""
+    _fields_ = [
+        ("rows", ctypes.c_int32),
+        ("cols", ctypes.c_int32),
+        ("nnz", ctypes.c_int64),
+        ("rowptr", ctypes.POINTER(ctypes.c_int64)),
+        ("colind", ctypes.POINTER(ctypes.c_int32)),
+        ("vals", ctypes.POINTER(ctypes.c_float)),
+    ]
+
+
+class SdFeatures(ctypes.Structure):
+    """sd_features: the 36 raw feature values, the shape class and the operator."""
+    _fields_ = [
+        ("values", ctypes.c_double * NUM_FEATURES),
+        ("shape_class", ctypes.c_int),  # sd_shape_class (a C enum is an int)
+        ("op", ctypes.c_int),           # sd_op
+    ]
+
+
+class SdContextOptions(ctypes.Structure):
+    """sd_context_options."""
+    _fields_ = [
+        ("device", ctypes.c_int),
+        ("cache_dir", ctypes.c_char_p),
+        ("verbose", ctypes.c_int),
+    ]
+
+
+class SdCompileOptions(ctypes.Structure):
+    """sd_compile_options."""
+    _fields_ = [
+        ("budget", ctypes.c_int),
+        ("use_cache", ctypes.c_int),
+        ("allow_vendor", ctypes.c_int),
+        ("deterministic", ctypes.c_int),
+        ("report_path", ctypes.c_char_p),
+    ]
+
+
+class SdDeviceCsr(ctypes.Structure):
+    """sd_device_csr: CSR whose arrays live in device memory."""
+    _fields_ = [
+        ("rows", ctypes.c_int32),
+        ("cols", ctypes.c_int32),
+        ("nnz", ctypes.c_int64),
+        ("rowptr", ctypes.c_void_p),
+        ("colind", ctypes.c_void_p),
+        ("vals", ctypes.c_void_p),
+    ]
+
+
+def _find_library():
+    """The library beside this file (pip install), else $SPARSEDITTO_LIBRARY."""
+    env = os.environ.get("SPARSEDITTO_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(here, "libsparseditto.so")
+
+
+library_path = _find_library()
+try:
+    lib = ctypes.CDLL(library_path)
+except OSError as e:  # a clear message instead of a bare dlopen error
+    raise ImportError(
+        f"sparseditto: cannot load the C library {library_path!r} ({e}); install the package "
+        "with pip (which builds it) or set SPARSEDITTO_LIBRARY to a libsparseditto.so"
+    ) from e
+
+_c_status = ctypes.c_int  # sd_status is a C enum
+_p_csr = ctypes.POINTER(SdCsr)
+_p_void = ctypes.c_void_p
+
+
+def _declare(name, restype, *argtypes):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+# --- statuses and version
+_declare("sd_status_string", ctypes.c_char_p, _c_status)
+_declare("sd_last_error", ctypes.c_char_p)
+_declare("sd_version_string", ctypes.c_char_p)
+# --- host CSR
+_declare("sd_csr_read", _c_status, ctypes.c_char_p, _p_csr)
+_declare("sd_csr_write", _c_status, ctypes.c_char_p, _p_csr)
+_declare("sd_csr_check", _c_status, _p_csr)
+_declare("sd_csr_free", None, _p_csr)
+# --- analysis
+_declare("sd_analyze", _c_status, _p_csr, ctypes.c_int, ctypes.POINTER(SdFeatures))
+_declare("sd_feature_name", ctypes.c_char_p, ctypes.c_int)
+_declare("sd_feature_description", ctypes.c_char_p, ctypes.c_int)
+_declare("sd_shape_class_name", ctypes.c_char_p, ctypes.c_int)
+# --- context (opaque handles are void pointers)
+_declare("sd_context_create", _c_status, ctypes.POINTER(SdContextOptions),
+         ctypes.POINTER(_p_void))
+_declare("sd_context_destroy", None, _p_void)
+# --- compile
+_declare("sd_compile_options_default", SdCompileOptions)
+_declare("sd_compile", _c_status, _p_void, _p_csr, ctypes.c_int, ctypes.c_int,
+         ctypes.POINTER(SdCompileOptions), ctypes.POINTER(_p_void))
+_declare("sd_compile_spgemm", _c_status, _p_void, _p_csr, _p_csr,
+         ctypes.POINTER(SdCompileOptions), ctypes.POINTER(_p_void))
+_declare("sd_kernel_update_values", _c_status, _p_void, ctypes.POINTER(ctypes.c_float))
+# --- execute (device pointers and the stream are plain addresses)
+_declare("sd_spmv", _c_status, _p_void, _p_void, _p_void, _p_void)
+_declare("sd_spmm", _c_status, _p_void, _p_void, _p_void, _p_void)
+_declare("sd_spgemm", _c_status, _p_void, ctypes.POINTER(SdDeviceCsr), _p_void)
+_declare("sd_device_csr_free", None, ctypes.POINTER(SdDeviceCsr))
+_declare("sd_kernel_describe", _c_status, _p_void, ctypes.c_char_p, ctypes.c_size_t)
+_declare("sd_kernel_destroy", None, _p_void)
+
+
+def status_string(s):
+    """sd_status_string(s) as a str ("unknown status" out of range)."""
+    return lib.sd_status_string(int(s)).decode()
+
+
+def last_error():
+    """sd_last_error() of this thread as a str ("" when none)."""
+    return lib.sd_last_error().decode(errors="replace")
+
+
+def version():
+    """sd_version_string(): the version of the library actually loaded."""
+    return lib.sd_version_string().decode()
+
+
+class SparseDittoError(RuntimeError):
+    """A failed call: .status (a Status, or the raw int when unknown) and .message (the
+    cause, as sd_last_error() gave it, or as the binding's own check phrased it)."""
+
+    def __init__(self, status, message):
+        try:
+            status = Status(int(status))
+        except ValueError:
+            status = int(status)
+        self.status = status
+        self.message = message
+        name = status.name if isinstance(status, Status) else str(status)
+        super().__init__(f"{name}: {message}" if message else name)
+
+    def __reduce__(self):  # picklable (multiprocessing, pytest-xdist)
+        return (type(self), (int(self.status), self.message))
+
+
+def check(status):
+    """Raise SparseDittoError when a C call returned something other than SD_OK.
+    ctypes runs each call on the calling thread, so sd_last_error() is the right one."""
+    if status != Status.OK:
+        raise SparseDittoError(status, last_error())

@@ -1,0 +1,216 @@
+# python/sparseditto/torch_spmm.py: SpMM as a torch autograd function and a GCN aggregation layer.
+"""PyTorch integration: Y = A·X with compiled kernels, differentiable in X.
+
+    graph = SparseGraph(A)            # A: CSRMatrix, path, scipy.sparse or torch sparse
+    Y = SpMM.apply(graph, X)          # X: CUDA float32 (cols, K); Y: (rows, K)
+    Y.sum().backward()                # X.grad = Aᵀ·1 through a kernel compiled for Aᵀ
+
+A is a constant of the graph (an adjacency, a stencil): it gets no gradient. Kernels are
+compiled once per (graph, device, width K, direction) and kept in the graph's dict; the
+backward pass uses a kernel compiled for Aᵀ, or the forward kernel when A is symmetric
+(then Aᵀ = A). torch is imported lazily: SpMM and GCNAggregation are built at first
+access, so `import sparseditto` works without torch.
+"""
+import threading
+
+import numpy as np
+
+from .api import compile as _compile, default_context
+from .matrix import CSRMatrix, as_matrix
+
+__all__ = ["SparseGraph", "SpMM", "GCNAggregation", "gcn_normalize", "spmm"]
+
+
+class SparseGraph:
+    """A sparse matrix prepared for SpMM in autograd, with its kernel cache.
+
+    compile_options are passed to sparseditto.compile (budget, use_cache, allow_vendor,
+    deterministic)."""
+
+    def __init__(self, a, **compile_options):
+        self.matrix = as_matrix(a)
+        self.compile_options = compile_options
+        self._transpose = None
+        self._symmetric = None
+        self._kernels = {}  # (device, K, transposed) -> Kernel
+        self._lock = threading.Lock()
+
+    @property
+    def shape(self):
+        return self.matrix.shape
+
+    @property
+    def symmetric(self):
+        if self._symmetric is None:
+            self._symmetric = self.matrix.is_symmetric()
+        return self._symmetric
+
+    def transpose(self):
+        """Aᵀ (computed once; A itself when A is symmetric)."""
+        if self.symmetric:
+            return self.matrix
+        if self._transpose is None:
+            self._transpose = self.matrix.transpose()
+        return self._transpose
+
+    def kernel(self, K, device, transposed=False):
+        """The SpMM kernel for A (or Aᵀ) at width K on a CUDA device ordinal, compiled at
+        first use and cached."""
+        if transposed and self.symmetric:
+            transposed = False  # Aᵀ = A: one kernel serves both directions
+        key = (int(device), int(K), bool(transposed))
+        with self._lock:
+            k = self._kernels.get(key)
+            if k is None:
+                m = self.transpose() if transposed else self.matrix
+                k = _compile(m, "spmm", K=int(K), context=default_context(int(device)),
+                             **self.compile_options)
+                self._kernels[key] = k
+            return k
+
+    def close(self):
+        """Releases every compiled kernel (they are compiled again on next use)."""
+        with self._lock:
+            for k in self._kernels.values():
+                k.close()
+            self._kernels.clear()
+
+    def __repr__(self):
+        return f"SparseGraph(shape={self.shape}, nnz={self.matrix.nnz}, kernels={len(self._kernels)})"
+
+
+def gcn_normalize(a, add_self_loops=True):
+    """Â = D^-1/2 (A + I) D^-1/2 (Kipf and Welling), D the row sums of A + I; rows with
+    zero degree get 0. A self loop adds 1 to an existing diagonal entry. Returns a
+    CSRMatrix; a symmetric A gives a symmetric Â."""
+    m = as_matrix(a)
+    rows, cols = m.shape
+    if rows != cols:
+        raise ValueError(f"gcn_normalize: the adjacency must be square, got {rows}x{cols}")
+    r = m.row_of_entries()
+    c = m.colind.astype(np.int64)
+    v = m.vals.astype(np.float64)
+    if add_self_loops:
+        d = np.arange(rows, dtype=np.int64)
+        r, c, v = np.concatenate([r, d]), np.concatenate([c, d]), np.concatenate([v, np.ones(rows)])
+    summed = CSRMatrix.from_coo(r, c, v, (rows, cols))
+    rr = summed.row_of_entries()
+    deg = np.bincount(rr, weights=summed.vals.astype(np.float64), minlength=rows)
+    with np.errstate(divide="ignore"):
+        dinv = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)), 0.0)
+    vals = summed.vals.astype(np.float64) * dinv[rr] * dinv[summed.colind]
+    return CSRMatrix(summed.rowptr, summed.colind, vals, (rows, cols))
+
+
+def _prepare(torch, t, what, device=None):
+    """A contiguous, 16-byte aligned CUDA float32 2-D view of t (a copy only when needed)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
+    if not t.is_cuda:
+        raise ValueError(f"{what}: the tensor is on {t.device}; SpMM runs on CUDA tensors")
+    if t.dtype != torch.float32:
+        raise TypeError(f"{what}: dtype is {t.dtype}; the kernels take torch.float32")
+    if device is not None and t.device != device:
+        raise ValueError(f"{what}: on {t.device}, expected {device}")
+    t = t.contiguous()
+    if t.data_ptr() % 16 != 0:  # a view into a larger tensor: the kernels need alignment
+        t = t.clone()
+    return t
+
+
+_built = {}
+_built_lock = threading.Lock()
+
+
+def _build():
+    """Defines the torch classes (once, at first access)."""
+    with _built_lock:
+        if _built:
+            return _built
+        try:
+            import torch
+        except ImportError as e:
+            raise ImportError("sparseditto.torch_spmm needs PyTorch (pip install torch)") from e
+        from torch.autograd.function import once_differentiable
+
+        class SpMM(torch.autograd.Function):
+            """Y = A·X for a SparseGraph A and a CUDA float32 X of shape (cols, K) or
+            (cols,); differentiable in X (A is constant). Use SpMM.apply(graph, X)."""
+
+            @staticmethod
+            def forward(ctx, graph, x):
+                if not isinstance(graph, SparseGraph):
+                    raise TypeError(f"SpMM: expected a SparseGraph, got {type(graph).__name__}")
+                rows, cols = graph.shape
+                vector = x.dim() == 1
+                x2 = x.unsqueeze(1) if vector else x
+                if x2.dim() != 2 or x2.shape[0] != cols:
+                    raise ValueError(f"SpMM: X has shape {tuple(x.shape)}; A is {rows}x{cols}, "
+                                     f"so X must be ({cols}, K) or ({cols},)")
+                x2 = _prepare(torch, x2, "X")
+                K = x2.shape[1]
+                if K == 0:
+                    raise ValueError("SpMM: X has width 0 (K must be at least 1)")
+                dev = x2.device.index if x2.device.index is not None else torch.cuda.current_device()
+                y = torch.empty((rows, K), dtype=torch.float32, device=x2.device)
+                graph.kernel(K, dev)(x2, out=y)
+                ctx.graph = graph
+                ctx.vector = vector
+                ctx.dev = dev
+                ctx.in_device = x2.device
+                return y.squeeze(1) if vector else y
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, grad):
+                if not ctx.needs_input_grad[1]:
+                    return None, None
+                graph = ctx.graph
+                rows, cols = graph.shape
+                g = grad.unsqueeze(1) if ctx.vector else grad
+                g = _prepare(torch, g, "grad", device=ctx.in_device)
+                K = g.shape[1]
+                gx = torch.empty((cols, K), dtype=torch.float32, device=g.device)
+                graph.kernel(K, ctx.dev, transposed=True)(g, out=gx)  # X̄ = Aᵀ·Ȳ
+                return None, (gx.squeeze(1) if ctx.vector else gx)
+
+        class GCNAggregation(torch.nn.Module):
+            """The propagation step of a graph convolution, H' = Â·H, with Â the
+            normalised adjacency (gcn_normalize) or the given matrix as is.
+
+            adjacency: a CSRMatrix, path, scipy.sparse or torch sparse matrix (square).
+            normalize: apply gcn_normalize (with self loops when add_self_loops)."""
+
+            def __init__(self, adjacency, normalize=True, add_self_loops=True, **compile_options):
+                super().__init__()
+                m = as_matrix(adjacency)
+                if m.shape[0] != m.shape[1]:
+                    raise ValueError(f"GCNAggregation: the adjacency must be square, got "
+                                     f"{m.shape[0]}x{m.shape[1]}")
+                if normalize:
+                    m = gcn_normalize(m, add_self_loops=add_self_loops)
+                self.graph = SparseGraph(m, **compile_options)
+
+            def forward(self, h):
+                return SpMM.apply(self.graph, h)
+
+            def extra_repr(self):
+                return f"n={self.graph.shape[0]}, nnz={self.graph.matrix.nnz}"
+
+        _built["SpMM"] = SpMM
+        _built["GCNAggregation"] = GCNAggregation
+        return _built
+
+
+def spmm(graph, x):
+    """SpMM.apply(graph, x), taking any matrix form for graph (a SparseGraph is reused;
+    anything else builds a new SparseGraph, so kernels are not shared between calls)."""
+    if not isinstance(graph, SparseGraph):
+        graph = SparseGraph(graph)
+    return _build()["SpMM"].apply(graph, x)
+
+
+def __getattr__(name):  # PEP 562: SpMM and GCNAggregation exist once torch is imported
+    if name in ("SpMM", "GCNAggregation"):
+        return _build()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,175 @@
+/* src/cli/cmd_train.c: `sparseditto train CORPUS.jsonl -o WEIGHTS.json [--seed N]
+ * [--epochs N] [--lambda X] [--temperature T] [--hidden H] [--lr X] [--weight-decay X]
+ * [--cv K [--cv-seeds S]]`: trains the energy model on a corpus (format in
+ * src/model/corpus.h), prints the loss per epoch, the training time and the fit's metrics,
+ * and writes the weights; --cv first reports grouped k-fold held-out metrics. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model/energy.h"
+
+static const sdc_option train_options[] = {
+    {"output", 'o', true, "weights file to write (JSON), e.g. models/energy.json (required)"},
+    {"seed", 0, true, "initialisation and shuffling seed (default 1)"},
+    {"epochs", 0, true, "passes over the corpus, 0..100000 (default 60)"},
+    {"lambda", 0, true, "margin weight λ of every operator, >= 0 (default 0.1)"},
+    {"temperature", 0, true, "T of the target q = softmax(t/T), > 0 (default 0.25)"},
+    {"hidden", 0, true, "width H of each per-feature tanh layer, 1..64 (default 16)"},
+    {"lr", 0, true, "Adam step size, > 0 (default 0.01)"},
+    {"weight-decay", 0, true, "decoupled weight decay of w1, w2, >= 0 (default 0.1)"},
+    {"quiet", 'q', false, "no per-epoch lines"},
+    {"cv", 0, true, "k-fold cross-validation grouped by matrix first, k >= 2 (-o optional)"},
+    {"cv-seeds", 0, true, "training seeds per fold (seed, seed+1, ...; default 5)"},
+};
+enum { OPT_OUT, OPT_SEED, OPT_EPOCHS, OPT_LAMBDA, OPT_T, OPT_HIDDEN, OPT_LR, OPT_WD, OPT_QUIET,
+       OPT_CV, OPT_CV_SEEDS, NOPTS };
+
+/* A finite double ≥ lo (> lo when strict); prints a usage error naming opt. */
+static int parse_double(const char *text, const char *opt, double lo, int strict, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !isfinite(v) || v < lo || (strict && v == lo))
+        return sdc_usage_error("train: %s '%s' is not a number %s %g", opt, text,
+                               strict ? ">" : ">=", lo);
+    *out = v;
+    return SDC_EXIT_OK;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    sdc_args args;
+    int rc = sdc_parse(argc, argv, train_options, NOPTS, 1, 1, &args);
+    if (rc != SDC_EXIT_OK)
+        return rc;
+    if (args.help) {
+        sdc_print_help("train CORPUS.jsonl -o WEIGHTS.json [--seed N] [--epochs N] [--lambda X] "
+                       "[--temperature T]",
+                       "Trains the additive energy model (DESIGN.md, \"Energy model\") on a corpus of\n"
+                       "measured template times (JSON Lines, one matrix per line: src/model/corpus.h)\n"
+                       "with Adam, deterministically for a seed; prints the loss per epoch, the\n"
+                       "training time and top-1 / regret / capture / cliff on the corpus itself, and\n"
+                       "writes the weights as JSON (read by `sparseditto rank --model`). --cv K first\n"
+                       "runs K-fold cross-validation grouped by matrix name (--cv-seeds seeds per\n"
+                       "fold) and prints held-out top-1, regret, capture and cliff per run and mean.",
+                       train_options, NOPTS);
+        return SDC_EXIT_OK;
+    }
+    long long folds = 0, cv_seeds = 5;
+    if (args.value[OPT_CV] != NULL &&
+        (rc = sdc_parse_int(args.value[OPT_CV], "--cv", 2, 100, &folds)) != SDC_EXIT_OK)
+        return rc;
+    if (args.value[OPT_CV_SEEDS] != NULL &&
+        (rc = sdc_parse_int(args.value[OPT_CV_SEEDS], "--cv-seeds", 1, 100, &cv_seeds)) != 0)
+        return rc;
+    if (args.value[OPT_OUT] == NULL && folds == 0)
+        return sdc_usage_error("train: -o WEIGHTS.json is required (unless --cv is given)");
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    long long v;
+    if (args.value[OPT_SEED] != NULL) {
+        if ((rc = sdc_parse_int(args.value[OPT_SEED], "--seed", 0, (long long)1 << 62, &v)) != 0)
+            return rc;
+        o.seed = (unsigned long long)v;
+    }
+    if (args.value[OPT_EPOCHS] != NULL) {
+        if ((rc = sdc_parse_int(args.value[OPT_EPOCHS], "--epochs", 0, 100000, &v)) != 0)
+            return rc;
+        o.epochs = (int)v;
+    }
+    if (args.value[OPT_HIDDEN] != NULL) {
+        if ((rc = sdc_parse_int(args.value[OPT_HIDDEN], "--hidden", 1, 64, &v)) != 0)
+            return rc;
+        o.hidden = (int)v;
+    }
+    double d = 0;
+    if (args.value[OPT_LAMBDA] != NULL) {
+        if ((rc = parse_double(args.value[OPT_LAMBDA], "--lambda", 0, 0, &d)) != 0)
+            return rc;
+        for (int i = 0; i < SDI_EM_NOP; i++)
+            o.lambda[i] = d;
+    }
+    if (args.value[OPT_T] != NULL &&
+        (rc = parse_double(args.value[OPT_T], "--temperature", 0, 1, &o.temperature)) != 0)
+        return rc;
+    if (args.value[OPT_LR] != NULL &&
+        (rc = parse_double(args.value[OPT_LR], "--lr", 0, 1, &o.lr)) != SDC_EXIT_OK)
+        return rc;
+    if (args.value[OPT_WD] != NULL &&
+        (rc = parse_double(args.value[OPT_WD], "--weight-decay", 0, 0, &o.weight_decay)) != 0)
+        return rc;
+    o.verbose = !args.present[OPT_QUIET];
+
+    sdi_corpus c;
+    sd_status s = sdi_corpus_read(args.pos[0], &c);
+    if (s != SD_OK)
+        return sdc_fail(s);
+    int measured = 0;
+    for (int t = 0; t < c.ntasks; t++)
+        for (int q = 0; q < SDI_RANK_MAX_TEMPLATES; q++)
+            if (c.tasks[t].us[q] > 0) {
+                measured++;
+                break;
+            }
+    if (measured == 0) {
+        sdi_corpus_free(&c);
+        fprintf(stderr, "sparseditto: %s: no task has a measured template\n", args.pos[0]);
+        return SDC_EXIT_INPUT;
+    }
+    printf("corpus %s: %d matrices, %d tasks (%d with measurements)\n", args.pos[0], c.nrecords,
+           c.ntasks, measured);
+    if (folds > 0) {
+        sdi_energy_metrics mean, sd;
+        sdi_energy_metrics *runs = calloc((size_t)(folds * cv_seeds), sizeof *runs);
+        if (runs == NULL) {
+            sdi_corpus_free(&c);
+            fprintf(stderr, "sparseditto: out of memory\n");
+            return SDC_EXIT_ENV;
+        }
+        double t0 = sdi_now();
+        s = sdi_energy_cross_validate(&c, &o, (int)folds, (int)cv_seeds, 0, &mean, &sd, runs);
+        if (s != SD_OK) {
+            free(runs);
+            sdi_corpus_free(&c);
+            return sdc_fail(s);
+        }
+        printf("cross-validation: %lld folds grouped by matrix x %lld seeds (%.2f s)\n", folds,
+               cv_seeds, sdi_now() - t0);
+        for (int i = 0; i < folds * cv_seeds; i++)
+            printf("  fold %lld seed %llu: %d tasks, top-1 %.3f, regret %.4f, capture %.3f, "
+                   "cliff %.3f, loss %.4f\n", i / cv_seeds, o.seed + (unsigned long long)(i % cv_seeds),
+                   runs[i].ntasks, runs[i].top1, runs[i].regret, runs[i].capture, runs[i].cliff,
+                   runs[i].loss);
+        printf("held-out mean (std): top-1 %.3f (%.3f), regret %.4f (%.4f), capture %.3f (%.3f), "
+               "cliff %.3f (%.3f)\n", mean.top1, sd.top1, mean.regret, sd.regret, mean.capture,
+               sd.capture, mean.cliff, sd.cliff);
+        free(runs);
+        if (args.value[OPT_OUT] == NULL) {
+            sdi_corpus_free(&c);
+            return SDC_EXIT_OK;
+        }
+    }
+    sdi_energy_model m;
+    double t0 = sdi_now();
+    s = sdi_energy_train(&c, &o, &m);
+    double secs = sdi_now() - t0;
+    if (s != SD_OK) {
+        sdi_corpus_free(&c);
+        return sdc_fail(s);
+    }
+    sdi_energy_metrics em;
+    sdi_energy_evaluate(&m, &c, &em);
+    printf("trained %ld parameters (H = %d), %d epochs, seed %llu in %.3f s\n", m.nparams, m.hidden,
+           o.epochs, o.seed, secs);
+    printf("on the training corpus: loss %.6f, top-1 %.3f, regret %.4f, capture %.3f, cliff %.3f "
+           "(%d tasks)\n", em.loss, em.top1, em.regret, em.capture, em.cliff, em.ntasks);
+    s = sdi_energy_save(&m, args.value[OPT_OUT]);
+    sdi_energy_model_free(&m);
+    sdi_corpus_free(&c);
+    if (s != SD_OK)
+        return sdc_fail(s);
+    printf("weights written to %s\n", args.value[OPT_OUT]);
+    return SDC_EXIT_OK;
+}

@@ -1,0 +1,554 @@
+/* src/model/corpus.c: the energy model's corpus: JSONL reader and writer (format in
+ * corpus.h), file helpers of the model room, and the synthetic corpus generator. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/analysis.h"
+#include "../core/json_parse.h"
+#include "corpus.h"
+
+int sdi_op_from_name(const char *name)
+{
+    if (name == NULL)
+        return -1;
+    if (strcmp(name, "spmv") == 0)
+        return SD_OP_SPMV;
+    if (strcmp(name, "spmm") == 0)
+        return SD_OP_SPMM;
+    if (strcmp(name, "spgemm") == 0)
+        return SD_OP_SPGEMM;
+    return -1;
+}
+
+const char *sdi_op_name(sd_op op)
+{
+    return op == SD_OP_SPGEMM ? "spgemm" : op == SD_OP_SPMM ? "spmm" : "spmv";
+}
+
+sd_status sdi_model_read_file(const char *path, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return SDI_ERR(SD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *b = sdi_malloc(cap + 1);
+    if (b == NULL) {
+        fclose(f);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading %s", path);
+    }
+    for (;;) {
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        char *nb = sdi_realloc_array(b, cap * 2 + 1, 1);
+        if (nb == NULL) {
+            sdi_free(b);
+            fclose(f);
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading %s", path);
+        }
+        b = nb;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        sdi_free(b);
+        return SDI_ERR(SD_ERR_IO, "%s: read error", path);
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return SD_OK;
+}
+
+sd_status sdi_model_write_file(const char *path, const char *text, size_t len)
+{
+    size_t pl = strlen(path);
+    char *tmp = sdi_malloc(pl + 8);
+    if (tmp == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory writing %s", path);
+    snprintf(tmp, pl + 8, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (f == NULL) {
+        sd_status s = SDI_ERR(SD_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        sdi_free(tmp);
+        return s;
+    }
+    int bad = fwrite(text, 1, len, f) != len;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        sd_status s = SDI_ERR(SD_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        remove(tmp);
+        sdi_free(tmp);
+        return s;
+    }
+    sdi_free(tmp);
+    return SD_OK;
+}
+
+void sdi_corpus_free(sdi_corpus *c)
+{
+    if (c == NULL)
+        return;
+    sdi_free(c->records);
+    sdi_free(c->tasks);
+    memset(c, 0, sizeof *c);
+}
+
+static int shape_from_name(const char *s)
+{
+    for (int c = 0; c < 5; c++)
+        if (strcmp(s, sd_shape_class_name((sd_shape_class)c)) == 0)
+            return c;
+    return -1;
+}
+
+/* Appends one slot to a growing array of elem-byte items. */
+static sd_status grow(void **arr, int n, int *cap, size_t elem)
+{
+    if (n < *cap)
+        return SD_OK;
+    int nc = *cap > 0 ? *cap * 2 : 64;
+    void *p = sdi_realloc_array(*arr, (size_t)nc, elem);
+    if (p == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory growing the corpus");
+    *arr = p;
+    *cap = nc;
+    return SD_OK;
+}
+
+/* One parsed line into c (line is 1-based, for messages). */
+static sd_status parse_record(const sdi_jvalue *v, long line, sdi_corpus *c, int *rcap, int *tcap)
+{
+    if (v->type != SDI_JOBJECT)
+        return SDI_ERR(SD_ERR_PARSE, "line %ld: not a JSON object", line);
+    sd_status s = grow((void **)&c->records, c->nrecords, rcap, sizeof *c->records);
+    if (s != SD_OK)
+        return s;
+    sdi_corpus_record *r = &c->records[c->nrecords];
+    memset(r, 0, sizeof *r);
+    snprintf(r->matrix, sizeof r->matrix, "%s", sdi_jget_string(v, "matrix", ""));
+    const sdi_jvalue *fe = sdi_jget(v, "features");
+    if (fe == NULL || fe->type != SDI_JOBJECT)
+        return SDI_ERR(SD_ERR_PARSE, "line %ld: missing \"features\" object", line);
+    for (int i = 0; i < SD_NUM_FEATURES; i++) {
+        const char *name = sdi_feature_get(i)->name;
+        const sdi_jvalue *x = sdi_jget(fe, name);
+        if (x == NULL)
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: feature \"%s\" missing", line, name);
+        if (x->type != SDI_JNUMBER || !isfinite(x->number))
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: feature \"%s\" is not a finite number",
+                           line, name);
+        r->features[i] = x->number;
+    }
+    for (int i = 0; i < fe->n; i++)
+        if (sdi_feature_index(fe->keys[i]) < 0)
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: unknown feature \"%s\"", line, fe->keys[i]);
+    const char *shape = sdi_jget_string(v, "shape_class", NULL);
+    int sc = shape != NULL ? shape_from_name(shape) : -1;
+    if (sc < 0)
+        return SDI_ERR(SD_ERR_PARSE, "line %ld: \"shape_class\" missing or not one of uniform, "
+                                     "moderate, skewed, power-law, bimodal", line);
+    r->shape = (sd_shape_class)sc;
+    const sdi_jvalue *tasks = sdi_jget(v, "tasks");
+    if (tasks == NULL || tasks->type != SDI_JARRAY || tasks->n == 0)
+        return SDI_ERR(SD_ERR_PARSE, "line %ld: \"tasks\" missing or empty", line);
+    for (int ti = 0; ti < tasks->n; ti++) {
+        const sdi_jvalue *t = &tasks->items[ti];
+        if (t->type != SDI_JOBJECT)
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: task %d is not an object", line, ti);
+        int op = sdi_op_from_name(sdi_jget_string(t, "op", NULL));
+        if (op < 0)
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: task %d: \"op\" is not spmv, spmm or spgemm",
+                           line, ti);
+        double k = sdi_jget_number(t, "k", 1);
+        if (!(k >= 1 && k <= 65536 && k == floor(k)))
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: task %d: \"k\" is not an integer in 1..65536",
+                           line, ti);
+        double base = sdi_jget_number(t, "baseline_us", NAN);
+        if (!(base > 0 && isfinite(base)))
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: task %d: \"baseline_us\" missing or not > 0",
+                           line, ti);
+        const sdi_jvalue *tm = sdi_jget(t, "templates");
+        if (tm == NULL || tm->type != SDI_JOBJECT)
+            return SDI_ERR(SD_ERR_PARSE, "line %ld: task %d: \"templates\" object missing", line,
+                           ti);
+        s = grow((void **)&c->tasks, c->ntasks, tcap, sizeof *c->tasks);
+        if (s != SD_OK)
+            return s;
+        sdi_corpus_task *task = &c->tasks[c->ntasks];
+        memset(task, 0, sizeof *task);
+        task->record = c->nrecords;
+        task->op = (sd_op)op;
+        task->k = (int)k;
+        task->baseline_us = base;
+        int nv = 0;
+        const char *const *vocab = sdi_vocabulary((sd_op)op, &nv);
+        for (int q = 0; q < tm->n; q++) {
+            int idx = -1;
+            for (int s2 = 0; s2 < nv; s2++)
+                if (strcmp(vocab[s2], tm->keys[q]) == 0)
+                    idx = s2;
+            if (idx < 0)
+                return SDI_ERR(SD_ERR_PARSE, "line %ld: task %d: \"%s\" is not a %s template",
+                               line, ti, tm->keys[q], sdi_op_name((sd_op)op));
+            const sdi_jvalue *x = &tm->items[q];
+            if (x->type == SDI_JNULL)
+                continue;
+            if (x->type != SDI_JNUMBER || !(x->number > 0) || !isfinite(x->number))
+                return SDI_ERR(SD_ERR_PARSE, "line %ld: task %d: time of \"%s\" is not > 0",
+                               line, ti, tm->keys[q]);
+            task->us[idx] = x->number;
+        }
+        c->ntasks++;
+    }
+    c->nrecords++;
+    return SD_OK;
+}
+
+sd_status sdi_corpus_parse(const char *text, size_t len, sdi_corpus *out)
+{
+    memset(out, 0, sizeof *out);
+    int rcap = 0, tcap = 0;
+    size_t pos = 0;
+    long line = 0;
+    while (pos < len) {
+        line++;
+        size_t end = pos;
+        while (end < len && text[end] != '\n')
+            end++;
+        size_t a = pos;
+        while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r'))
+            a++;
+        if (a < end) {
+            sdi_jvalue v;
+            sd_status s = sdi_json_parse(text + a, (long)(end - a), &v);
+            if (s != SD_OK) {
+                sdi_error_prefix("line %ld", line);
+                sdi_corpus_free(out);
+                return s;
+            }
+            s = parse_record(&v, line, out, &rcap, &tcap);
+            sdi_jvalue_free(&v);
+            if (s != SD_OK) {
+                sdi_corpus_free(out);
+                return s;
+            }
+        }
+        pos = end + 1;
+    }
+    return SD_OK;
+}
+
+sd_status sdi_corpus_read(const char *path, sdi_corpus *out)
+{
+    memset(out, 0, sizeof *out);
+    char *buf = NULL;
+    size_t len = 0;
+    sd_status s = sdi_model_read_file(path, &buf, &len);
+    if (s != SD_OK)
+        return s;
+    s = sdi_corpus_parse(buf, len, out);
+    sdi_free(buf);
+    if (s != SD_OK)
+        sdi_error_prefix("%s", path);
+    return s;
+}
+
+sd_status sdi_corpus_write(const sdi_corpus *c, const char *path)
+{
+    sdi_json j;
+    /* Records are lines: one writer per record, joined with newlines. */
+    char *all = NULL;
+    size_t len = 0;
+    for (int r = 0; r < c->nrecords; r++) {
+        const sdi_corpus_record *rec = &c->records[r];
+        sdi_json_init(&j, 0);
+        sdi_json_begin_object(&j);
+        sdi_json_key(&j, "matrix");
+        sdi_json_string(&j, rec->matrix);
+        sdi_json_key(&j, "features");
+        sdi_json_begin_object(&j);
+        for (int i = 0; i < SD_NUM_FEATURES; i++) {
+            sdi_json_key(&j, sdi_feature_get(i)->name);
+            char num[40];
+            snprintf(num, sizeof num, "%.17g", rec->features[i]);
+            sdi_json_raw(&j, num);
+        }
+        sdi_json_end_object(&j);
+        sdi_json_key(&j, "shape_class");
+        sdi_json_string(&j, sd_shape_class_name(rec->shape));
+        sdi_json_key(&j, "tasks");
+        sdi_json_begin_array(&j);
+        for (int t = 0; t < c->ntasks; t++) {
+            const sdi_corpus_task *task = &c->tasks[t];
+            if (task->record != r)
+                continue;
+            sdi_json_begin_object(&j);
+            sdi_json_key(&j, "op");
+            sdi_json_string(&j, sdi_op_name(task->op));
+            sdi_json_key(&j, "k");
+            sdi_json_int(&j, task->k);
+            sdi_json_key(&j, "baseline_us");
+            sdi_json_number(&j, task->baseline_us);
+            sdi_json_key(&j, "templates");
+            sdi_json_begin_object(&j);
+            int nv = 0;
+            const char *const *vocab = sdi_vocabulary(task->op, &nv);
+            for (int s = 0; s < nv; s++)
+                if (task->us[s] > 0) {
+                    sdi_json_key(&j, vocab[s]);
+                    sdi_json_number(&j, task->us[s]);
+                }
+            sdi_json_end_object(&j);
+            sdi_json_end_object(&j);
+        }
+        sdi_json_end_array(&j);
+        sdi_json_end_object(&j);
+        sd_status s = sdi_json_finish(&j);
+        if (s == SD_OK) {
+            size_t l = strlen(j.buf);
+            char *p = sdi_realloc_array(all, len + l + 2, 1);
+            if (p == NULL) {
+                s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory writing the corpus");
+            } else {
+                all = p;
+                memcpy(all + len, j.buf, l);
+                len += l;
+                all[len++] = '\n';
+                all[len] = '\0';
+            }
+        }
+        sdi_json_free(&j);
+        if (s != SD_OK) {
+            sdi_free(all);
+            return s;
+        }
+    }
+    sd_status s = sdi_model_write_file(path, all != NULL ? all : "", len);
+    sdi_free(all);
+    return s;
+}
+
+/* ------------------------------------------------------------------ folds */
+static int cmp_str_ptr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+sd_status sdi_corpus_folds(const sdi_corpus *c, int folds, unsigned long long seed, int *fold)
+{
+    if (folds < 2)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "cross-validation needs at least 2 folds (got %d)",
+                       folds);
+    const char **names = sdi_malloc_array(c->nrecords > 0 ? (size_t)c->nrecords : 1, sizeof *names);
+    if (names == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for folds");
+    for (int r = 0; r < c->nrecords; r++)
+        names[r] = c->records[r].matrix;
+    qsort(names, (size_t)c->nrecords, sizeof *names, cmp_str_ptr);
+    int ng = 0; /* unique names, sorted: the order does not depend on the file's */
+    for (int r = 0; r < c->nrecords; r++)
+        if (ng == 0 || strcmp(names[ng - 1], names[r]) != 0)
+            names[ng++] = names[r];
+    if (ng < folds) {
+        sdi_free(names);
+        return SDI_ERR(SD_ERR_INVALID_ARG, "cross-validation: %d matrices for %d folds", ng, folds);
+    }
+    unsigned long long s = seed ^ 0xC0FFEEULL;
+    for (int i = ng - 1; i > 0; i--) { /* Fisher–Yates over the unique names */
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        int j = (int)((s >> 33) % (unsigned long long)(i + 1));
+        const char *t = names[i];
+        names[i] = names[j];
+        names[j] = t;
+    }
+    for (int r = 0; r < c->nrecords; r++) {
+        fold[r] = -1;
+        for (int g = 0; g < ng; g++)
+            if (strcmp(names[g], c->records[r].matrix) == 0) {
+                fold[r] = g % folds;
+                break;
+            }
+    }
+    sdi_free(names);
+    return SD_OK;
+}
+
+sd_status sdi_corpus_subset(const sdi_corpus *c, const int *keep, sdi_corpus *out)
+{
+    memset(out, 0, sizeof *out);
+    int nr = 0, nt = 0;
+    for (int r = 0; r < c->nrecords; r++)
+        nr += keep[r] != 0;
+    for (int t = 0; t < c->ntasks; t++)
+        nt += keep[c->tasks[t].record] != 0;
+    out->records = sdi_calloc(nr > 0 ? (size_t)nr : 1, sizeof *out->records);
+    out->tasks = sdi_calloc(nt > 0 ? (size_t)nt : 1, sizeof *out->tasks);
+    int *map = sdi_malloc_array(c->nrecords > 0 ? (size_t)c->nrecords : 1, sizeof *map);
+    if (out->records == NULL || out->tasks == NULL || map == NULL) {
+        sdi_free(map);
+        sdi_corpus_free(out);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a corpus subset");
+    }
+    for (int r = 0; r < c->nrecords; r++)
+        if (keep[r]) {
+            map[r] = out->nrecords;
+            out->records[out->nrecords++] = c->records[r];
+        }
+    for (int t = 0; t < c->ntasks; t++)
+        if (keep[c->tasks[t].record]) {
+            out->tasks[out->ntasks] = c->tasks[t];
+            out->tasks[out->ntasks++].record = map[c->tasks[t].record];
+        }
+    sdi_free(map);
+    return SD_OK;
+}
+
+/* ------------------------------------------------------------------ synthetic corpus */
+
+static unsigned long long splitmix(unsigned long long *s)
+{
+    unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static double unif(unsigned long long *s, double a, double b)
+{
+    return a + (b - a) * ((double)(splitmix(s) >> 11) * 0x1.0p-53);
+}
+
+static double logunif(unsigned long long *s, double a, double b)
+{
+    return exp(unif(s, log(a), log(b)));
+}
+
+/* The rules the synthetic times follow (thresholds sit in the gaps between regions). */
+int sdi_corpus_synthetic_best(const double *x, sd_op op, int k)
+{
+    double cv = x[SDI_F_ROW_CV], dense = x[SDI_F_DENSE_TILE_NNZ_FRAC];
+    switch (op) {
+    case SD_OP_SPMV: /* csr coo sell16 sell32 sell512 bsr4 bsr8 bsr16 tiles16 */
+        if (cv > 3)
+            return 1;
+        if (dense > 0.5)
+            return 6;
+        if (cv < 0.6)
+            return 3;
+        return 0;
+    case SD_OP_SPMM: /* csr coo bsr4 bsr8 bsr16 bell16 bell32 tc */
+        if (dense > 0.5)
+            return k >= 32 ? 7 : 3;
+        if (cv > 3)
+            return 1;
+        return 0;
+    case SD_OP_SPGEMM: /* csr_hash smem_tiled_hash hybrid */
+        if (x[SDI_F_U_MAX] > 32768)
+            return 2;
+        if (x[SDI_F_FIT_4K] > 0.9)
+            return 1;
+        return 0;
+    }
+    return 0;
+}
+
+static void synth_features(unsigned long long *s, double *x, sd_shape_class *shape)
+{
+    int skew = (int)(splitmix(s) % 3), block = (int)(splitmix(s) % 2), ulev = (int)(splitmix(s) % 3);
+    double rows = floor(logunif(s, 1e3, 1e7)), cols = floor(rows * unif(s, 0.5, 2.0));
+    double mean = logunif(s, 2, 64), nnz = floor(rows * mean);
+    double cv = skew == 0 ? unif(s, 0.05, 0.4) : skew == 1 ? unif(s, 0.8, 1.6) : unif(s, 4, 10);
+    *shape = skew == 0 ? SD_SHAPE_UNIFORM : skew == 1 ? SD_SHAPE_MODERATE
+             : (splitmix(s) & 1) ? SD_SHAPE_POWER_LAW : SD_SHAPE_SKEWED;
+    x[SDI_F_ROWS] = rows;
+    x[SDI_F_COLS] = cols;
+    x[SDI_F_NNZ] = nnz;
+    x[SDI_F_DENSITY] = nnz / (rows * cols);
+    x[SDI_F_ROW_MEAN] = mean;
+    x[SDI_F_ROW_MAX] = floor(mean * (1 + cv * unif(s, 2, 10)));
+    x[SDI_F_ROW_CV] = cv;
+    x[SDI_F_ROW_Q25] = unif(s, 0.2, 1.0);
+    x[SDI_F_ROW_Q50] = unif(s, 0.5, 1.2);
+    x[SDI_F_ROW_Q75] = unif(s, 1.0, 2.0);
+    x[SDI_F_EMPTY_ROW_FRAC] = unif(s, 0, 0.1);
+    x[SDI_F_COL_MAX] = unif(s, 1, 50);
+    x[SDI_F_COL_CV] = unif(s, 0, 3);
+    x[SDI_F_ROW_SPAN] = unif(s, 0, 1);
+    x[SDI_F_COL_GAP] = logunif(s, 1, 1000);
+    x[SDI_F_DIAG_FRAC] = unif(s, 0, 1);
+    x[SDI_F_DENSE_TILE_NNZ_FRAC] = block ? unif(s, 0.7, 1.0) : unif(s, 0, 0.2);
+    x[SDI_F_DENSE_TILE_FRAC] = x[SDI_F_DENSE_TILE_NNZ_FRAC] * unif(s, 0.5, 1.0);
+    x[SDI_F_RHO_ELL] = x[SDI_F_ROW_MAX] / mean;
+    for (int i = SDI_F_RHO_SELL16; i <= SDI_F_RHO_SELL512; i++)
+        x[i] = 1 + cv * unif(s, 0.2, 2.0);
+    for (int i = SDI_F_RHO_BSR4; i <= SDI_F_RHO_BELL16; i++)
+        x[i] = block ? unif(s, 1.0, 1.5) : unif(s, 2, 16);
+    double umax = ulev == 0 ? logunif(s, 64, 512) : ulev == 1 ? logunif(s, 1e4, 3e4)
+                                                               : logunif(s, 1e5, 1e7);
+    x[SDI_F_U_TOTAL] = floor(nnz * unif(s, 4, 64));
+    x[SDI_F_U_MAX] = floor(umax);
+    x[SDI_F_U_P95] = floor(umax * unif(s, 0.1, 0.5));
+    x[SDI_F_U_CV] = unif(s, 0, 3);
+    x[SDI_F_UT_TOTAL] = floor(x[SDI_F_U_TOTAL] * unif(s, 0.5, 2));
+    x[SDI_F_UT_CV] = unif(s, 0, 3);
+    x[SDI_F_FIT_512] = ulev == 0 ? unif(s, 0.9, 1.0) : unif(s, 0.1, 0.6);
+    x[SDI_F_FIT_4K] = ulev == 0 ? unif(s, 0.95, 1.0) : unif(s, 0.3, 0.7);
+    x[SDI_F_FIT_32K] = ulev == 2 ? unif(s, 0.8, 0.99) : 1.0;
+    x[SDI_F_GAMMA] = unif(s, 1, 10);
+}
+
+static void synth_task(unsigned long long *s, const double *x, sd_op op, int k, int record,
+                       sdi_corpus_task *t)
+{
+    memset(t, 0, sizeof *t);
+    t->record = record;
+    t->op = op;
+    t->k = k;
+    double scale = 2.0 + x[SDI_F_NNZ] / 2e5 * (op == SD_OP_SPMM ? k / 8.0 : 1.0) *
+                             (op == SD_OP_SPGEMM ? 4.0 : 1.0);
+    int nv = 0;
+    sdi_vocabulary(op, &nv);
+    int best = sdi_corpus_synthetic_best(x, op, k);
+    for (int q = 0; q < nv; q++) {
+        double u = unif(s, 0, 1);
+        if (q == best)
+            t->us[q] = scale * unif(s, 0.97, 1.03);
+        else if (u >= 0.15) /* the tuner leaves some templates unmeasured */
+            t->us[q] = scale * unif(s, 1.25, 3.0);
+    }
+    t->baseline_us = scale * unif(s, 1.05, 2.5);
+}
+
+sd_status sdi_corpus_synthetic(unsigned long long seed, int nrecords, sdi_corpus *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nrecords < 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "synthetic corpus: %d records", nrecords);
+    out->records = sdi_calloc(nrecords > 0 ? (size_t)nrecords : 1, sizeof *out->records);
+    out->tasks = sdi_calloc(nrecords > 0 ? (size_t)nrecords * 3 : 1, sizeof *out->tasks);
+    if (out->records == NULL || out->tasks == NULL) {
+        sdi_corpus_free(out);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a synthetic corpus");
+    }
+    unsigned long long s = seed ^ 0x5D17C0A5ULL;
+    static const int ks[3] = {8, 32, 128};
+    for (int r = 0; r < nrecords; r++) {
+        sdi_corpus_record *rec = &out->records[r];
+        snprintf(rec->matrix, sizeof rec->matrix, "synthetic-%llu-%d", seed, r);
+        synth_features(&s, rec->features, &rec->shape);
+        synth_task(&s, rec->features, SD_OP_SPMV, 1, r, &out->tasks[out->ntasks++]);
+        int k = ks[splitmix(&s) % 3];
+        synth_task(&s, rec->features, SD_OP_SPMM, k, r, &out->tasks[out->ntasks++]);
+        synth_task(&s, rec->features, SD_OP_SPGEMM, 1, r, &out->tasks[out->ntasks++]);
+    }
+    out->nrecords = nrecords;
+    return SD_OK;
+}

@@ -1,0 +1,645 @@
+/* src/model/energy.c: the additive energy model (energy.h): inputs, inference, the
+ * listwise + margin loss with its analytic gradient, Adam training, evaluation metrics,
+ * and ranking with per-feature reasons ("energy-v1"). Single-threaded on purpose: the
+ * same seed gives bit-identical weights, and training takes seconds anyway. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../analysis/analysis.h"
+#include "energy.h"
+
+#define NIN SDI_EM_NIN
+
+static const char *const extra_names[SDI_EM_NSHAPE + SDI_EM_NOP + 1] = {
+    "shape_uniform", "shape_moderate", "shape_skewed", "shape_power_law", "shape_bimodal",
+    "op_spmv",       "op_spmm",        "op_spgemm",    "log2_k"};
+
+const char *sdi_energy_input_name(int j)
+{
+    if (j < 0 || j >= NIN)
+        return NULL;
+    if (j < SDI_EM_NFEAT)
+        return sdi_feature_get(j)->name;
+    return extra_names[j - SDI_EM_NFEAT];
+}
+
+int sdi_energy_is_size_feature(int i)
+{
+    switch (i) {
+    case SDI_F_ROWS: case SDI_F_COLS: case SDI_F_NNZ: case SDI_F_ROW_MAX: case SDI_F_COL_MAX:
+    case SDI_F_U_TOTAL: case SDI_F_U_MAX: case SDI_F_U_P95: case SDI_F_UT_TOTAL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void sdi_energy_model_free(sdi_energy_model *m)
+{
+    if (m == NULL)
+        return;
+    sdi_free(m->theta);
+    memset(m, 0, sizeof *m);
+}
+
+sd_status sdi_energy_model_alloc(sdi_energy_model *m, int hidden)
+{
+    memset(m, 0, sizeof *m);
+    if (hidden < 1 || hidden > 64)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "energy model: hidden width %d not in 1..64", hidden);
+    m->hidden = hidden;
+    int off = 0;
+    for (int o = 0; o < SDI_EM_NOP; o++) {
+        sdi_vocabulary((sd_op)o, &m->ntemp[o]);
+        m->toff[o] = off;
+        off += m->ntemp[o];
+    }
+    m->ntotal = off;
+    long nh = (long)NIN * hidden;
+    m->nparams = 2 * nh + (long)m->ntotal * nh + m->ntotal;
+    m->theta = sdi_calloc((size_t)m->nparams, sizeof *m->theta);
+    if (m->theta == NULL) {
+        memset(m, 0, sizeof *m);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the energy model");
+    }
+    m->w1 = m->theta;
+    m->b1 = m->w1 + nh;
+    m->w2 = m->b1 + nh;
+    m->beta = m->w2 + (long)m->ntotal * nh;
+    for (int i = 0; i < SDI_EM_NFEAT; i++) {
+        m->mean[i] = 0;
+        m->std[i] = 1;
+    }
+    m->log2k_mean = 0;
+    m->log2k_std = 1;
+    m->temperature = 0.25;
+    for (int o = 0; o < SDI_EM_NOP; o++)
+        m->lambda[o] = 0.1;
+    return SD_OK;
+}
+
+/* ------------------------------------------------------------------ random numbers */
+static unsigned long long rng_next(unsigned long long *s)
+{
+    unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(unsigned long long *s) /* (0, 1) */
+{
+    return ((double)(rng_next(s) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+static double rng_normal(unsigned long long *s)
+{
+    double u = rng_unit(s), v = rng_unit(s);
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed)
+{
+    unsigned long long s = seed * 0x2545F4914F6CDD1DULL + 0x1234567ULL;
+    long nh = (long)NIN * m->hidden;
+    /* h_j spans the standardised range: slopes ~ N(0,1), thresholds ~ N(0,1). */
+    for (long i = 0; i < nh; i++)
+        m->w1[i] = rng_normal(&s);
+    for (long i = 0; i < nh; i++)
+        m->b1[i] = rng_normal(&s);
+    for (long i = 0; i < (long)m->ntotal * nh; i++)
+        m->w2[i] = 0.05 * rng_normal(&s);
+    for (int t = 0; t < m->ntotal; t++)
+        m->beta[t] = 0;
+    m->seed = seed;
+}
+
+/* ------------------------------------------------------------------ inputs */
+static double feature_in(int i, double v)
+{
+    return sdi_energy_is_size_feature(i) ? log1p(v > 0 ? v : 0) : v;
+}
+
+static double log2k_of(sd_op op, int k)
+{
+    return op == SD_OP_SPMM && k > 1 ? log2((double)k) : 0.0;
+}
+
+/* Feature i of a task as the model sees it: operator-induced features only exist for
+ * spgemm (sd_analyze gives 0 for spmv and spmm, whatever a corpus line holds). */
+static double task_feature(int i, const double *features, sd_op op)
+{
+    if (i >= SDI_F_U_TOTAL && op != SD_OP_SPGEMM)
+        return 0.0;
+    return feature_in(i, features[i]);
+}
+
+void sdi_energy_fit_standardization(sdi_energy_model *m, const sdi_corpus *c)
+{
+    double n = c->ntasks;
+    for (int i = 0; i < SDI_EM_NFEAT; i++) {
+        double s = 0, ss = 0;
+        for (int t = 0; t < c->ntasks; t++)
+            s += task_feature(i, c->records[c->tasks[t].record].features, c->tasks[t].op);
+        double mean = n > 0 ? s / n : 0;
+        for (int t = 0; t < c->ntasks; t++) {
+            double d = task_feature(i, c->records[c->tasks[t].record].features, c->tasks[t].op) -
+                       mean;
+            ss += d * d;
+        }
+        double sd = n > 0 ? sqrt(ss / n) : 0;
+        m->mean[i] = mean;
+        m->std[i] = sd > 1e-12 ? sd : 1.0;
+    }
+    double s = 0, ss = 0;
+    for (int t = 0; t < c->ntasks; t++)
+        s += log2k_of(c->tasks[t].op, c->tasks[t].k);
+    double mean = n > 0 ? s / n : 0;
+    for (int t = 0; t < c->ntasks; t++) {
+        double d = log2k_of(c->tasks[t].op, c->tasks[t].k) - mean;
+        ss += d * d;
+    }
+    double sd = n > 0 ? sqrt(ss / n) : 0;
+    m->log2k_mean = mean;
+    m->log2k_std = sd > 1e-12 ? sd : 1.0;
+}
+
+void sdi_energy_inputs(const sdi_energy_model *m, const double *features, sd_shape_class shape,
+                       sd_op op, int k, double *x)
+{
+    for (int i = 0; i < SDI_EM_NFEAT; i++)
+        x[i] = (task_feature(i, features, op) - m->mean[i]) / m->std[i];
+    for (int c = 0; c < SDI_EM_NSHAPE; c++)
+        x[SDI_EM_NFEAT + c] = (int)shape == c ? 1.0 : 0.0;
+    for (int o = 0; o < SDI_EM_NOP; o++)
+        x[SDI_EM_NFEAT + SDI_EM_NSHAPE + o] = (int)op == o ? 1.0 : 0.0;
+    x[NIN - 1] = (log2k_of(op, k) - m->log2k_mean) / m->log2k_std;
+}
+
+/* ------------------------------------------------------------------ inference */
+static void hidden_of(const sdi_energy_model *m, const double *x, double *h)
+{
+    int H = m->hidden;
+    for (int j = 0; j < NIN; j++)
+        for (int q = 0; q < H; q++)
+            h[j * H + q] = tanh(x[j] * m->w1[j * H + q] + m->b1[j * H + q]);
+}
+
+/* E of global template t from h; contrib (NIN) may be NULL. */
+static double energy_of(const sdi_energy_model *m, const double *h, int t, double *contrib)
+{
+    int H = m->hidden;
+    const double *w = m->w2 + (long)t * NIN * H;
+    double e = m->beta[t];
+    for (int j = 0; j < NIN; j++) {
+        double c = 0;
+        for (int q = 0; q < H; q++)
+            c += h[j * H + q] * w[j * H + q];
+        if (contrib != NULL)
+            contrib[j] = c;
+        e += c;
+    }
+    return e;
+}
+
+void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_op op, double *out,
+                     double *contrib)
+{
+    double h[NIN * 64];
+    hidden_of(m, x, h);
+    for (int s = 0; s < m->ntemp[op]; s++)
+        out[s] = energy_of(m, h, m->toff[op] + s, contrib != NULL ? contrib + (long)s * NIN : NULL);
+}
+
+/* ------------------------------------------------------------------ loss */
+static double softplus(double z)
+{
+    return (z > 0 ? z : 0) + log1p(exp(-fabs(z)));
+}
+
+static double sigmoid(double z)
+{
+    if (z >= 0)
+        return 1.0 / (1.0 + exp(-z));
+    double e = exp(z);
+    return e / (1.0 + e);
+}
+
+double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op, const double *us,
+                            double baseline_us, double lambda, double temperature, double scale,
+                            double *grad)
+{
+    int H = m->hidden, nm = 0;
+    int idx[SDI_RANK_MAX_TEMPLATES];
+    double t[SDI_RANK_MAX_TEMPLATES], E[SDI_RANK_MAX_TEMPLATES], gE[SDI_RANK_MAX_TEMPLATES];
+    for (int s = 0; s < m->ntemp[op]; s++)
+        if (us[s] > 0 && isfinite(us[s])) {
+            idx[nm] = s;
+            t[nm] = log2(baseline_us / us[s]);
+            nm++;
+        }
+    if (nm == 0)
+        return 0.0;
+    double h[NIN * 64];
+    hidden_of(m, x, h);
+    double emin = INFINITY, tmax = -INFINITY;
+    for (int a = 0; a < nm; a++) {
+        E[a] = energy_of(m, h, m->toff[op] + idx[a], NULL);
+        emin = E[a] < emin ? E[a] : emin;
+        tmax = t[a] > tmax ? t[a] : tmax;
+    }
+    /* p = softmax(−E), q = softmax(t/T), both shifted for stability. */
+    double zp = 0, zq = 0, p[SDI_RANK_MAX_TEMPLATES], q[SDI_RANK_MAX_TEMPLATES];
+    for (int a = 0; a < nm; a++) {
+        p[a] = exp(-(E[a] - emin));
+        q[a] = exp((t[a] - tmax) / temperature);
+        zp += p[a];
+        zq += q[a];
+    }
+    double logz = -emin + log(zp), loss = 0;
+    for (int a = 0; a < nm; a++) {
+        p[a] /= zp;
+        q[a] /= zq;
+        loss += q[a] * (E[a] + logz); /* −q log p */
+        gE[a] = q[a] - p[a];
+    }
+    for (int a = 0; a < nm; a++)
+        for (int b = 0; b < nm; b++)
+            if (t[a] > t[b]) {
+                double d = t[a] - t[b], z = E[a] - E[b];
+                loss += lambda * d * softplus(z);
+                double g = lambda * d * sigmoid(z);
+                gE[a] += g;
+                gE[b] -= g;
+            }
+    if (grad == NULL)
+        return loss;
+    long nh = (long)NIN * H;
+    double *gw1 = grad, *gb1 = grad + nh, *gw2 = grad + 2 * nh;
+    double *gbeta = gw2 + (long)m->ntotal * nh;
+    double gh[NIN * 64];
+    memset(gh, 0, sizeof(double) * (size_t)nh);
+    for (int a = 0; a < nm; a++) {
+        int tg = m->toff[op] + idx[a];
+        double g = gE[a];
+        gbeta[tg] += scale * g;
+        const double *w = m->w2 + (long)tg * nh;
+        double *gw = gw2 + (long)tg * nh;
+        for (long i = 0; i < nh; i++) {
+            gw[i] += scale * g * h[i];
+            gh[i] += g * w[i];
+        }
+    }
+    for (int j = 0; j < NIN; j++)
+        for (int q2 = 0; q2 < H; q2++) {
+            long i = (long)j * H + q2;
+            double ga = gh[i] * (1.0 - h[i] * h[i]);
+            gw1[i] += scale * ga * x[j];
+            gb1[i] += scale * ga;
+        }
+    return loss;
+}
+
+/* ------------------------------------------------------------------ training */
+sdi_energy_train_opts sdi_energy_train_opts_default(void)
+{
+    sdi_energy_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.epochs = 60;
+    o.batch = 32;
+    o.lr = 0.01;
+    for (int i = 0; i < SDI_EM_NOP; i++)
+        o.lambda[i] = 0.1;
+    o.temperature = 0.25;
+    o.hidden = SDI_EM_HIDDEN;
+    o.weight_decay = 0.1;
+    return o;
+}
+
+static void task_inputs(const sdi_energy_model *m, const sdi_corpus *c, int t, double *x)
+{
+    const sdi_corpus_task *task = &c->tasks[t];
+    const sdi_corpus_record *r = &c->records[task->record];
+    sdi_energy_inputs(m, r->features, r->shape, task->op, task->k, x);
+}
+
+double sdi_energy_corpus_loss(const sdi_energy_model *m, const sdi_corpus *c)
+{
+    double x[NIN], sum = 0;
+    for (int t = 0; t < c->ntasks; t++) {
+        task_inputs(m, c, t, x);
+        const sdi_corpus_task *task = &c->tasks[t];
+        sum += sdi_energy_task_loss(m, x, task->op, task->us, task->baseline_us,
+                                    m->lambda[task->op], m->temperature, 0, NULL);
+    }
+    return c->ntasks > 0 ? sum / c->ntasks : 0.0;
+}
+
+sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opts,
+                           sdi_energy_model *m)
+{
+    double *X = NULL, *grad = NULL, *mom = NULL, *vel = NULL;
+    int *order = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(X);                                                                       \
+        sdi_free(grad);                                                                    \
+        sdi_free(mom);                                                                     \
+        sdi_free(vel);                                                                     \
+        sdi_free(order);                                                                   \
+        sdi_energy_model_free(m);                                                          \
+    } while (0)
+    memset(m, 0, sizeof *m);
+    sdi_energy_train_opts o = opts != NULL ? *opts : sdi_energy_train_opts_default();
+    if (o.epochs < 0 || o.batch < 1 || !(o.lr > 0) || !(o.temperature > 0) ||
+        !(o.weight_decay >= 0) || o.hidden < 1 || o.hidden > 64)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "train: epochs %d, batch %d, lr %g, temperature %g: "
+                       "need epochs >= 0, batch >= 1, lr > 0, T > 0, weight decay >= 0, hidden 1..64",
+                       o.epochs, o.batch, o.lr, o.temperature);
+    for (int i = 0; i < SDI_EM_NOP; i++)
+        if (!(o.lambda[i] >= 0))
+            return SDI_ERR(SD_ERR_INVALID_ARG, "train: lambda %g is negative", o.lambda[i]);
+    if (c->ntasks == 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "train: the corpus has no tasks");
+    SD_TRY(sdi_energy_model_alloc(m, o.hidden));
+    sdi_energy_fit_standardization(m, c);
+    sdi_energy_model_init(m, o.seed);
+    m->epochs = o.epochs;
+    m->temperature = o.temperature;
+    for (int i = 0; i < SDI_EM_NOP; i++)
+        m->lambda[i] = o.lambda[i];
+    long P = m->nparams;
+    X = sdi_malloc_array((size_t)c->ntasks * NIN, sizeof *X);
+    SD_CHECK_ALLOC(X, "training inputs");
+    grad = sdi_malloc_array((size_t)P, sizeof *grad);
+    SD_CHECK_ALLOC(grad, "gradient");
+    mom = sdi_calloc((size_t)P, sizeof *mom);
+    SD_CHECK_ALLOC(mom, "Adam moments");
+    vel = sdi_calloc((size_t)P, sizeof *vel);
+    SD_CHECK_ALLOC(vel, "Adam moments");
+    order = sdi_malloc_array((size_t)c->ntasks, sizeof *order);
+    SD_CHECK_ALLOC(order, "task order");
+    for (int t = 0; t < c->ntasks; t++) {
+        task_inputs(m, c, t, X + (long)t * NIN);
+        order[t] = t;
+    }
+    unsigned long long rs = o.seed ^ 0xA5A5A5A5DEADBEEFULL;
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    long step = 0, nh = (long)NIN * m->hidden, nw2end = 2 * nh + (long)m->ntotal * nh;
+    double t0 = sdi_now();
+    for (int ep = 0; ep < o.epochs; ep++) {
+        for (int i = c->ntasks - 1; i > 0; i--) { /* Fisher–Yates */
+            int j = (int)(rng_next(&rs) % (unsigned long long)(i + 1));
+            int tmp = order[i];
+            order[i] = order[j];
+            order[j] = tmp;
+        }
+        double eloss = 0;
+        for (int b0 = 0; b0 < c->ntasks; b0 += o.batch) {
+            int bn = c->ntasks - b0 < o.batch ? c->ntasks - b0 : o.batch;
+            memset(grad, 0, sizeof(double) * (size_t)P);
+            for (int i = 0; i < bn; i++) {
+                int t = order[b0 + i];
+                const sdi_corpus_task *task = &c->tasks[t];
+                eloss += sdi_energy_task_loss(m, X + (long)t * NIN, task->op, task->us,
+                                              task->baseline_us, m->lambda[task->op],
+                                              m->temperature, 1.0 / bn, grad);
+            }
+            step++;
+            double c1 = 1.0 - pow(b1, (double)step), c2 = 1.0 - pow(b2, (double)step);
+            for (long i = 0; i < P; i++) {
+                mom[i] = b1 * mom[i] + (1 - b1) * grad[i];
+                vel[i] = b2 * vel[i] + (1 - b2) * grad[i] * grad[i];
+                /* Decoupled weight decay (AdamW) on w1 and w2 only: few matrices, 16 K
+                 * parameters, 36 inputs of which many are irrelevant to a template. */
+                double wd = (i < nh || (i >= 2 * nh && i < nw2end)) ? o.weight_decay : 0.0;
+                double step_i = (mom[i] / c1) / (sqrt(vel[i] / c2) + eps);
+                m->theta[i] -= o.lr * (step_i + wd * m->theta[i]);
+            }
+        }
+        if (o.verbose)
+            printf("epoch %4d  loss %.6f  (%.3f s)\n", ep + 1, eloss / c->ntasks, sdi_now() - t0);
+    }
+    for (long i = 0; i < P; i++)
+        if (!isfinite(m->theta[i])) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_INTERNAL, "train: parameter %ld diverged (not finite); lower "
+                           "the learning rate", i);
+        }
+    sdi_free(X);
+    sdi_free(grad);
+    sdi_free(mom);
+    sdi_free(vel);
+    sdi_free(order);
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ evaluation */
+void sdi_energy_evaluate(const sdi_energy_model *m, const sdi_corpus *c, sdi_energy_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    double x[NIN], E[SDI_RANK_MAX_TEMPLATES];
+    int n = 0, hits = 0, ncsr = 0, cliffs = 0;
+    double lreg = 0, got = 0, best = 0;
+    for (int t = 0; t < c->ntasks; t++) {
+        const sdi_corpus_task *task = &c->tasks[t];
+        task_inputs(m, c, t, x);
+        sdi_energy_eval(m, x, task->op, E, NULL);
+        int ch = -1, or = -1;
+        for (int s = 0; s < m->ntemp[task->op]; s++) {
+            if (!(task->us[s] > 0))
+                continue;
+            if (ch < 0 || E[s] < E[ch])
+                ch = s;
+            if (or < 0 || task->us[s] < task->us[or])
+                or = s;
+        }
+        if (ch < 0)
+            continue;
+        n++;
+        hits += task->us[ch] == task->us[or];
+        lreg += log(task->us[ch] / task->us[or]);
+        got += log(task->baseline_us / task->us[ch]);
+        best += log(task->baseline_us / task->us[or]);
+        if (task->us[0] > 0) { /* vocabulary index 0 is the op's CSR template */
+            ncsr++;
+            cliffs += task->us[ch] > 2.0 * task->us[0];
+        }
+    }
+    out->ntasks = n;
+    out->top1 = n > 0 ? (double)hits / n : 0;
+    out->regret = n > 0 ? exp(lreg / n) : 1;
+    out->capture = best > 0 ? got / best : 0;
+    out->cliff = ncsr > 0 ? (double)cliffs / ncsr : 0;
+    out->loss = sdi_energy_corpus_loss(m, c);
+}
+
+/* ------------------------------------------------------------------ cross-validation */
+static void metrics_acc(sdi_energy_metrics *sum, sdi_energy_metrics *sq,
+                        const sdi_energy_metrics *m)
+{
+    double v[5] = {m->top1, m->regret, m->capture, m->cliff, m->loss};
+    double *s[5] = {&sum->top1, &sum->regret, &sum->capture, &sum->cliff, &sum->loss};
+    double *q[5] = {&sq->top1, &sq->regret, &sq->capture, &sq->cliff, &sq->loss};
+    for (int i = 0; i < 5; i++) {
+        *s[i] += v[i];
+        *q[i] += v[i] * v[i];
+    }
+    sum->ntasks += m->ntasks;
+}
+
+sd_status sdi_energy_cross_validate(const sdi_corpus *c, const sdi_energy_train_opts *opts,
+                                    int folds, int nseeds, unsigned long long split_seed,
+                                    sdi_energy_metrics *mean, sdi_energy_metrics *sd,
+                                    sdi_energy_metrics *per_run)
+{
+    int *fold = NULL, *keep = NULL;
+    sdi_corpus train, test;
+    sdi_energy_model m;
+    memset(&train, 0, sizeof train);
+    memset(&test, 0, sizeof test);
+    memset(&m, 0, sizeof m);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(fold);                                                                    \
+        sdi_free(keep);                                                                    \
+        sdi_corpus_free(&train);                                                           \
+        sdi_corpus_free(&test);                                                            \
+        sdi_energy_model_free(&m);                                                         \
+    } while (0)
+    memset(mean, 0, sizeof *mean);
+    memset(sd, 0, sizeof *sd);
+    if (nseeds < 1)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "cross-validation: %d seeds", nseeds);
+    size_t nr = c->nrecords > 0 ? (size_t)c->nrecords : 1;
+    fold = sdi_malloc_array(nr, sizeof *fold);
+    SD_CHECK_ALLOC(fold, "folds");
+    keep = sdi_malloc_array(nr, sizeof *keep);
+    SD_CHECK_ALLOC(keep, "folds");
+    SD_TRY(sdi_corpus_folds(c, folds, split_seed, fold));
+    sdi_energy_train_opts o = opts != NULL ? *opts : sdi_energy_train_opts_default();
+    unsigned long long seed0 = o.seed;
+    sdi_energy_metrics sum, sq;
+    memset(&sum, 0, sizeof sum);
+    memset(&sq, 0, sizeof sq);
+    for (int f = 0; f < folds; f++) {
+        for (int r = 0; r < c->nrecords; r++)
+            keep[r] = fold[r] != f;
+        SD_TRY(sdi_corpus_subset(c, keep, &train));
+        for (int r = 0; r < c->nrecords; r++)
+            keep[r] = fold[r] == f;
+        SD_TRY(sdi_corpus_subset(c, keep, &test));
+        for (int s = 0; s < nseeds; s++) {
+            o.seed = seed0 + (unsigned long long)s;
+            o.verbose = 0;
+            SD_TRY(sdi_energy_train(&train, &o, &m));
+            sdi_energy_metrics em;
+            sdi_energy_evaluate(&m, &test, &em);
+            sdi_energy_model_free(&m);
+            metrics_acc(&sum, &sq, &em);
+            if (per_run != NULL)
+                per_run[f * nseeds + s] = em;
+        }
+        sdi_corpus_free(&train);
+        sdi_corpus_free(&test);
+    }
+    double n = (double)folds * nseeds;
+    double *sv[5] = {&sum.top1, &sum.regret, &sum.capture, &sum.cliff, &sum.loss};
+    double *qv[5] = {&sq.top1, &sq.regret, &sq.capture, &sq.cliff, &sq.loss};
+    double *mv[5] = {&mean->top1, &mean->regret, &mean->capture, &mean->cliff, &mean->loss};
+    double *dv[5] = {&sd->top1, &sd->regret, &sd->capture, &sd->cliff, &sd->loss};
+    for (int i = 0; i < 5; i++) {
+        *mv[i] = *sv[i] / n;
+        double var = *qv[i] / n - *mv[i] * *mv[i];
+        *dv[i] = var > 0 ? sqrt(var) : 0;
+    }
+    mean->ntasks = (int)(sum.ntasks / n + 0.5);
+    sdi_free(fold);
+    sdi_free(keep);
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ ranking */
+typedef struct {
+    const char *name;
+    double value, contribution, xstd;
+} reason_item;
+
+sd_status sdi_rank_energy(const sdi_energy_model *m, const sd_features *f, sd_op op, int k,
+                          sdi_ranking *out)
+{
+    memset(out, 0, sizeof *out);
+    int nv = 0;
+    const char *const *vocab = sdi_vocabulary(op, &nv);
+    if (m == NULL || m->theta == NULL || f == NULL || vocab == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "rank: no model, no features or unknown operator %d",
+                       (int)op);
+    if ((unsigned)f->shape_class >= SDI_EM_NSHAPE)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "rank: shape class %d out of range", (int)f->shape_class);
+    if (op == SD_OP_SPMM && k < 1)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "rank: K = %d for spmm", k);
+    int kk = op == SD_OP_SPMM ? k : 1;
+    double x[NIN], E[SDI_RANK_MAX_TEMPLATES], contrib[SDI_RANK_MAX_TEMPLATES * NIN];
+    sdi_energy_inputs(m, f->values, f->shape_class, op, kk, x);
+    sdi_energy_eval(m, x, op, E, contrib);
+    out->op = op;
+    out->k = kk;
+    snprintf(out->model, sizeof out->model, "energy-v1");
+    for (int s = 0; s < nv && s < SDI_RANK_MAX_TEMPLATES; s++) {
+        sdi_rank_entry *e = &out->e[out->n++];
+        snprintf(e->label, sizeof e->label, "%s", vocab[s]);
+        e->energy = E[s];
+        const double *cs = contrib + (long)s * NIN;
+        reason_item it[SDI_EM_NFEAT + 3];
+        int ni = 0;
+        for (int j = 0; j < SDI_EM_NFEAT; j++)
+            it[ni++] = (reason_item){sdi_feature_get(j)->name, f->values[j], cs[j], x[j]};
+        double shape = 0, prior = m->beta[m->toff[op] + s];
+        for (int c = 0; c < SDI_EM_NSHAPE; c++)
+            shape += cs[SDI_EM_NFEAT + c];
+        for (int o = 0; o < SDI_EM_NOP; o++)
+            prior += cs[SDI_EM_NFEAT + SDI_EM_NSHAPE + o];
+        it[ni++] = (reason_item){"shape_class", (double)f->shape_class, shape, 1.0};
+        it[ni++] = (reason_item){"log2_k", log2((double)kk), cs[NIN - 1], x[NIN - 1]};
+        it[ni++] = (reason_item){"prior", 0.0, prior, 0.0};
+        /* Top contributions by magnitude (selection; ties keep input order). */
+        for (int r = 0; r < SDI_RANK_MAX_REASONS && r < ni; r++) {
+            int bi = r;
+            for (int i = r + 1; i < ni; i++)
+                if (fabs(it[i].contribution) > fabs(it[bi].contribution))
+                    bi = i;
+            reason_item tmp = it[r];
+            it[r] = it[bi];
+            it[bi] = tmp;
+            sdi_rank_reason *rr = &e->reasons[e->nreasons++];
+            snprintf(rr->feature, sizeof rr->feature, "%s", it[r].name);
+            rr->value = it[r].value;
+            rr->contribution = it[r].contribution;
+            if (strcmp(it[r].name, "prior") == 0)
+                snprintf(rr->why, sizeof rr->why, "learned template bias for %s",
+                         sdi_op_name(op));
+            else if (strcmp(it[r].name, "shape_class") == 0)
+                snprintf(rr->why, sizeof rr->why, "learned term of shape class %s (%s)",
+                         sd_shape_class_name(f->shape_class),
+                         it[r].contribution < 0 ? "favours" : "penalises");
+            else
+                snprintf(rr->why, sizeof rr->why, "learned h_j(x_j)·w2 at standardised x = %.3g (%s)",
+                         it[r].xstd, it[r].contribution < 0 ? "favours" : "penalises");
+        }
+    }
+    /* Stable insertion sort by energy, as sdi_rank. */
+    for (int i = 1; i < out->n; i++) {
+        sdi_rank_entry t = out->e[i];
+        int j = i - 1;
+        while (j >= 0 && out->e[j].energy > t.energy) {
+            out->e[j + 1] = out->e[j];
+            j--;
+        }
+        out->e[j + 1] = t;
+    }
+    return SD_OK;
+}

@@ -1,0 +1,131 @@
+/* src/model/energy.h: the learned additive energy model of DESIGN.md ("Energy model"):
+ * inputs, inference with per-feature contributions, the ranking loss with its analytic
+ * gradient, Adam training on a corpus, evaluation metrics and weights I/O (energy_io.c).
+ *
+ * Input x (SDI_EM_NIN = 45 values, each its own "feature j"):
+ *   x[0..35]  the 36 features in canonical order; the size features (rows, cols, nnz,
+ *             row_max, col_max, u_total, u_max, u_p95, ut_total: heavy-tailed counts or
+ *             count ratios) are log1p-ed first; then all 36 are standardised with the
+ *             mean / std of the training corpus (stored with the weights); the ten
+ *             operator-induced features count as 0 unless op is spgemm (sd_analyze's
+ *             convention), whatever the corpus line holds;
+ *   x[36..40] one-hot shape class (uniform, moderate, skewed, power-law, bimodal);
+ *   x[41..43] one-hot operator (spmv, spmm, spgemm);
+ *   x[44]     log2 K standardised (K = 1 for spmv and spgemm).
+ * h_j(x_j) = tanh(x_j·w1_j + b1_j) ∈ R^H (H = 16 by default), shared across operators;
+ * E_o(s|x) = β_{o,s} + Σ_j h_j(x_j)ᵀ w2_{o,j,s}; lower energy ranks higher.
+ * Templates of all operators are numbered globally: template s of op o is
+ * toff[o] + s, s indexing sdi_vocabulary(o). Everything is double. */
+#ifndef SDI_ENERGY_H
+#define SDI_ENERGY_H
+
+#include "../core/core.h"
+#include "../core/json_parse.h"
+#include "corpus.h"
+#include "rank.h"
+
+#define SDI_EM_NFEAT SD_NUM_FEATURES
+#define SDI_EM_NSHAPE 5
+#define SDI_EM_NOP 3
+#define SDI_EM_NIN (SDI_EM_NFEAT + SDI_EM_NSHAPE + SDI_EM_NOP + 1)
+#define SDI_EM_HIDDEN 16
+#define SDI_EM_FORMAT_VERSION 1
+
+typedef struct {
+    int hidden;             /* H */
+    int ntemp[SDI_EM_NOP];  /* |V_o| */
+    int toff[SDI_EM_NOP];   /* first global template index of op o */
+    int ntotal;             /* Σ |V_o| */
+    /* Standardisation (of log1p-ed sizes; std 1 where the corpus had no spread). */
+    double mean[SDI_EM_NFEAT], std[SDI_EM_NFEAT];
+    double log2k_mean, log2k_std;
+    /* Parameters, one block: w1[j*H+h], b1[j*H+h], w2[((t*NIN)+j)*H+h], beta[t]. */
+    long nparams;
+    double *theta;
+    double *w1, *b1, *w2, *beta; /* views into theta */
+    /* How it was trained (informational, saved with the weights). */
+    unsigned long long seed;
+    int epochs;
+    double lambda[SDI_EM_NOP], temperature;
+} sdi_energy_model;
+
+typedef struct {
+    unsigned long long seed; /* initialisation and shuffling */
+    int epochs;              /* passes over the examples (default 60) */
+    int batch;               /* examples per Adam step (default 32) */
+    double lr;               /* Adam step (default 0.01) */
+    double lambda[SDI_EM_NOP]; /* margin weight λ_o (default 0.1 each) */
+    double temperature;      /* T of q = softmax(t/T) (default 0.25) */
+    int hidden;              /* H, 1..64 (default 16) */
+    double weight_decay;     /* decoupled (AdamW) decay of w1, w2 per step, scaled by lr
+                                (default 0.1); not part of the DESIGN loss: a regulariser,
+                                needed with 16 K parameters and a few hundred matrices */
+    int verbose;             /* 1: one line per epoch on stdout */
+} sdi_energy_train_opts;
+
+typedef struct {
+    int ntasks;        /* tasks with at least one measured template */
+    double top1;       /* share whose lowest-energy measured template is the fastest */
+    double regret;     /* geomean of time(top choice) / time(fastest measured) */
+    double capture;    /* Σ log speedup realised / Σ log oracle speedup over the baseline */
+    double cliff;      /* share whose top choice is > 2× slower than csr (when csr measured) */
+    double loss;       /* mean loss */
+} sdi_energy_metrics;
+
+/* Sizes and template offsets for hidden width H; parameters allocated, zeroed. */
+SDI_HIDDEN sd_status sdi_energy_model_alloc(sdi_energy_model *m, int hidden);
+SDI_HIDDEN void sdi_energy_model_free(sdi_energy_model *m);
+/* Random initial parameters (deterministic in seed); standardisation left as is. */
+SDI_HIDDEN void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed);
+/* Input names: the 36 feature names, "shape_uniform"…, "op_spmv"…, "log2_k". */
+SDI_HIDDEN const char *sdi_energy_input_name(int j);
+/* 1 when feature i (< 36) is log1p-ed before standardisation. */
+SDI_HIDDEN int sdi_energy_is_size_feature(int i);
+/* Fits mean / std of the (log1p-ed) features and log2 K over the corpus's tasks. */
+SDI_HIDDEN void sdi_energy_fit_standardization(sdi_energy_model *m, const sdi_corpus *c);
+/* The input vector x (SDI_EM_NIN) of features f (f->op is ignored: op is given). */
+SDI_HIDDEN void sdi_energy_inputs(const sdi_energy_model *m, const double *features,
+                                  sd_shape_class shape, sd_op op, int k, double *x);
+/* Energies of every template of op (out[s], s < ntemp[op]); contrib may be NULL or
+ * receive ntemp[op]*SDI_EM_NIN per-input contributions h_j(x_j)ᵀ w2_{o,j,s} (β excluded). */
+SDI_HIDDEN void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_op op,
+                                double *out, double *contrib);
+/* Loss of one task (inputs x, op, times us[s] per template, us ≤ 0 / non-finite = not
+ * measured, baseline > 0) with λ_o and T; grad (nparams, may be NULL) is incremented
+ * by scale × ∂loss/∂θ. */
+SDI_HIDDEN double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op,
+                                       const double *us, double baseline_us, double lambda,
+                                       double temperature, double scale, double *grad);
+SDI_HIDDEN sdi_energy_train_opts sdi_energy_train_opts_default(void);
+/* Fits standardisation on c, initialises from opts->seed and trains with Adam;
+ * m must be unallocated (zeroed) and is owned by the caller on success. */
+SDI_HIDDEN sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opts,
+                                      sdi_energy_model *m);
+/* Mean loss of the model on the corpus (λ, T of the model). */
+SDI_HIDDEN double sdi_energy_corpus_loss(const sdi_energy_model *m, const sdi_corpus *c);
+SDI_HIDDEN void sdi_energy_evaluate(const sdi_energy_model *m, const sdi_corpus *c,
+                                    sdi_energy_metrics *out);
+/* k-fold cross-validation grouped by matrix (sdi_corpus_folds, split seed split_seed),
+ * each fold trained with nseeds seeds (opts->seed, +1, ...): mean and population std of
+ * the held-out metrics over the folds × seeds runs. per_run (may be NULL) receives
+ * folds·nseeds metrics, fold-major. */
+SDI_HIDDEN sd_status sdi_energy_cross_validate(const sdi_corpus *c,
+                                               const sdi_energy_train_opts *opts, int folds,
+                                               int nseeds, unsigned long long split_seed,
+                                               sdi_energy_metrics *mean, sdi_energy_metrics *sd,
+                                               sdi_energy_metrics *per_run);
+/* Ranks V_o with the model: model name "energy-v1"; reasons = the largest per-input
+ * contributions by magnitude (shape one-hots reported as "shape_class", operator
+ * one-hots folded into "prior" with β). k is K for spmm (ignored otherwise). */
+SDI_HIDDEN sd_status sdi_rank_energy(const sdi_energy_model *m, const sd_features *f, sd_op op,
+                                     int k, sdi_ranking *out);
+
+/* ---- energy_io.c: weights as JSON (format documented there). */
+SDI_HIDDEN sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j);
+SDI_HIDDEN sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m);
+/* Atomic write (temporary + rename). */
+SDI_HIDDEN sd_status sdi_energy_save(const sdi_energy_model *m, const char *path);
+/* SD_ERR_IO when unreadable, SD_ERR_PARSE naming what is wrong; *m zeroed on failure. */
+SDI_HIDDEN sd_status sdi_energy_load(const char *path, sdi_energy_model *m);
+
+#endif /* SDI_ENERGY_H */

@@ -1,0 +1,250 @@
+/* src/model/energy_io.c: energy model weights as JSON. Format (version 1):
+ *   {"format": "sparseditto-energy", "version": 1, "model": "energy-v1", "hidden": H,
+ *    "inputs": [45 input names in order: the 36 canonical features, shape one-hots,
+ *               operator one-hots, "log2_k"],
+ *    "size_features": [names log1p-ed before standardisation],
+ *    "vocabulary": {"spmv": [...], "spmm": [...], "spgemm": [...]},
+ *    "standardization": {"mean": [36], "std": [36], "log2k_mean": m, "log2k_std": s},
+ *    "training": {"seed": "decimal", "epochs": n, "lambda": [3], "temperature": T},
+ *    "w1": [45·H], "b1": [45·H], "w2": [Σ|V_o|·45·H], "beta": [Σ|V_o|]}
+ * Index orders as in energy.h. Numbers are written with 17 significant digits, so the
+ * weights read back bit-exactly. Loading checks every name, size and number against
+ * this library's feature table and vocabulary: a model is only used for the inputs it
+ * was trained on. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "energy.h"
+
+#define NIN SDI_EM_NIN
+
+static void num(sdi_json *j, double v)
+{
+    char b[40];
+    snprintf(b, sizeof b, "%.17g", v);
+    sdi_json_raw(j, b);
+}
+
+static void num_array(sdi_json *j, const char *key, const double *v, long n)
+{
+    sdi_json_key(j, key);
+    sdi_json_begin_array(j);
+    for (long i = 0; i < n; i++)
+        num(j, v[i]);
+    sdi_json_end_array(j);
+}
+
+sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
+{
+    for (long i = 0; i < m->nparams; i++)
+        if (!isfinite(m->theta[i]))
+            return SDI_ERR(SD_ERR_INVALID_ARG, "energy model: parameter %ld is not finite", i);
+    long nh = (long)NIN * m->hidden;
+    sdi_json_begin_object(j);
+    sdi_json_key(j, "format");
+    sdi_json_string(j, "sparseditto-energy");
+    sdi_json_key(j, "version");
+    sdi_json_int(j, SDI_EM_FORMAT_VERSION);
+    sdi_json_key(j, "model");
+    sdi_json_string(j, "energy-v1");
+    sdi_json_key(j, "hidden");
+    sdi_json_int(j, m->hidden);
+    sdi_json_key(j, "inputs");
+    sdi_json_begin_array(j);
+    for (int i = 0; i < NIN; i++)
+        sdi_json_string(j, sdi_energy_input_name(i));
+    sdi_json_end_array(j);
+    sdi_json_key(j, "size_features");
+    sdi_json_begin_array(j);
+    for (int i = 0; i < SDI_EM_NFEAT; i++)
+        if (sdi_energy_is_size_feature(i))
+            sdi_json_string(j, sdi_energy_input_name(i));
+    sdi_json_end_array(j);
+    sdi_json_key(j, "vocabulary");
+    sdi_json_begin_object(j);
+    for (int o = 0; o < SDI_EM_NOP; o++) {
+        int nv = 0;
+        const char *const *v = sdi_vocabulary((sd_op)o, &nv);
+        sdi_json_key(j, sdi_op_name((sd_op)o));
+        sdi_json_begin_array(j);
+        for (int s = 0; s < nv; s++)
+            sdi_json_string(j, v[s]);
+        sdi_json_end_array(j);
+    }
+    sdi_json_end_object(j);
+    sdi_json_key(j, "standardization");
+    sdi_json_begin_object(j);
+    num_array(j, "mean", m->mean, SDI_EM_NFEAT);
+    num_array(j, "std", m->std, SDI_EM_NFEAT);
+    sdi_json_key(j, "log2k_mean");
+    num(j, m->log2k_mean);
+    sdi_json_key(j, "log2k_std");
+    num(j, m->log2k_std);
+    sdi_json_end_object(j);
+    sdi_json_key(j, "training");
+    sdi_json_begin_object(j);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", m->seed);
+    sdi_json_key(j, "seed");
+    sdi_json_string(j, seed);
+    sdi_json_key(j, "epochs");
+    sdi_json_int(j, m->epochs);
+    num_array(j, "lambda", m->lambda, SDI_EM_NOP);
+    sdi_json_key(j, "temperature");
+    num(j, m->temperature);
+    sdi_json_end_object(j);
+    num_array(j, "w1", m->w1, nh);
+    num_array(j, "b1", m->b1, nh);
+    num_array(j, "w2", m->w2, (long)m->ntotal * nh);
+    num_array(j, "beta", m->beta, m->ntotal);
+    sdi_json_end_object(j);
+    return SD_OK;
+}
+
+/* Reads an array of exactly n finite numbers named key (in object v, or v itself when
+ * key is NULL) into out. */
+static sd_status read_array(const sdi_jvalue *v, const char *key, const char *where, double *out,
+                            long n)
+{
+    const sdi_jvalue *a = key != NULL ? sdi_jget(v, key) : v;
+    if (a == NULL || a->type != SDI_JARRAY)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"%s\" missing or not an array", where);
+    if (a->n != n)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"%s\" has %d values, expected %ld", where,
+                       a->n, n);
+    for (long i = 0; i < n; i++) {
+        const sdi_jvalue *x = &a->items[i];
+        if (x->type != SDI_JNUMBER || !isfinite(x->number))
+            return SDI_ERR(SD_ERR_PARSE, "energy model: %s[%ld] is not a finite number", where, i);
+        out[i] = x->number;
+    }
+    return SD_OK;
+}
+
+/* Checks that array key of v lists exactly the n names produced by name(i). */
+static sd_status check_names(const sdi_jvalue *a, const char *where, int n,
+                             const char *(*name)(int), const char *const *list)
+{
+    if (a == NULL || a->type != SDI_JARRAY)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"%s\" missing or not an array", where);
+    if (a->n != n)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"%s\" lists %d names, this library has %d",
+                       where, a->n, n);
+    for (int i = 0; i < n; i++) {
+        const char *want = name != NULL ? name(i) : list[i];
+        if (a->items[i].type != SDI_JSTRING || strcmp(a->items[i].string, want) != 0)
+            return SDI_ERR(SD_ERR_PARSE, "energy model: %s[%d] is \"%s\", this library has \"%s\" "
+                           "(trained on other inputs)", where, i,
+                           a->items[i].type == SDI_JSTRING ? a->items[i].string : "?", want);
+    }
+    return SD_OK;
+}
+
+sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
+{
+#define SD_FREE_ALL sdi_energy_model_free(m)
+    memset(m, 0, sizeof *m);
+    if (v->type != SDI_JOBJECT)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: not a JSON object");
+    const char *fmt = sdi_jget_string(v, "format", NULL);
+    if (fmt == NULL || strcmp(fmt, "sparseditto-energy") != 0)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"format\" is not \"sparseditto-energy\"");
+    double ver = sdi_jget_number(v, "version", -1);
+    if (ver != SDI_EM_FORMAT_VERSION)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: format version %g, this library reads %d",
+                       ver, SDI_EM_FORMAT_VERSION);
+    double hid = sdi_jget_number(v, "hidden", -1);
+    if (!(hid >= 1 && hid <= 64 && hid == floor(hid)))
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"hidden\" missing or not an integer in 1..64");
+    SD_TRY(check_names(sdi_jget(v, "inputs"), "inputs", NIN, sdi_energy_input_name, NULL));
+    const char *sizes[SDI_EM_NFEAT];
+    int nsz = 0;
+    for (int i = 0; i < SDI_EM_NFEAT; i++)
+        if (sdi_energy_is_size_feature(i))
+            sizes[nsz++] = sdi_energy_input_name(i);
+    SD_TRY(check_names(sdi_jget(v, "size_features"), "size_features", nsz, NULL, sizes));
+    const sdi_jvalue *voc = sdi_jget(v, "vocabulary");
+    if (voc == NULL || voc->type != SDI_JOBJECT)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"vocabulary\" missing or not an object");
+    for (int o = 0; o < SDI_EM_NOP; o++) {
+        int nv = 0;
+        const char *const *lab = sdi_vocabulary((sd_op)o, &nv);
+        char where[32];
+        snprintf(where, sizeof where, "vocabulary.%s", sdi_op_name((sd_op)o));
+        SD_TRY(check_names(sdi_jget(voc, sdi_op_name((sd_op)o)), where, nv, NULL, lab));
+    }
+    SD_TRY(sdi_energy_model_alloc(m, (int)hid));
+    const sdi_jvalue *st = sdi_jget(v, "standardization");
+    if (st == NULL || st->type != SDI_JOBJECT) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"standardization\" missing");
+    }
+    SD_TRY(read_array(st, "mean", "standardization.mean", m->mean, SDI_EM_NFEAT));
+    SD_TRY(read_array(st, "std", "standardization.std", m->std, SDI_EM_NFEAT));
+    m->log2k_mean = sdi_jget_number(st, "log2k_mean", NAN);
+    m->log2k_std = sdi_jget_number(st, "log2k_std", NAN);
+    if (!isfinite(m->log2k_mean) || !(m->log2k_std > 0) || !isfinite(m->log2k_std)) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_PARSE, "energy model: standardization.log2k_mean / log2k_std "
+                                     "missing or invalid");
+    }
+    for (int i = 0; i < SDI_EM_NFEAT; i++)
+        if (!(m->std[i] > 0)) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_PARSE, "energy model: standardization.std[%d] (%s) is not > 0",
+                           i, sdi_energy_input_name(i));
+        }
+    const sdi_jvalue *tr = sdi_jget(v, "training");
+    if (tr != NULL && tr->type == SDI_JOBJECT) {
+        const char *seed = sdi_jget_string(tr, "seed", "0");
+        m->seed = strtoull(seed, NULL, 10);
+        m->epochs = (int)sdi_jget_number(tr, "epochs", 0);
+        m->temperature = sdi_jget_number(tr, "temperature", m->temperature);
+        if (sdi_jget(tr, "lambda") != NULL)
+            SD_TRY(read_array(tr, "lambda", "training.lambda", m->lambda, SDI_EM_NOP));
+    }
+    long nh = (long)NIN * m->hidden;
+    SD_TRY(read_array(v, "w1", "w1", m->w1, nh));
+    SD_TRY(read_array(v, "b1", "b1", m->b1, nh));
+    SD_TRY(read_array(v, "w2", "w2", m->w2, (long)m->ntotal * nh));
+    SD_TRY(read_array(v, "beta", "beta", m->beta, m->ntotal));
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_energy_save(const sdi_energy_model *m, const char *path)
+{
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sd_status s = sdi_energy_to_json(m, &j);
+    if (s == SD_OK)
+        s = sdi_json_finish(&j);
+    if (s == SD_OK)
+        s = sdi_model_write_file(path, j.buf, strlen(j.buf));
+    sdi_json_free(&j);
+    return s;
+}
+
+sd_status sdi_energy_load(const char *path, sdi_energy_model *m)
+{
+    memset(m, 0, sizeof *m);
+    char *buf = NULL;
+    size_t len = 0;
+    sd_status s = sdi_model_read_file(path, &buf, &len);
+    if (s != SD_OK)
+        return s;
+    sdi_jvalue v;
+    s = sdi_json_parse(buf, (long)len, &v);
+    sdi_free(buf);
+    if (s == SD_ERR_PARSE)
+        sdi_error_prefix("energy model: not valid JSON (truncated?)");
+    if (s == SD_OK) {
+        s = sdi_energy_from_json(&v, m);
+        sdi_jvalue_free(&v);
+    }
+    if (s != SD_OK)
+        sdi_error_prefix("%s", path);
+    return s;
+}

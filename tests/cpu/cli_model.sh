@@ -1,0 +1,141 @@
+# tests/cpu/cli_model.sh: `sparseditto train` and `sparseditto rank`: training on a tiny
+# synthetic corpus written here, ranking with the trained model and with the rules, JSON
+# fields, determinism of the weights, exit codes 1 (bad input) and 2 (usage).
+# Usage: bash cli_model.sh <sparseditto> <matrices-dir> <tests/data-dir>
+set -u
+BIN="$1"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok   $*"; }
+
+# 60 matrices: skewed rows (row_cv > 3) make coo fastest, uniform rows sell32, else csr.
+awk 'BEGIN {
+  split("rows cols nnz density row_mean row_max row_cv row_q25 row_q50 row_q75 empty_row_frac col_max col_cv row_span col_gap diag_frac dense_tile_frac dense_tile_nnz_frac rho_ell rho_sell16 rho_sell32 rho_sell512 rho_bsr4 rho_bsr8 rho_bsr16 rho_bell16 u_total u_max u_p95 u_cv ut_total ut_cv fit_512 fit_4k fit_32k gamma", names, " ");
+  s = 7;
+  for (m = 0; m < 60; m++) {
+    r = m % 3;
+    line = sprintf("{\"matrix\":\"m%d\",\"features\":{", m);
+    for (i = 1; i <= 36; i++) {
+      s = (s * 1103515245 + 12345) % 2147483648; u = s / 2147483648;
+      v = u * 10;
+      if (names[i] == "row_cv") v = (r == 0) ? 0.1 + u * 0.3 : (r == 1) ? 0.8 + u : 4 + 6 * u;
+      if (names[i] == "rows" || names[i] == "nnz") v = int(1000 + u * 100000);
+      line = line sprintf("%s\"%s\":%.6g", (i > 1 ? "," : ""), names[i], v);
+    }
+    shape = (r == 0) ? "uniform" : (r == 1) ? "moderate" : "power-law";
+    csr = 10; coo = 25; sell = 18;
+    if (r == 0) sell = 6; else if (r == 2) coo = 5;
+    line = line sprintf("},\"shape_class\":\"%s\",\"tasks\":[{\"op\":\"spmv\",\"k\":1,\"baseline_us\":12,", shape);
+    line = line sprintf("\"templates\":{\"csr\":%g,\"coo\":%g,\"sell32\":%g,\"bsr8\":null}}]}", csr, coo, sell);
+    print line;
+  }
+}' > "$TMP/corpus.jsonl"
+[ "$(wc -l < "$TMP/corpus.jsonl")" -eq 60 ] && ok "corpus written" || fail "corpus lines"
+
+# A 4x4 matrix (M1 of test_features.c).
+cat > "$TMP/m1.mtx" <<'EOM'
+%%MatrixMarket matrix coordinate real general
+4 4 7
+1 1 1
+1 2 2
+1 4 3
+2 2 4
+4 1 5
+4 3 6
+4 4 7
+EOM
+
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w.json" --seed 3 --epochs 30 > "$TMP/train.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "train exit 0" || { fail "train exit $rc"; cat "$TMP/train.txt"; }
+[ "$(grep -c '^epoch ' "$TMP/train.txt")" -eq 30 ] && ok "a loss line per epoch" || fail "epoch lines"
+grep -Eq '^trained [0-9]+ parameters .* in [0-9.]+ s' "$TMP/train.txt" && ok "training time" || fail "no training time"
+grep -Eq 'top-1 1\.000' "$TMP/train.txt" && ok "fits the corpus (top-1 1.000)" || fail "fit: $(grep top-1 "$TMP/train.txt")"
+first=$(awk '/^epoch/{print $4; exit}' "$TMP/train.txt")
+last=$(awk '/^epoch/{v=$4} END{print v}' "$TMP/train.txt")
+awk -v a="$first" -v b="$last" 'BEGIN{exit !(b < a)}' && ok "loss falls ($first -> $last)" || fail "loss $first -> $last"
+
+# Determinism: same seed, same bytes; another seed, other weights.
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w2.json" --seed 3 --epochs 30 -q > /dev/null 2>&1
+cmp -s "$TMP/w.json" "$TMP/w2.json" && ok "same seed, identical weights file" || fail "weights differ"
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w3.json" --seed 4 --epochs 30 -q > /dev/null 2>&1
+cmp -s "$TMP/w.json" "$TMP/w3.json" && fail "seed ignored" || ok "another seed, other weights"
+
+# Cross-validation grouped by matrix: one line per fold x seed, then the mean.
+"$BIN" train "$TMP/corpus.jsonl" --cv 3 --cv-seeds 2 --epochs 10 > "$TMP/cv.txt" 2>&1 || fail "cv exit $?"
+[ "$(grep -c '^  fold [0-2] seed [12]: 20 tasks' "$TMP/cv.txt")" -eq 6 ] && grep -q '^held-out mean (std): top-1' "$TMP/cv.txt" \
+  && ok "--cv 3 --cv-seeds 2: six runs of 20 tasks and the mean" || fail "cv: $(cat "$TMP/cv.txt")"
+
+# Ranking with the model.
+"$BIN" rank "$TMP/m1.mtx" --op spmv --model "$TMP/w.json" > "$TMP/rank.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "rank exit 0" || { fail "rank exit $rc"; cat "$TMP/rank.txt"; }
+grep -q '^model  energy-v1' "$TMP/rank.txt" && ok "table names the energy model" || fail "model line"
+[ "$(grep -Ec '^ +[0-9]+  [a-z0-9_]+ ' "$TMP/rank.txt")" -eq 9 ] && ok "9 spmv templates" || fail "rows: $(cat "$TMP/rank.txt")"
+"$BIN" rank "$TMP/m1.mtx" --model "$TMP/w.json" --op spmm -K 64 --json > "$TMP/rank.json" 2>&1 || fail "rank --json exit $?"
+if command -v python3 > /dev/null; then
+  python3 - "$TMP/rank.json" "$TMP/w.json" <<'EOP' && ok "JSON fields, sorted energies, reasons by magnitude" || fail "JSON: $(head -c 600 "$TMP/rank.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["ranking"]
+assert d["op"] == "spmm" and d["k"] == 64 and d["model_path"] == sys.argv[2], d
+assert d["shape_class"] in ("uniform", "moderate", "skewed", "power-law", "bimodal")
+assert r["model"] == "energy-v1"
+t = r["templates"]
+assert [x["label"] for x in t] and sorted(x["label"] for x in t) == sorted(["csr", "coo", "bsr4", "bsr8", "bsr16", "bell16", "bell32", "tc"])
+e = [x["energy"] for x in t]
+assert e == sorted(e), e
+for x in t:
+    rs = x["reasons"]
+    assert len(rs) == 6
+    for a in rs:
+        assert set(a) == {"feature", "value", "contribution", "why"}, a
+    mags = [abs(a["contribution"]) for a in rs]
+    assert mags == sorted(mags, reverse=True), mags
+EOP
+else
+  grep -q '"model": "energy-v1"' "$TMP/rank.json" && ok "JSON model" || fail "JSON model"
+fi
+
+# Without --model: the rules, and the output says so.
+"$BIN" rank "$TMP/m1.mtx" --op spgemm --json > "$TMP/rules.json" 2>&1 || fail "rules exit $?"
+grep -q '"model": "rules-v1"' "$TMP/rules.json" && grep -q '"model_path": null' "$TMP/rules.json" \
+  && ok "rules-v1 without --model" || fail "rules JSON: $(head -c 300 "$TMP/rules.json")"
+"$BIN" rank "$TMP/m1.mtx" | grep -q '^model  rules-v1 (rule-based' && ok "table names the rules" || fail "rules table"
+
+# Exit codes.
+expect() { # expected-code label command...
+  local want=$1 label=$2; shift 2
+  "$@" > "$TMP/out.txt" 2> "$TMP/err.txt"
+  local got=$?
+  [ $got -eq "$want" ] && ok "$label: exit $want" || fail "$label: exit $got, expected $want ($(cat "$TMP/err.txt"))"
+}
+expect 2 "train without -o" "$BIN" train "$TMP/corpus.jsonl"
+expect 2 "train unknown option" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --bogus
+expect 2 "train --temperature 0" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --temperature 0
+expect 2 "train --epochs -1" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --epochs -1
+expect 2 "train --cv 1" "$BIN" train "$TMP/corpus.jsonl" --cv 1
+expect 2 "train no corpus" "$BIN" train -o "$TMP/x.json"
+expect 1 "train missing corpus" "$BIN" train "$TMP/none.jsonl" -o "$TMP/x.json"
+sed '2s/"row_cv"/"row_cvv"/' "$TMP/corpus.jsonl" > "$TMP/bad.jsonl"
+expect 1 "train bad corpus line" "$BIN" train "$TMP/bad.jsonl" -o "$TMP/x.json"
+grep -q 'line 2' "$TMP/err.txt" && ok "corpus error names line 2" || fail "message: $(cat "$TMP/err.txt")"
+[ ! -e "$TMP/x.json" ] && ok "no weights written on error" || fail "x.json written"
+expect 2 "rank bad --op" "$BIN" rank "$TMP/m1.mtx" --op spmx
+expect 2 "rank -K 0" "$BIN" rank "$TMP/m1.mtx" --op spmm -K 0
+expect 2 "rank no file" "$BIN" rank --op spmv
+expect 1 "rank missing matrix" "$BIN" rank "$TMP/none.mtx"
+expect 1 "rank missing model" "$BIN" rank "$TMP/m1.mtx" --model "$TMP/none.json"
+head -c 3000 "$TMP/w.json" > "$TMP/trunc.json"
+expect 1 "rank truncated model" "$BIN" rank "$TMP/m1.mtx" --model "$TMP/trunc.json"
+grep -q 'energy model' "$TMP/err.txt" && ok "truncated model message" || fail "message: $(cat "$TMP/err.txt")"
+sed 's/"row_cv"/"row_cz"/' "$TMP/w.json" > "$TMP/names.json"
+expect 1 "rank model with other feature names" "$BIN" rank "$TMP/m1.mtx" --model "$TMP/names.json"
+grep -q 'inputs\[6\] is "row_cz"' "$TMP/err.txt" && ok "names the mismatched input" || fail "message: $(cat "$TMP/err.txt")"
+"$BIN" train --help | grep -q 'usage: sparseditto train' && ok "train --help" || fail "train --help"
+"$BIN" rank --help | grep -q 'usage: sparseditto rank' && ok "rank --help" || fail "rank --help"
+
+[ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
+[ $fails -eq 0 ]

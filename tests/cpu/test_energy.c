@@ -1,0 +1,526 @@
+/* tests/cpu/test_energy.c: the learned energy model: analytic gradient against central
+ * differences for every parameter block, training on a synthetic corpus recovers the
+ * known best template per region, weights and corpus I/O round trips, corrupt weight
+ * files, determinism, ranking with per-feature reasons. */
+#include <unistd.h>
+
+#include "core/json_parse.h"
+#include "model/energy.h"
+#include "sdt.h"
+
+static char tmpdir_path[256];
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[4][320];
+    static int slot;
+    char *b = buf[slot++ & 3];
+    snprintf(b, 320, "%s/%s", tmpdir_path, name);
+    return b;
+}
+
+static void write_text(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (f != NULL) {
+        fwrite(text, 1, len, f);
+        fclose(f);
+    }
+}
+
+/* Loss summed over the tasks of c (λ, T of m), gradient into g when not NULL. */
+static double total_loss(const sdi_energy_model *m, const sdi_corpus *c, double *g)
+{
+    double x[SDI_EM_NIN], sum = 0;
+    for (int t = 0; t < c->ntasks; t++) {
+        const sdi_corpus_task *task = &c->tasks[t];
+        const sdi_corpus_record *r = &c->records[task->record];
+        sdi_energy_inputs(m, r->features, r->shape, task->op, task->k, x);
+        sum += sdi_energy_task_loss(m, x, task->op, task->us, task->baseline_us,
+                                    m->lambda[task->op], m->temperature, 1.0, g);
+    }
+    return sum;
+}
+
+static void test_gradient_check(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 3, &c)); /* 9 tasks, all three operators */
+    sdi_energy_model m;
+    SDT_OK(sdi_energy_model_alloc(&m, 2));
+    sdi_energy_fit_standardization(&m, &c);
+    sdi_energy_model_init(&m, sdt_seed);
+    for (int t = 0; t < m.ntotal; t++) /* non-trivial β and larger w2: every term matters */
+        m.beta[t] = 0.1 * (t % 5) - 0.2;
+    for (long i = 0; i < (long)m.ntotal * SDI_EM_NIN * m.hidden; i++)
+        m.w2[i] *= 6.0;
+    m.lambda[0] = 0.3;
+    m.lambda[1] = 0.5;
+    m.lambda[2] = 0.7;
+    m.temperature = 0.5;
+    double *g = calloc((size_t)m.nparams, sizeof *g);
+    total_loss(&m, &c, g);
+    long nh = (long)SDI_EM_NIN * m.hidden;
+    struct { const char *name; long off, n; } blocks[4] = {
+        {"w1", 0, nh}, {"b1", nh, nh}, {"w2", 2 * nh, (long)m.ntotal * nh},
+        {"beta", 2 * nh + (long)m.ntotal * nh, m.ntotal}};
+    SDT_CHECK(blocks[3].off + blocks[3].n == m.nparams, "blocks cover all %ld parameters", m.nparams);
+    for (int b = 0; b < 4; b++) {
+        double worst = 0, gmax = 0;
+        long at = -1;
+        for (long i = blocks[b].off; i < blocks[b].off + blocks[b].n; i++) {
+            double keep = m.theta[i], hstep = 1e-5 * (1.0 + fabs(keep));
+            m.theta[i] = keep + hstep;
+            double lp = total_loss(&m, &c, NULL);
+            m.theta[i] = keep - hstep;
+            double lm = total_loss(&m, &c, NULL);
+            m.theta[i] = keep;
+            double fd = (lp - lm) / (2 * hstep);
+            double denom = fabs(fd) + fabs(g[i]);
+            /* Relative error; below |grad| 1e-4 the floor makes it absolute (the
+             * differences' rounding error, ~1e-16·|loss|/h, is not the gradient's). */
+            double rel = fabs(fd - g[i]) / (denom > 1e-4 ? denom : 1e-4);
+            if (rel > worst) {
+                worst = rel;
+                at = i;
+            }
+            gmax = fabs(g[i]) > gmax ? fabs(g[i]) : gmax;
+        }
+        printf("  %-4s %6ld params: max relative error %.3g (at %ld), max |grad| %.3g\n",
+               blocks[b].name, blocks[b].n, worst, at, gmax);
+        SDT_CHECK(worst < 1e-4, "%s: relative error %.3g at parameter %ld", blocks[b].name, worst,
+                  at);
+        SDT_CHECK(gmax > 1e-3, "%s: gradient is (nearly) zero everywhere", blocks[b].name);
+    }
+    /* The margin term alone: λ = 0 changes the loss (the check saw both terms). */
+    double with = total_loss(&m, &c, NULL);
+    m.lambda[0] = m.lambda[1] = m.lambda[2] = 0;
+    SDT_CHECK(total_loss(&m, &c, NULL) < with, "margin term adds to the loss");
+    free(g);
+    sdi_energy_model_free(&m);
+    sdi_corpus_free(&c);
+}
+
+/* Top-1 over the whole vocabulary against the synthetic rules. */
+static double top1_vs_rules(const sdi_energy_model *m, const sdi_corpus *c, int *per_op_bad)
+{
+    int hits = 0;
+    for (int t = 0; t < c->ntasks; t++) {
+        const sdi_corpus_task *task = &c->tasks[t];
+        const sdi_corpus_record *r = &c->records[task->record];
+        sd_features f;
+        memcpy(f.values, r->features, sizeof f.values);
+        f.shape_class = r->shape;
+        f.op = task->op;
+        sdi_ranking rk;
+        if (sdi_rank_energy(m, &f, task->op, task->k, &rk) != SD_OK)
+            continue;
+        int nv = 0;
+        const char *const *v = sdi_vocabulary(task->op, &nv);
+        int best = sdi_corpus_synthetic_best(r->features, task->op, task->k);
+        if (strcmp(rk.e[0].label, v[best]) == 0)
+            hits++;
+        else if (per_op_bad != NULL)
+            per_op_bad[task->op]++;
+    }
+    return c->ntasks > 0 ? (double)hits / c->ntasks : 0;
+}
+
+static void test_training_recovers_rules(void)
+{
+    sdi_corpus train, test;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 300, &train));
+    SDT_OK(sdi_corpus_synthetic(sdt_seed + 1000, 200, &test));
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.seed = sdt_seed;
+    o.epochs = 60;
+    sdi_energy_model m;
+    double t0 = sdi_now();
+    SDT_OK(sdi_energy_train(&train, &o, &m));
+    double secs = sdi_now() - t0;
+    int bad[3] = {0, 0, 0};
+    double top1 = top1_vs_rules(&m, &test, bad);
+    sdi_energy_metrics em;
+    sdi_energy_evaluate(&m, &test, &em);
+    printf("  trained on %d tasks, %d epochs, %ld params in %.2f s; held-out top-1 %.3f "
+           "(misses spmv %d, spmm %d, spgemm %d); measured-set top-1 %.3f, regret %.4f, "
+           "capture %.3f, cliff %.3f, loss %.4f\n",
+           train.ntasks, o.epochs, m.nparams, secs, top1, bad[0], bad[1], bad[2], em.top1,
+           em.regret, em.capture, em.cliff, em.loss);
+    SDT_CHECK(top1 >= 0.95, "held-out top-1 %.3f < 0.95", top1);
+    SDT_CHECK(em.top1 >= 0.95 && em.regret < 1.06, "metrics top-1 %.3f regret %.4f", em.top1,
+              em.regret);
+    /* An untrained model is far from it: the test can fail. */
+    sdi_energy_model u;
+    SDT_OK(sdi_energy_model_alloc(&u, SDI_EM_HIDDEN));
+    sdi_energy_fit_standardization(&u, &train);
+    sdi_energy_model_init(&u, sdt_seed);
+    double top1u = top1_vs_rules(&u, &test, NULL);
+    SDT_CHECK(top1u < 0.7, "untrained top-1 %.3f", top1u);
+    SDT_CHECK(sdi_energy_corpus_loss(&m, &test) < sdi_energy_corpus_loss(&u, &test),
+              "training lowers held-out loss");
+    sdi_energy_model_free(&u);
+    sdi_energy_model_free(&m);
+    sdi_corpus_free(&train);
+    sdi_corpus_free(&test);
+}
+
+static void test_cross_validation(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 300, &c));
+    for (int r = 0; r < c.nrecords; r++) /* two records per matrix: a group must not split */
+        snprintf(c.records[r].matrix, sizeof c.records[r].matrix, "m%03d", r / 2);
+    int fold[300], size[3] = {0, 0, 0};
+    SDT_OK(sdi_corpus_folds(&c, 3, 7, fold));
+    for (int r = 0; r < c.nrecords; r++) {
+        SDT_CHECK(fold[r] >= 0 && fold[r] < 3, "fold %d", fold[r]);
+        if (fold[r] >= 0 && fold[r] < 3)
+            size[fold[r]]++;
+        if (r % 2 == 1)
+            SDT_CHECK(fold[r] == fold[r - 1], "matrix m%03d split across folds", r / 2);
+    }
+    SDT_CHECK(size[0] == 100 && size[1] == 100 && size[2] == 100, "fold sizes %d %d %d", size[0],
+              size[1], size[2]);
+    int again[300];
+    SDT_OK(sdi_corpus_folds(&c, 3, 8, again));
+    SDT_CHECK(memcmp(fold, again, sizeof fold) != 0, "the split seed matters");
+    SDT_STATUS(sdi_corpus_folds(&c, 1, 7, fold), SD_ERR_INVALID_ARG);
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.epochs = 40;
+    sdi_energy_metrics mean, sd, runs[6];
+    SDT_OK(sdi_energy_cross_validate(&c, &o, 3, 2, 7, &mean, &sd, runs));
+    printf("  3-fold x 2 seeds held-out: top-1 %.3f (std %.3f), regret %.4f, capture %.3f\n",
+           mean.top1, sd.top1, mean.regret, mean.capture);
+    SDT_CHECK(mean.top1 >= 0.9, "CV top-1 %.3f", mean.top1);
+    SDT_CHECK(runs[0].ntasks + runs[2].ntasks + runs[4].ntasks == c.ntasks,
+              "every task held out once: %d %d %d", runs[0].ntasks, runs[2].ntasks, runs[4].ntasks);
+    double m = (runs[0].top1 + runs[1].top1 + runs[2].top1 + runs[3].top1 + runs[4].top1 +
+                runs[5].top1) / 6;
+    SDT_CHECK(fabs(m - mean.top1) < 1e-12, "mean of the runs");
+    sdi_corpus_free(&c);
+}
+
+static void test_determinism(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 40, &c));
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.epochs = 5;
+    o.seed = 77;
+    sdi_energy_model a, b, d;
+    SDT_OK(sdi_energy_train(&c, &o, &a));
+    SDT_OK(sdi_energy_train(&c, &o, &b));
+    o.seed = 78;
+    SDT_OK(sdi_energy_train(&c, &o, &d));
+    SDT_CHECK(a.nparams == b.nparams &&
+                  memcmp(a.theta, b.theta, sizeof(double) * (size_t)a.nparams) == 0,
+              "same seed, same weights");
+    SDT_CHECK(memcmp(a.theta, d.theta, sizeof(double) * (size_t)a.nparams) != 0,
+              "another seed, other weights");
+    sdi_energy_model_free(&a);
+    sdi_energy_model_free(&b);
+    sdi_energy_model_free(&d);
+    sdi_corpus_free(&c);
+}
+
+/* Allocation failures while training: an error, the model zeroed, no leak. */
+static void test_train_alloc_failures(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 5, &c));
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.epochs = 1;
+    o.hidden = 2;
+    long long live = sdi_alloc_live_bytes();
+    int injected = 0;
+    for (long n = 0; n < 1000; n++) {
+        sdi_energy_model m;
+        sdi_alloc_fail_after(n);
+        sd_status s = sdi_energy_train(&c, &o, &m);
+        sdi_alloc_fail_after(-1);
+        if (s == SD_OK) {
+            sdi_energy_model_free(&m);
+            break;
+        }
+        injected++;
+        SDT_CHECK(s == SD_ERR_OUT_OF_MEMORY && m.theta == NULL, "failure %ld: %s", n,
+                  sd_last_error());
+        SDT_CHECK(sdi_alloc_live_bytes() == live, "leak after failure %ld", n);
+    }
+    SDT_CHECK(injected >= 6, "the sweep injected %d failures", injected);
+    /* Bad options are usage errors. */
+    sdi_energy_model m;
+    o.temperature = 0;
+    SDT_STATUS(sdi_energy_train(&c, &o, &m), SD_ERR_INVALID_ARG);
+    o = sdi_energy_train_opts_default();
+    o.hidden = 65;
+    SDT_STATUS(sdi_energy_train(&c, &o, &m), SD_ERR_INVALID_ARG);
+    sdi_corpus_free(&c);
+}
+
+static void test_weights_round_trip(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 30, &c));
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.epochs = 3;
+    o.seed = 0xFFFFFFFFFFFFFFF1ULL; /* above 2^53: the seed is kept as a string */
+    sdi_energy_model m, r;
+    SDT_OK(sdi_energy_train(&c, &o, &m));
+    m.w1[0] = -0.0; /* the sign of zero survives too */
+    const char *path = tmp_path("w.json");
+    SDT_OK(sdi_energy_save(&m, path));
+    SDT_OK(sdi_energy_load(path, &r));
+    SDT_CHECK(r.hidden == m.hidden && r.nparams == m.nparams, "sizes");
+    SDT_CHECK(memcmp(m.theta, r.theta, sizeof(double) * (size_t)m.nparams) == 0,
+              "parameters bit-exact");
+    SDT_CHECK(memcmp(m.mean, r.mean, sizeof m.mean) == 0 && memcmp(m.std, r.std, sizeof m.std) == 0 &&
+                  m.log2k_mean == r.log2k_mean && m.log2k_std == r.log2k_std,
+              "standardisation bit-exact");
+    SDT_CHECK(signbit(r.w1[0]), "-0 kept");
+    SDT_CHECK(r.seed == m.seed && r.epochs == 3 && r.temperature == m.temperature &&
+                  memcmp(r.lambda, m.lambda, sizeof r.lambda) == 0,
+              "training metadata");
+    sdi_energy_model_free(&r);
+    /* Allocation failures while loading: an error, never a leak. */
+    long long live = sdi_alloc_live_bytes();
+    int failures = 0;
+    for (long n = 0;; n++) {
+        sdi_alloc_fail_after(n);
+        sd_status s = sdi_energy_load(path, &r);
+        sdi_alloc_fail_after(-1);
+        if (s == SD_OK) {
+            sdi_energy_model_free(&r);
+            break;
+        }
+        failures++;
+        SDT_CHECK(s == SD_ERR_OUT_OF_MEMORY, "injected failure %ld: %s", n, sd_last_error());
+        SDT_CHECK(sdi_alloc_live_bytes() == live, "leak after failure %ld", n);
+        if (n > 100000)
+            break;
+    }
+    SDT_CHECK(failures > 0, "the sweep injected failures");
+    sdi_energy_model_free(&m);
+    sdi_corpus_free(&c);
+}
+
+/* Loads text written to a file: expects SD_ERR_PARSE, a message containing want and
+ * no leak. */
+static void expect_bad(const char *label, const char *text, size_t len, const char *want)
+{
+    const char *path = tmp_path("bad.json");
+    write_text(path, text, len);
+    long long live = sdi_alloc_live_bytes();
+    sdi_energy_model m;
+    sd_status s = sdi_energy_load(path, &m);
+    SDT_CHECK(s == SD_ERR_PARSE, "%s: status %s (%s)", label, sd_status_string(s), sd_last_error());
+    SDT_CHECK(strstr(sd_last_error(), want) != NULL, "%s: message '%s' lacks '%s'", label,
+              sd_last_error(), want);
+    SDT_CHECK(m.theta == NULL, "%s: model zeroed", label);
+    SDT_CHECK(sdi_alloc_live_bytes() == live, "%s: leak", label);
+}
+
+/* text with the first occurrence of from replaced by to (static buffer owner: caller frees). */
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *p = strstr(text, from);
+    if (p == NULL)
+        return NULL;
+    size_t n = strlen(text) + strlen(to) + 1;
+    char *out = malloc(n);
+    size_t head = (size_t)(p - text);
+    memcpy(out, text, head);
+    strcpy(out + head, to);
+    strcat(out, p + strlen(from));
+    return out;
+}
+
+static void test_corrupt_weights(void)
+{
+    sdi_energy_model m;
+    SDT_OK(sdi_energy_model_alloc(&m, 3));
+    sdi_energy_model_init(&m, 5);
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    SDT_OK(sdi_energy_to_json(&m, &j));
+    SDT_OK(sdi_json_finish(&j));
+    const char *good = j.buf;
+    size_t len = strlen(good);
+    expect_bad("truncated", good, len / 2, "energy model");
+    expect_bad("truncated", good, len / 2, "bad.json");
+    expect_bad("empty", "", 0, "bad.json");
+    char *t;
+    t = replace(good, "\"row_cv\"", "\"row_cx\"");
+    expect_bad("feature name", t, strlen(t), "inputs[6] is \"row_cx\"");
+    free(t);
+    t = replace(good, "\"rows\",\"cols\"", "\"cols\",\"rows\"");
+    expect_bad("feature order", t, strlen(t), "inputs[0]");
+    free(t);
+    t = replace(good, "\"beta\":[", "\"beta\":[1,");
+    expect_bad("beta size", t, strlen(t), "\"beta\" has 21 values, expected 20");
+    free(t);
+    t = replace(good, "\"hidden\":3", "\"hidden\":4");
+    expect_bad("hidden vs w1", t, strlen(t), "\"w1\" has 135 values, expected 180");
+    free(t);
+    /* A NaN: JSON has none, so a writer would put null (or a bare NaN token). */
+    const char *w1 = strstr(good, "\"w1\":[");
+    if (w1 != NULL) {
+        const char *v0 = w1 + 6, *comma = strchr(v0, ',');
+        size_t head = (size_t)(v0 - good);
+        char *n1 = malloc(len + 8);
+        memcpy(n1, good, head);
+        strcpy(n1 + head, "null");
+        strcat(n1, comma);
+        expect_bad("null weight", n1, strlen(n1), "w1[0] is not a finite number");
+        memcpy(n1, good, head);
+        strcpy(n1 + head, "NaN");
+        strcat(n1, comma);
+        expect_bad("NaN token", n1, strlen(n1), "bad.json");
+        free(n1);
+    }
+    t = replace(good, "\"version\":1", "\"version\":2");
+    expect_bad("version", t, strlen(t), "format version 2");
+    free(t);
+    t = replace(good, "\"bsr16\",\"tiles16\"", "\"tiles16\",\"bsr16\"");
+    expect_bad("vocabulary", t, strlen(t), "vocabulary.spmv[7]");
+    free(t);
+    t = replace(good, "\"std\":[", "\"std\":[0,");
+    expect_bad("std size", t, strlen(t), "standardization.std\" has 37 values");
+    free(t);
+    sdi_energy_model r;
+    SDT_STATUS(sdi_energy_load(tmp_path("does-not-exist.json"), &r), SD_ERR_IO);
+    sdi_json_free(&j);
+    sdi_energy_model_free(&m);
+}
+
+static void test_corpus_io(void)
+{
+    sdi_corpus c, r;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 25, &c));
+    SDT_CHECK(c.ntasks == 75 && c.nrecords == 25, "sizes");
+    const char *path = tmp_path("corpus.jsonl");
+    SDT_OK(sdi_corpus_write(&c, path));
+    SDT_OK(sdi_corpus_read(path, &r));
+    SDT_CHECK(r.nrecords == c.nrecords && r.ntasks == c.ntasks, "counts %d %d", r.nrecords,
+              r.ntasks);
+    int same = r.nrecords == c.nrecords && r.ntasks == c.ntasks;
+    for (int i = 0; same && i < c.nrecords; i++)
+        same = memcmp(c.records[i].features, r.records[i].features, sizeof c.records[i].features) == 0 &&
+               c.records[i].shape == r.records[i].shape &&
+               strcmp(c.records[i].matrix, r.records[i].matrix) == 0;
+    for (int i = 0; same && i < c.ntasks; i++)
+        same = memcmp(&c.tasks[i], &r.tasks[i], sizeof c.tasks[i]) == 0;
+    SDT_CHECK(same, "records and tasks equal after the round trip");
+    sdi_corpus_free(&r);
+    sdi_corpus_free(&c);
+
+    /* Malformed lines name the line. */
+    char *text = NULL;
+    size_t len = 0;
+    SDT_OK(sdi_model_read_file(path, &text, &len));
+    char *first_nl = strchr(text, '\n');
+    char *second = first_nl + 1;
+    struct { const char *from, *to, *want; } cases[] = {
+        {"\"row_cv\":", "\"row_cz\":", "line 2: feature \"row_cv\" missing"},
+        {"\"op\":\"spmv\"", "\"op\":\"spmx\"", "line 2: task 0: \"op\""},
+        {"\"shape_class\":\"", "\"shape_class\":\"x", "line 2: \"shape_class\""},
+        {"\"csr\":", "\"csx\":", "\"csx\" is not a sp"},
+        {"\"baseline_us\":", "\"baseline_us\":-", "line 2: task 0: \"baseline_us\""},
+        {"{\"matrix\"", "[{\"matrix\"", "line 2"},
+    };
+    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+        char *mod = replace(second, cases[q].from, cases[q].to);
+        SDT_CHECK(mod != NULL, "case %zu applies", q);
+        if (mod == NULL)
+            continue;
+        size_t hl = (size_t)(second - text);
+        char *all = malloc(hl + strlen(mod) + 1);
+        memcpy(all, text, hl);
+        strcpy(all + hl, mod);
+        long long live = sdi_alloc_live_bytes();
+        sd_status s = sdi_corpus_parse(all, strlen(all), &r);
+        SDT_CHECK(s == SD_ERR_PARSE, "case %zu: %s", q, sd_status_string(s));
+        SDT_CHECK(strstr(sd_last_error(), cases[q].want) != NULL, "case %zu: '%s' lacks '%s'", q,
+                  sd_last_error(), cases[q].want);
+        SDT_CHECK(sdi_alloc_live_bytes() == live && r.records == NULL, "case %zu: leak", q);
+        free(all);
+        free(mod);
+    }
+    /* Blank lines (with spaces or CR) are skipped; line numbers still count them. */
+    char *padded = malloc(len + 8);
+    strcpy(padded, "\n \r\n");
+    strcat(padded, text);
+    SDT_OK(sdi_corpus_parse(padded, strlen(padded), &r));
+    SDT_CHECK(r.nrecords == 25 && r.ntasks == 75, "blank lines skipped: %d records", r.nrecords);
+    sdi_corpus_free(&r);
+    free(padded);
+    sdi_free(text);
+}
+
+static void test_rank_energy(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 60, &c));
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.epochs = 10;
+    sdi_energy_model m;
+    SDT_OK(sdi_energy_train(&c, &o, &m));
+    for (int op = 0; op < 3; op++) {
+        sd_features f;
+        memcpy(f.values, c.records[0].features, sizeof f.values);
+        f.shape_class = c.records[0].shape;
+        f.op = (sd_op)op;
+        sdi_ranking rk;
+        SDT_OK(sdi_rank_energy(&m, &f, (sd_op)op, 64, &rk));
+        int nv = 0;
+        sdi_vocabulary((sd_op)op, &nv);
+        SDT_CHECK(rk.n == nv && strcmp(rk.model, "energy-v1") == 0, "op %d: %d entries", op, rk.n);
+        double x[SDI_EM_NIN], E[SDI_RANK_MAX_TEMPLATES];
+        sdi_energy_inputs(&m, f.values, f.shape_class, (sd_op)op, 64, x);
+        sdi_energy_eval(&m, x, (sd_op)op, E, NULL);
+        for (int i = 0; i < rk.n; i++) {
+            if (i > 0)
+                SDT_CHECK(rk.e[i - 1].energy <= rk.e[i].energy, "sorted");
+            SDT_CHECK(rk.e[i].nreasons == SDI_RANK_MAX_REASONS, "reasons");
+            for (int q = 1; q < rk.e[i].nreasons; q++)
+                SDT_CHECK(fabs(rk.e[i].reasons[q - 1].contribution) >=
+                              fabs(rk.e[i].reasons[q].contribution),
+                          "reasons by magnitude");
+            double emin = E[0];
+            for (int s = 1; s < nv; s++)
+                emin = E[s] < emin ? E[s] : emin;
+            if (i == 0)
+                SDT_CHECK(rk.e[0].energy == emin, "first is the lowest energy");
+        }
+    }
+    sd_features f;
+    memset(&f, 0, sizeof f);
+    sdi_ranking rk;
+    SDT_STATUS(sdi_rank_energy(&m, &f, SD_OP_SPMM, 0, &rk), SD_ERR_INVALID_ARG);
+    SDT_STATUS(sdi_rank_energy(NULL, &f, SD_OP_SPMV, 1, &rk), SD_ERR_INVALID_ARG);
+    sdi_energy_model_free(&m);
+    sdi_corpus_free(&c);
+}
+
+int main(void)
+{
+    sdt_init("test_energy");
+    snprintf(tmpdir_path, sizeof tmpdir_path, "/tmp/sd-test-energy-XXXXXX");
+    if (mkdtemp(tmpdir_path) == NULL)
+        return 1;
+    SDT_RUN(test_gradient_check);
+    SDT_RUN(test_corpus_io);
+    SDT_RUN(test_train_alloc_failures);
+    SDT_RUN(test_weights_round_trip);
+    SDT_RUN(test_corrupt_weights);
+    SDT_RUN(test_determinism);
+    SDT_RUN(test_cross_validation);
+    SDT_RUN(test_rank_energy);
+    SDT_RUN(test_training_recovers_rules);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir_path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir_path);
+    return sdt_finish();
+}
