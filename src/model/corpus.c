@@ -8,6 +8,7 @@
 
 #include "../analysis/analysis.h"
 #include "../core/json_parse.h"
+#include "../core/rng.h"
 #include "corpus.h"
 
 int sdi_op_from_name(const char *name)
@@ -361,10 +362,10 @@ sd_status sdi_corpus_folds(const sdi_corpus *c, int folds, unsigned long long se
         sdi_free(names);
         return SDI_ERR(SD_ERR_INVALID_ARG, "cross-validation: %d matrices for %d folds", ng, folds);
     }
-    unsigned long long s = seed ^ 0xC0FFEEULL;
+    sdi_rng s;
+    sdi_rng_seed(&s, seed, 0xc0ffee /* stream: folds */, 0);
     for (int i = ng - 1; i > 0; i--) { /* Fisher–Yates over the unique names */
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        int j = (int)((s >> 33) % (unsigned long long)(i + 1));
+        int j = (int)sdi_rng_below(&s, (uint64_t)i + 1);
         const char *t = names[i];
         names[i] = names[j];
         names[j] = t;
@@ -413,20 +414,9 @@ sd_status sdi_corpus_subset(const sdi_corpus *c, const int *keep, sdi_corpus *ou
 
 /* ------------------------------------------------------------------ synthetic corpus */
 
-static unsigned long long splitmix(unsigned long long *s)
-{
-    unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+static double unif(sdi_rng *s, double a, double b) { return a + (b - a) * sdi_rng_uniform(s); }
 
-static double unif(unsigned long long *s, double a, double b)
-{
-    return a + (b - a) * ((double)(splitmix(s) >> 11) * 0x1.0p-53);
-}
-
-static double logunif(unsigned long long *s, double a, double b)
+static double logunif(sdi_rng *s, double a, double b)
 {
     return exp(unif(s, log(a), log(b)));
 }
@@ -460,14 +450,14 @@ int sdi_corpus_synthetic_best(const double *x, sd_op op, int k)
     return 0;
 }
 
-static void synth_features(unsigned long long *s, double *x, sd_shape_class *shape)
+static void synth_features(sdi_rng *s, double *x, sd_shape_class *shape)
 {
-    int skew = (int)(splitmix(s) % 3), block = (int)(splitmix(s) % 2), ulev = (int)(splitmix(s) % 3);
+    int skew = (int)(sdi_rng_below(s, 3)), block = (int)(sdi_rng_below(s, 2)), ulev = (int)(sdi_rng_below(s, 3));
     double rows = floor(logunif(s, 1e3, 1e7)), cols = floor(rows * unif(s, 0.5, 2.0));
     double mean = logunif(s, 2, 64), nnz = floor(rows * mean);
     double cv = skew == 0 ? unif(s, 0.05, 0.4) : skew == 1 ? unif(s, 0.8, 1.6) : unif(s, 4, 10);
     *shape = skew == 0 ? SD_SHAPE_UNIFORM : skew == 1 ? SD_SHAPE_MODERATE
-             : (splitmix(s) & 1) ? SD_SHAPE_POWER_LAW : SD_SHAPE_SKEWED;
+             : (sdi_rng_next(s) & 1) ? SD_SHAPE_POWER_LAW : SD_SHAPE_SKEWED;
     x[SDI_F_ROWS] = rows;
     x[SDI_F_COLS] = cols;
     x[SDI_F_NNZ] = nnz;
@@ -505,7 +495,7 @@ static void synth_features(unsigned long long *s, double *x, sd_shape_class *sha
     x[SDI_F_GAMMA] = unif(s, 1, 10);
 }
 
-static void synth_task(unsigned long long *s, const double *x, sd_op op, int k, int record,
+static void synth_task(sdi_rng *s, const double *x, sd_op op, int k, int record,
                        sdi_corpus_task *t)
 {
     memset(t, 0, sizeof *t);
@@ -538,14 +528,15 @@ sd_status sdi_corpus_synthetic(unsigned long long seed, int nrecords, sdi_corpus
         sdi_corpus_free(out);
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a synthetic corpus");
     }
-    unsigned long long s = seed ^ 0x5D17C0A5ULL;
+    sdi_rng s;
+    sdi_rng_seed(&s, seed, 0x5d17c0a5 /* stream: synthetic corpus */, 0);
     static const int ks[3] = {8, 32, 128};
     for (int r = 0; r < nrecords; r++) {
         sdi_corpus_record *rec = &out->records[r];
         snprintf(rec->matrix, sizeof rec->matrix, "synthetic-%llu-%d", seed, r);
         synth_features(&s, rec->features, &rec->shape);
         synth_task(&s, rec->features, SD_OP_SPMV, 1, r, &out->tasks[out->ntasks++]);
-        int k = ks[splitmix(&s) % 3];
+        int k = ks[sdi_rng_below(&s, 3)];
         synth_task(&s, rec->features, SD_OP_SPMM, k, r, &out->tasks[out->ntasks++]);
         synth_task(&s, rec->features, SD_OP_SPGEMM, 1, r, &out->tasks[out->ntasks++]);
     }

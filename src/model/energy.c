@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../analysis/analysis.h"
+#include "../core/rng.h"
 #include "energy.h"
 
 #define NIN SDI_EM_NIN
@@ -80,28 +81,16 @@ sd_status sdi_energy_model_alloc(sdi_energy_model *m, int hidden)
 }
 
 /* ------------------------------------------------------------------ random numbers */
-static unsigned long long rng_next(unsigned long long *s)
+static double rng_normal(sdi_rng *s)
 {
-    unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(unsigned long long *s) /* (0, 1) */
-{
-    return ((double)(rng_next(s) >> 11) + 0.5) * 0x1.0p-53;
-}
-
-static double rng_normal(unsigned long long *s)
-{
-    double u = rng_unit(s), v = rng_unit(s);
+    double u = sdi_rng_open01(s), v = sdi_rng_open01(s);
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
 void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed)
 {
-    unsigned long long s = seed * 0x2545F4914F6CDD1DULL + 0x1234567ULL;
+    sdi_rng s;
+    sdi_rng_seed(&s, seed, 0x1417 /* stream: initial weights */, 0);
     long nh = (long)NIN * m->hidden;
     /* h_j spans the standardised range: slopes ~ N(0,1), thresholds ~ N(0,1). */
     for (long i = 0; i < nh; i++)
@@ -385,13 +374,14 @@ sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opt
         task_inputs(m, c, t, X + (long)t * NIN);
         order[t] = t;
     }
-    unsigned long long rs = o.seed ^ 0xA5A5A5A5DEADBEEFULL;
+    sdi_rng rs;
+    sdi_rng_seed(&rs, o.seed, 0x5a1e /* stream: example order */, 0);
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
     long step = 0, nh = (long)NIN * m->hidden, nw2end = 2 * nh + (long)m->ntotal * nh;
     double t0 = sdi_now();
     for (int ep = 0; ep < o.epochs; ep++) {
         for (int i = c->ntasks - 1; i > 0; i--) { /* Fisher–Yates */
-            int j = (int)(rng_next(&rs) % (unsigned long long)(i + 1));
+            int j = (int)sdi_rng_below(&rs, (uint64_t)i + 1);
             int tmp = order[i];
             order[i] = order[j];
             order[j] = tmp;

@@ -7,6 +7,7 @@
 
 #include "../analysis/analysis.h"
 #include "corpus.h"
+#include "../core/rng.h"
 #include "forest.h"
 
 sdi_forest_opts sdi_forest_opts_default(void)
@@ -21,13 +22,6 @@ sdi_forest_opts sdi_forest_opts_default(void)
     return o;
 }
 
-static unsigned long long rng_next(unsigned long long *s)
-{
-    unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
 void sdi_forest_free(sdi_forest *f)
 {
@@ -55,7 +49,7 @@ typedef struct {
     int p, nclass;
     sdi_forest_opts o;
     int mtry;
-    unsigned long long rng;
+    sdi_rng rng;
     pair_xy *pairs;   /* scratch, n */
     int *feat_perm;   /* scratch, p */
     sdi_tree *tree;
@@ -121,7 +115,7 @@ static sd_status build(builder *b, int *idx, int m, int depth, int *out_node)
     int best_f = -1;
     double best_thr = 0, best_score = imp - 1e-12 * (1 + fabs(imp));
     for (int q = 0; q < b->mtry; q++) {
-        int r = q + (int)(rng_next(&b->rng) % (unsigned long long)(b->p - q));
+        int r = q + (int)sdi_rng_below(&b->rng, (uint64_t)(b->p - q));
         int f = b->feat_perm[r];
         b->feat_perm[r] = b->feat_perm[q];
         b->feat_perm[q] = f;
@@ -234,7 +228,7 @@ sd_status sdi_forest_fit(const double *X, const double *y, int n, int p, int ncl
     b.o = o;
     b.mtry = o.mtry > 0 ? (o.mtry < p ? o.mtry : p)
                         : nclass == 0 ? (p + 2) / 3 : (int)ceil(sqrt((double)p));
-    b.rng = o.seed ^ 0xF0E57ULL;
+    sdi_rng_seed(&b.rng, o.seed, 0xf0e57 /* stream: forest */, 0);
     idx = sdi_malloc_array((size_t)n, sizeof *idx);
     SD_CHECK_ALLOC(idx, "forest sample indices");
     pairs = sdi_malloc_array((size_t)n, sizeof *pairs);
@@ -250,7 +244,7 @@ sd_status sdi_forest_fit(const double *X, const double *y, int n, int p, int ncl
     out->nclass = nclass;
     for (int t = 0; t < o.ntrees; t++) {
         for (int i = 0; i < n; i++)
-            idx[i] = o.bootstrap ? (int)(rng_next(&b.rng) % (unsigned long long)n) : i;
+            idx[i] = o.bootstrap ? (int)sdi_rng_below(&b.rng, (uint64_t)n) : i;
         b.tree = &out->trees[t];
         b.cap = 0;
         int root;
