@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tests/cpu/cli_plots.sh: the benchmark report tooling on the committed results:
+# bench/summarize_compile.py reproduces bench/results/bench_compile.md byte for byte from the
+# part JSON files; bench/sets/ matches bench_compile.c's quick set and make_sets.sh's output;
+# bench/plots.py writes every PNG and SVG, non-empty.
+# Usage (ctest): bash cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
+# Exit 77 (skipped, visibly) when python3 is missing, or when matplotlib is not importable
+# (CI does not install it) after the standard-library checks have passed.
+set -euo pipefail
+matrices=${2:?usage: cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo"
+fail() { echo "cli_plots: FAIL: $*"; exit 1; }
+
+if ! command -v python3 >/dev/null; then
+  echo "cli_plots: SKIPPED: python3 is not installed"
+  exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-plots.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+parts=(bench/results/bench_compile_quick_part1.json bench/results/bench_compile_quick_part2.json)
+
+# 1. The combined summary is deterministic (seeded bootstrap): same bytes as committed.
+python3 bench/summarize_compile.py "$tmp/bench_compile.md" "${parts[@]}"
+cmp "$tmp/bench_compile.md" bench/results/bench_compile.md ||
+  fail "summarize_compile.py no longer reproduces bench/results/bench_compile.md"
+echo "cli_plots: summarize_compile.py reproduces bench_compile.md"
+
+# 2. bench/sets/quick.txt lists bench_compile.c's quick set (quick_gen, then quick_real).
+{
+  sed -n '/^static const char \*quick_gen\[\] = {/,/^};/p' bench/bench_compile.c | grep -o '"[^"]*"'
+  sed -n 's/^static const char \*quick_real\[\] = {\(.*\)};/\1/p' bench/bench_compile.c | grep -o '"[^"]*"'
+} | tr -d '"' >"$tmp/quick.c.txt"
+[ "$(wc -l <"$tmp/quick.c.txt")" -ge 2 ] || fail "could not read the quick set from bench/bench_compile.c"
+grep -v '^#' bench/sets/quick.txt | diff "$tmp/quick.c.txt" - ||
+  fail "bench/sets/quick.txt differs from bench_compile.c's quick set (< the C source, > the file)"
+echo "cli_plots: bench/sets/quick.txt matches bench_compile.c ($(wc -l <"$tmp/quick.c.txt") matrices)"
+
+# 3. real.txt and paper60.txt are what make_sets.sh writes from the matrices' tables.
+if [ -r "$matrices/suitesparse/INDEX.tsv" ] && [ -r "$matrices/paper60.tsv" ]; then
+  bash bench/sets/make_sets.sh "$matrices" "$tmp"
+  for f in real.txt paper60.txt; do
+    cmp "$tmp/$f" "bench/sets/$f" || fail "bench/sets/$f is stale: rerun bench/sets/make_sets.sh"
+  done
+  echo "cli_plots: bench/sets/real.txt and paper60.txt are current"
+else
+  echo "cli_plots: note: no INDEX.tsv / paper60.tsv under $matrices; set files not compared"
+fi
+
+# 4. The plots (needs matplotlib).
+if ! python3 -c 'import matplotlib' 2>/dev/null; then
+  echo "cli_plots: SKIPPED (after checks 1-3 passed): matplotlib is not importable (pip install matplotlib)"
+  exit 77
+fi
+python3 bench/plots.py "$tmp/plots" "${parts[@]}" >"$tmp/plots.log" 2>&1 ||
+  { cat "$tmp/plots.log"; fail "bench/plots.py failed"; }
+for base in speedup_geomean speedup_matrices roofline compile_time; do
+  png=$tmp/plots/$base.png svg=$tmp/plots/$base.svg
+  [ -s "$png" ] || fail "$base.png missing or empty"
+  [ -s "$svg" ] || fail "$base.svg missing or empty"
+  [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$base.png is not a PNG"
+  grep -q '<svg' "$svg" || fail "$base.svg is not an SVG"
+done
+if python3 bench/plots.py "$tmp/none" >/dev/null 2>&1; then fail "plots.py without input succeeded"; fi
+echo "cli_plots: bench/plots.py wrote 4 PNG + 4 SVG"
