@@ -14,6 +14,8 @@
 #   --compile-bench S  run bench/bench_compile (sd_compile end to end against cuSPARSE)
 #                    on the quick set with a time limit of S seconds into
 #                    $OUT/bench/bench_compile.{json,md}
+#   --compile-set X  bench_compile's set (default quick; paper60, real or a list file)
+#   --compile-args "A B"  extra bench_compile arguments (e.g. "--from 20 --max-nnz 2e8")
 #   --no-baseline-cli  skip the `sparseditto baseline` run on a real matrix
 #   --tests REGEX    run only the GPU tests whose names match (ctest -R)
 # Expects: CUDA toolkit (nvcc, NVRTC, cuSPARSE), CMake, a C compiler. A missing xxhash
@@ -32,6 +34,8 @@ sanitize=0
 bench_s=0
 bench_set=quick
 compile_s=0
+compile_set=quick
+compile_args=""
 baseline_cli=1
 tests_re=""
 while [ $# -gt 0 ]; do
@@ -41,11 +45,13 @@ while [ $# -gt 0 ]; do
     --bench) bench_s=${2:?--bench needs seconds}; shift ;;
     --bench-set) bench_set=${2:?--bench-set needs a name}; shift ;;
     --compile-bench) compile_s=${2:?--compile-bench needs seconds}; shift ;;
+    --compile-set) compile_set=${2:?--compile-set needs a name}; shift ;;
+    --compile-args) compile_args=${2?--compile-args needs a string}; shift ;;
     --no-baseline-cli) baseline_cli=0 ;;
     --tests) tests_re=${2:?--tests needs a regex}; shift ;;
     --jobs) jobs=${2:?}; shift ;;
     --build) build=${2:?}; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "gpu-lane: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -177,9 +183,10 @@ fi
 fi
 
 if [ "$compile_s" != 0 ]; then
-  step "benchmark: bench_compile --set quick --time-limit $compile_s"
+  step "benchmark: bench_compile --set $compile_set --time-limit $compile_s $compile_args"
   mkdir -p "$out/bench"
-  "$build/bench_compile" --out "$out/bench" --set quick --time-limit "$compile_s"
+  # shellcheck disable=SC2086 # compile_args is a list of words on purpose
+  "$build/bench_compile" --out "$out/bench" --set "$compile_set" --time-limit "$compile_s" $compile_args
   rc=$?
   [ "$rc" -ne 0 ] && status=1
   echo "bench_compile exit $rc (0: every attempted task compiled)"
