@@ -1,11 +1,13 @@
 /* bench/bench_compile.c: the compiler end to end through the public API (sd_compile) —
  * the headline benchmark of issue 8. For every matrix of a set and every task (SpMV,
- * SpMM at K = 8/32/128/256): the compile (cache miss: the full search, cuSPARSE measured
+ * SpMM at K = 8/32/128/256, SpGEMM: A·A square / A·Aᵀ rectangular): the compile (cache miss: the full search, cuSPARSE measured
  * alongside), the compiled kernel's time against the best valid cuSPARSE variant (per
  * execution and pipelined; both measured side by side in the same search), the share of
  * tasks our own plan wins, the compile time by stage, and a second compile of the same
  * pattern (a cache hit). Every number comes from the search record that sd_kernel_describe
- * returns; nothing unvalidated is counted.
+ * returns; nothing unvalidated is counted. SpGEMM also records the winner's peak device
+ * memory; a product cuSPARSE could not do (out of resources) that we completed is
+ * reported separately and kept out of the geomeans.
  *
  *   bench_compile [--out DIR] [--set quick|real|paper60|LIST] [--ops spmv,spmm8,...]
  *                 [--max-nnz N] [--time-limit S] [--budget N] [--from I] [--dir MATRICES_DIR]
@@ -13,6 +15,7 @@
  *
  * Writes DIR/bench_compile.json and DIR/bench_compile.md. Exit 0 when every attempted
  * task compiled, 1 when one failed, 3 without a device. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,8 @@ typedef struct {
     double speedup, speedup_pipe, speedup_ours, speedup_ours_pipe;
     double roofline;
     double compile_s, hit_s;
+    double peak_mib;     /* SpGEMM: the winner's peak device memory */
+    int cusparse_failed; /* SpGEMM: no cuSPARSE algorithm completed (speed-ups NaN) */
     double ms_analysis, ms_synthesis, ms_nvrtc, ms_measure, ms_cusparse;
     int ntrials;
 } record;
@@ -59,8 +64,18 @@ static const struct {
     sd_op op;
     int k;
 } all_tasks[] = {{"spmv", SD_OP_SPMV, 1},     {"spmm8", SD_OP_SPMM, 8},     {"spmm32", SD_OP_SPMM, 32},
-                 {"spmm128", SD_OP_SPMM, 128}, {"spmm256", SD_OP_SPMM, 256}};
-#define NTASKS 5
+                 {"spmm128", SD_OP_SPMM, 128}, {"spmm256", SD_OP_SPMM, 256},
+                 {"spgemm", SD_OP_SPGEMM, 1}};
+#define NTASKS 6
+
+/* A JSON number, or null when not finite (a task cuSPARSE could not do). */
+static const char *jnum(char *buf, double v)
+{
+    if (!isfinite(v))
+        return "null";
+    snprintf(buf, 32, "%.4f", v);
+    return buf;
+}
 
 static double num(const sdi_jvalue *v, const char *path1, const char *path2, const char *key)
 {
@@ -100,6 +115,9 @@ static void fill_from_describe(record *r, const char *json)
     r->ms_nvrtc = sdi_jget_number(ct, "nvrtc", 0);
     r->ms_measure = sdi_jget_number(ct, "measure", 0);
     r->ms_cusparse = sdi_jget_number(ct, "cusparse", 0);
+    r->peak_mib = num(s, "winner", NULL, "peak_bytes") / 1048576.0;
+    r->cusparse_failed = sdi_jget(s, "cusparse_best") == NULL &&
+                         sdi_jget_string(s, "cusparse_failure", "")[0] != '\0';
     const sdi_jvalue *tr = sdi_jget(s, "trials");
     r->ntrials = tr ? tr->n : 0;
     sdi_jvalue_free(&v);
@@ -107,7 +125,7 @@ static void fill_from_describe(record *r, const char *json)
 
 int main(int argc, char **argv)
 {
-    const char *out = "bench/results", *set = "quick", *ops = "spmv,spmm8,spmm32,spmm128,spmm256";
+    const char *out = "bench/results", *set = "quick", *ops = "spmv,spmm8,spmm32,spmm128,spmm256,spgemm";
     const char *dir = SD_MATRICES_DIR;
     double max_nnz = 2e7, time_limit = 240;
     int budget = 0, from = 0;
@@ -227,6 +245,7 @@ int main(int argc, char **argv)
             o.budget = budget;
             sd_kernel *kern = NULL;
             double t0 = sdi_now();
+            /* SpGEMM through sd_compile: A·A for square A, A·Aᵀ otherwise. */
             sd_status cs = sd_compile(ctx, &a, all_tasks[t].op, all_tasks[t].k, &o, &kern);
             r->compile_s = sdi_now() - t0;
             if (cs != SD_OK) {
@@ -289,6 +308,7 @@ int main(int argc, char **argv)
     double *x = calloc((size_t)nr + 1, sizeof *x), *y = calloc((size_t)nr + 1, sizeof *y),
            *z = calloc((size_t)nr + 1, sizeof *z), *w = calloc((size_t)nr + 1, sizeof *w),
            *cs = calloc((size_t)nr + 1, sizeof *cs), *hs = calloc((size_t)nr + 1, sizeof *hs);
+    int nsum = 0; /* summary objects written (tasks without records write none) */
     for (int t = 0; t <= NTASKS; t++) {
         const char *tn = t < NTASKS ? all_tasks[t].name : "all";
         int n = 0, won = 0;
@@ -314,31 +334,53 @@ int main(int argc, char **argv)
         fprintf(js, "%s{\"task\":\"%s\",\"n\":%d,\"geomean\":%.4f,\"ci\":[%.4f,%.4f],\"geomean_pipelined\":%.4f,"
                     "\"geomean_ours\":%.4f,\"geomean_ours_pipelined\":%.4f,\"won_by_ours\":%d,"
                     "\"compile_median_s\":%.3f,\"compile_max_s\":%.3f,\"cache_hit_median_s\":%.4f}",
-                t ? "," : "", tn, n, g, lo, hi, gp, go, gop, won, bench_median(cs, n), cmax, bench_median(hs, n));
+                nsum++ ? "," : "", tn, n, g, lo, hi, gp, go, gop, won, bench_median(cs, n), cmax, bench_median(hs, n));
+    }
+    /* SpGEMM: products cuSPARSE could not do (kept out of the geomeans) and peak memory. */
+    int sg_failed = 0, sg_ok = 0;
+    for (int i = 0; i < nr; i++)
+        if (!strcmp(rec[i].task, "spgemm") && !strcmp(rec[i].status, "ok")) {
+            sg_ok++;
+            sg_failed += rec[i].cusparse_failed;
+        }
+    if (sg_ok > 0) {
+        fprintf(md, "\nSpGEMM: %d products compiled; %d of them cuSPARSE could not do (every algorithm "
+                    "failed, e.g. out of resources) and our kernel completed and validated (not in the "
+                    "geomean). Peak device memory of each winner (operands + workspaces + C) in the "
+                    "last column.\n",
+                sg_ok, sg_failed);
+        fprintf(js, "%s{\"task\":\"spgemm_cusparse_failed\",\"n\":%d,\"completed_by_us\":%d}",
+                nsum++ ? "," : "", sg_ok, sg_failed);
     }
     fprintf(md, "\n| matrix | task | rows | nnz | winner | cuSPARSE best | ours us | cuSPARSE us | speed-up | "
-                "ours alone | pipelined | roofline | compile s | hit s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "ours alone | pipelined | roofline | compile s | hit s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     fprintf(js, "],\"tasks\":[");
     for (int i = 0; i < nr; i++) {
         record *r = &rec[i];
         if (strcmp(r->status, "ok") == 0)
-            fprintf(md, "| %s | %s | %d | %lld | %s | %s | %.2f | %.2f | %.2fx | %.2fx | %.2fx | %.0f%% | %.1f | %.2f |\n",
-                    r->matrix, r->task, r->rows, (long long)r->nnz, r->family, r->vendor_best, r->ours_us, r->vendor_us,
-                    r->speedup, r->speedup_ours, r->speedup_pipe, 100 * r->roofline, r->compile_s, r->hit_s);
+            fprintf(md, "| %s | %s | %d | %lld | %s | %s | %.2f | %.2f | %.2fx | %.2fx | %.2fx | %.0f%% | %.1f | %.2f | %s |\n",
+                    r->matrix, r->task, r->rows, (long long)r->nnz, r->family,
+                    r->cusparse_failed ? "failed" : r->vendor_best, r->ours_us, r->vendor_us, r->speedup,
+                    r->speedup_ours, r->speedup_pipe, 100 * r->roofline, r->compile_s, r->hit_s,
+                    r->peak_mib > 0 ? jnum((char[32]){0}, r->peak_mib) : "");
         else
-            fprintf(md, "| %s | %s | %d | %lld | %s: %s | | | | | | | | | |\n", r->matrix, r->task, r->rows,
+            fprintf(md, "| %s | %s | %d | %lld | %s: %s | | | | | | | | | | |\n", r->matrix, r->task, r->rows,
                     (long long)r->nnz, r->status, r->detail);
         fprintf(js, "%s{\"matrix\":\"%s\",\"task\":\"%s\",\"rows\":%d,\"cols\":%d,\"nnz\":%lld,\"status\":\"%s\"",
                 i ? "," : "", r->matrix, r->task, r->rows, r->cols, (long long)r->nnz, r->status);
+        char b1[32], b2[32], b3[32], b4[32], b5[32];
+        if (strcmp(r->status, "ok") == 0 && !strcmp(r->task, "spgemm"))
+            fprintf(js, ",\"peak_mib\":%s,\"cusparse_failed\":%s", jnum(b1, r->peak_mib),
+                    r->cusparse_failed ? "true" : "false");
         if (strcmp(r->status, "ok") == 0)
             fprintf(js, ",\"winner\":\"%s\",\"config\":\"%s\",\"vendor_won\":%s,\"cusparse_best\":\"%s\","
-                        "\"ours_us\":%.4f,\"ours_pipelined_us\":%.4f,\"cusparse_us\":%.4f,\"cusparse_pipelined_us\":%.4f,"
-                        "\"speedup\":%.4f,\"speedup_pipelined\":%.4f,\"speedup_ours\":%.4f,\"roofline\":%.4f,"
+                        "\"ours_us\":%.4f,\"ours_pipelined_us\":%.4f,\"cusparse_us\":%s,\"cusparse_pipelined_us\":%s,"
+                        "\"speedup\":%s,\"speedup_pipelined\":%s,\"speedup_ours\":%s,\"roofline\":%.4f,"
                         "\"compile_s\":%.3f,\"cache_hit_s\":%.4f,\"trials\":%d,\"ms\":{\"analysis\":%.1f,"
                         "\"synthesis\":%.1f,\"nvrtc\":%.1f,\"measure\":%.1f,\"cusparse\":%.1f}",
                     r->family, r->config, r->vendor_won ? "true" : "false", r->vendor_best, r->ours_us,
-                    r->ours_pipe_us, r->vendor_us, r->vendor_pipe_us, r->speedup, r->speedup_pipe, r->speedup_ours,
-                    r->roofline, r->compile_s, r->hit_s, r->ntrials, r->ms_analysis, r->ms_synthesis, r->ms_nvrtc,
+                    r->ours_pipe_us, jnum(b1, r->vendor_us), jnum(b2, r->vendor_pipe_us), jnum(b3, r->speedup),
+                    jnum(b4, r->speedup_pipe), jnum(b5, r->speedup_ours), r->roofline, r->compile_s, r->hit_s, r->ntrials, r->ms_analysis, r->ms_synthesis, r->ms_nvrtc,
                     r->ms_measure, r->ms_cusparse);
         else {
             for (char *c = r->detail; *c; c++) /* keep the JSON string valid */

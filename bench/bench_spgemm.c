@@ -194,55 +194,10 @@ static int build_tasks(const opts_t *o, task_t **out, int *n)
 }
 
 /* ------------------------------------------------------------------ measurement */
-typedef struct {
-    sdi_spgemm_exec *e;
-    sd_device_csr c;
-    int have;
-    const sdi_reference *ref;
-    char why[320];
-} runner_t;
-
-static sd_status run_fn(sd_context *ctx, void *p, cudaStream_t st)
+/* One product of an executor (the library's sdi_spgemm_measure frees, checks and times). */
+static sd_status produce(void *e, cudaStream_t st, sd_device_csr *c)
 {
-    (void)ctx;
-    runner_t *r = p;
-    if (r->have)
-        sdi_spgemm_output_free(&r->c, st);
-    r->have = 0;
-    sd_status s = sdi_spgemm_exec_run(r->e, st, SDI_SG_ALLOC_ASYNC, &r->c);
-    if (s == SD_OK)
-        r->have = 1;
-    return s;
-}
-
-/* DESIGN.md's SpGEMM rule, plus our promise: columns strictly increasing in every row. */
-static sd_status check_fn(sd_context *ctx, void *p)
-{
-    runner_t *r = p;
-    if (!r->have)
-        return SDI_ERR(SD_ERR_INTERNAL, "no output to check");
-    const sd_device_csr *c = &r->c;
-    int64_t *rp = malloc(((size_t)c->rows + 1) * 8);
-    int32_t *ci = malloc((size_t)(c->nnz > 0 ? c->nnz : 1) * 4);
-    sd_status s = rp && ci ? SD_OK : SDI_ERR(SD_ERR_OUT_OF_MEMORY, "host copy of C");
-    if (s == SD_OK)
-        s = sdi_copy_to_host(ctx, rp, c->rowptr, ((size_t)c->rows + 1) * 8, "C row pointers");
-    if (s == SD_OK && c->nnz > 0)
-        s = sdi_copy_to_host(ctx, ci, c->colind, (size_t)c->nnz * 4, "C columns");
-    for (int32_t i = 0; s == SD_OK && i < c->rows; i++)
-        for (int64_t q = rp[i] + 1; q < rp[i + 1]; q++)
-            if (ci[q] <= ci[q - 1]) {
-                s = SDI_ERR(SD_ERR_VALIDATION, "row %d: columns not sorted (%d after %d)", i,
-                            ci[q], ci[q - 1]);
-                break;
-            }
-    free(rp);
-    free(ci);
-    if (s != SD_OK)
-        return s;
-    sdi_validation v;
-    return sdi_check_spgemm_output(ctx, r->ref, c->rows, c->cols, c->nnz, c->rowptr, 8, c->colind,
-                                   c->vals, &v);
+    return sdi_spgemm_exec_run(e, st, SDI_SG_ALLOC_ASYNC, c);
 }
 
 static double now(void) { return sdi_now(); }
@@ -378,12 +333,8 @@ static void run_task(sd_context *ctx, const opts_t *o, task_t *t, double deadlin
                 break;
             continue;
         }
-        runner_t r = {.e = e, .ref = &ref};
         sdi_timing tm;
-        s = sdi_measure(ctx, cfg, run_fn, &r, check_fn, &r, &tm);
-        if (r.have)
-            sdi_spgemm_output_free(&r.c, ctx->stream);
-        (void)sdi_stream_sync(ctx, "bench", NULL);
+        s = sdi_spgemm_measure(ctx, cfg, produce, e, &ref, &tm, NULL, NULL);
         const sdi_spgemm_exec_info *in = sdi_spgemm_exec_get_info(e);
         if (s != SD_OK) {
             t->invalid++;

@@ -22,6 +22,8 @@ struct sd_kernel {
     sd_op op;
     int k;
     sd_csr a; /* owned copy: the implementation borrows its arrays */
+    sd_csr b; /* SpGEMM A·B: owned copy of a general B (zeroed otherwise) */
+    int has_b;
     sdi_impl impl;
     pthread_mutex_t lock;
     char *plan_json;   /* the winner's plan (family, config, lowering, bounds) */
@@ -37,6 +39,8 @@ typedef struct {
     sdi_spmv_config spmv;
     sdi_spmm_config spmm;
     char vendor[48];
+    sdi_spgemm_config spgemm;
+    int32_t aat, general_b; /* SpGEMM product */
 } impl_record;
 
 static pthread_mutex_t g_search_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,6 +63,7 @@ static void kernel_free(sd_kernel *kern)
         return;
     sdi_impl_release(&kern->impl);
     sd_csr_free(&kern->a);
+    sd_csr_free(&kern->b);
     sdi_free(kern->plan_json);
     sdi_free(kern->record_json);
     pthread_mutex_destroy(&kern->lock);
@@ -111,6 +116,15 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
     } else if (im->kind == SDI_IMPL_SPMM) {
         sdi_json_key(&j, "lowering");
         sdi_spmm_lowered_json(&im->spmm_low, &j);
+    } else if (im->kind == SDI_IMPL_SPGEMM) {
+        sdi_json_key(&j, "lowering");
+        sdi_sg_schedule_json(sdi_spgemm_exec_schedule(im->sg_exec), &j);
+    }
+    if (kern->op == SD_OP_SPGEMM) {
+        sdi_json_key(&j, "product");
+        sdi_json_string(&j, kern->has_b ? "A*B" : im->sg_aat ? "A*At" : "A*A");
+        sdi_json_key(&j, "peak_bytes");
+        sdi_json_int(&j, sdi_impl_peak_bytes(im));
     }
     int64_t value, meta, work;
     sdi_impl_bytes(im, &value, &meta, &work);
@@ -132,15 +146,10 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
 static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cache_key *key)
 {
     sdi_cache_key_init(key);
-    sdi_hash128 h = sdi_pattern_hash(&kern->a);
-    key->pattern_lo = h.lo;
-    key->pattern_hi = h.hi;
-    key->rows = kern->a.rows;
-    key->cols = kern->a.cols;
-    key->nnz = kern->a.nnz;
+    sdi_cache_key_pattern(key, &kern->a, kern->has_b ? &kern->b : NULL);
     key->op = kern->op;
     key->k = kern->op == SD_OP_SPMM ? kern->k : 0;
-    key->flags = (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
+    key->flags |= (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
     snprintf(key->gpu_name, sizeof key->gpu_name, "%s", kern->ctx->props.name);
     key->cc_major = kern->ctx->props.cc_major;
     key->cc_minor = kern->ctx->props.cc_minor;
@@ -157,12 +166,14 @@ static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cac
 static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int *used)
 {
     *used = 0;
-    const sdi_cache_blob *rec = NULL, *cubin = NULL;
+    const sdi_cache_blob *rec = NULL, *cubin = NULL, *prep = NULL;
     for (int i = 0; i < e->nblobs; i++) {
         if (strcmp(e->blobs[i].name, "impl") == 0)
             rec = &e->blobs[i];
         else if (strcmp(e->blobs[i].name, "cubin") == 0)
             cubin = &e->blobs[i];
+        else if (strcmp(e->blobs[i].name, "cubin_prep") == 0)
+            prep = &e->blobs[i];
     }
     if (rec == NULL || rec->size != sizeof(impl_record)) {
         sdi_log(1, "cache: entry without a usable implementation record: rebuilding");
@@ -170,8 +181,9 @@ static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int 
     }
     impl_record r;
     memcpy(&r, rec->data, sizeof r);
-    if (r.op != (int32_t)kern->op || (r.kind != SDI_IMPL_SPMV && r.kind != SDI_IMPL_SPMM &&
-                                      r.kind != SDI_IMPL_VENDOR)) {
+    if (r.op != (int32_t)kern->op || r.general_b != kern->has_b ||
+        (r.kind != SDI_IMPL_SPMV && r.kind != SDI_IMPL_SPMM && r.kind != SDI_IMPL_VENDOR &&
+         r.kind != SDI_IMPL_SPGEMM)) {
         sdi_log(1, "cache: entry for another operator or kind: rebuilding");
         return SD_OK;
     }
@@ -183,6 +195,16 @@ static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int 
     kern->impl.spmm_cfg = r.spmm;
     memcpy(kern->impl.vendor_name, r.vendor, sizeof r.vendor);
     kern->impl.vendor_name[sizeof kern->impl.vendor_name - 1] = '\0';
+    kern->impl.spgemm_cfg = r.spgemm;
+    kern->impl.sg_aat = r.aat;
+    kern->impl.sg_b = kern->has_b ? &kern->b : NULL;
+    if (prep != NULL) {
+        /* The operand preparation module: seeded so that a hit runs no NVRTC at all. */
+        sdi_jit_request req;
+        sdi_spgemm_prep_request(&req);
+        if (sdi_jit_memo_put(kern->ctx, &req, prep->data, prep->size) != SD_OK)
+            sdi_error_clear();
+    }
     sd_status s = sdi_impl_build(kern->ctx, &kern->a, &kern->impl, cubin ? cubin->data : NULL,
                                  cubin ? cubin->size : 0);
     if (s != SD_OK) {
@@ -209,7 +231,10 @@ static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_k
     r.spmv = kern->impl.spmv_cfg;
     r.spmm = kern->impl.spmm_cfg;
     snprintf(r.vendor, sizeof r.vendor, "%s", kern->impl.vendor_name);
-    sdi_cache_blob blobs[2];
+    r.spgemm = kern->impl.spgemm_cfg;
+    r.aat = kern->impl.sg_aat;
+    r.general_b = kern->has_b;
+    sdi_cache_blob blobs[3];
     memset(blobs, 0, sizeof blobs);
     int n = 0;
     snprintf(blobs[n].name, sizeof blobs[n].name, "impl");
@@ -223,6 +248,18 @@ static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_k
         if (sdi_impl_jit_request(&kern->impl, kern->ctx, macros, &req) == SD_OK &&
             sdi_jit_get(kern->ctx, &req, &cub, NULL) == SD_OK) {
             snprintf(blobs[n].name, sizeof blobs[n].name, "cubin");
+            blobs[n].data = cub->cubin;
+            blobs[n].size = cub->size;
+            n++;
+        }
+        sdi_error_clear();
+    }
+    if (kern->impl.kind == SDI_IMPL_SPGEMM) {
+        sdi_jit_request req;
+        const sdi_cubin *cub = NULL;
+        sdi_spgemm_prep_request(&req);
+        if (sdi_jit_get(kern->ctx, &req, &cub, NULL) == SD_OK) {
+            snprintf(blobs[n].name, sizeof blobs[n].name, "cubin_prep");
             blobs[n].data = cub->cubin;
             blobs[n].size = cub->size;
             n++;
@@ -261,7 +298,9 @@ static sd_status search(sd_kernel *kern, const sd_compile_options *o, sdi_tune_p
     if (r == NULL)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the search");
     pthread_mutex_lock(&g_search_lock);
-    sd_status s = sdi_tune(kern->ctx, &kern->a, kern->op, kern->k, &to, r);
+    sd_status s = kern->op == SD_OP_SPGEMM
+                      ? sdi_tune_spgemm(kern->ctx, &kern->a, kern->has_b ? &kern->b : NULL, -1, &to, r)
+                      : sdi_tune(kern->ctx, &kern->a, kern->op, kern->k, &to, r);
     pthread_mutex_unlock(&g_search_lock);
     if (s == SD_OK) {
         kern->impl = r->best; /* the built winner moves into the kernel */
@@ -281,13 +320,11 @@ static sd_status search(sd_kernel *kern, const sd_compile_options *o, sdi_tune_p
     return s;
 }
 
-/* sd_compile with a progress hook (the CLI's TTY progress). */
-SDI_HIDDEN sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
-                                    const sd_compile_options *opts, sdi_tune_progress_fn progress,
-                                    void *progress_arg, sd_kernel **out);
-sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
-                         const sd_compile_options *opts, sdi_tune_progress_fn progress,
-                         void *progress_arg, sd_kernel **out)
+/* sd_compile and sd_compile_spgemm: b is a general B for SpGEMM (NULL: A·A or A·Aᵀ);
+ * fn names the entry point in messages. */
+static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
+                             const sd_compile_options *opts, sdi_tune_progress_fn progress,
+                             void *progress_arg, const char *fn, sd_kernel **out)
 {
     sd_kernel *kern = NULL;
     sdi_cache *cache = NULL;
@@ -302,25 +339,31 @@ sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
         kernel_free(kern);                                                                 \
     } while (0)
     if (out == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: out is NULL");
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: out is NULL", fn);
     *out = NULL;
     if (ctx == NULL || a == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: %s is NULL", ctx == NULL ? "ctx" : "a");
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: %s is NULL", fn, ctx == NULL ? "ctx" : "a");
     if (op != SD_OP_SPMV && op != SD_OP_SPMM && op != SD_OP_SPGEMM)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: unknown operator %d", (int)op);
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: unknown operator %d", fn, (int)op);
     if (op == SD_OP_SPMM && k <= 0)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: SpMM needs K >= 1 (got %d)", k);
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: SpMM needs K >= 1 (got %d)", fn, k);
     if (op == SD_OP_SPMM && k > 65536)
-        return SDI_ERR(SD_ERR_UNSUPPORTED, "sd_compile: K = %d is beyond 65536", k);
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "%s: K = %d is beyond 65536", fn, k);
+    if (b != NULL && a->cols != b->rows)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: A is %dx%d and B is %dx%d: inner sizes differ",
+                       fn, a->rows, a->cols, b->rows, b->cols);
     sd_compile_options o = opts != NULL ? *opts : sd_compile_options_default();
     if (o.budget < 0)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile: budget %d is negative", o.budget);
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: budget %d is negative", fn, o.budget);
     SD_TRY(sd_csr_check(a));
+    if (b != NULL) {
+        sd_status sb = sd_csr_check(b);
+        if (sb != SD_OK) {
+            sdi_error_prefix("%s: B", fn);
+            return sb;
+        }
+    }
     SD_TRY(sdi_ctx_enter(ctx));
-    if (op == SD_OP_SPGEMM)
-        return SDI_ERR(SD_ERR_UNSUPPORTED,
-                       "sd_compile: SpGEMM kernels are not wired into the compiler yet (the "
-                       "SpGEMM mechanism library is measured by bench_spgemm only)");
     double t0 = sdi_now();
     kern = sdi_calloc(1, sizeof *kern);
     SD_CHECK_ALLOC(kern, "a kernel");
@@ -330,6 +373,10 @@ sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
     kern->op = op;
     kern->k = op == SD_OP_SPMM ? k : 1;
     SD_TRY(sdi_csr_copy(a, &kern->a));
+    if (b != NULL) {
+        SD_TRY(sdi_csr_copy(b, &kern->b));
+        kern->has_b = 1;
+    }
 
     sdi_cache_key key;
     fill_key(kern, &o, &key);
@@ -379,6 +426,30 @@ sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
 #undef SD_FREE_ALL
 }
 
+/* sd_compile with a progress hook (the CLI's TTY progress). */
+SDI_HIDDEN sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                                    const sd_compile_options *opts, sdi_tune_progress_fn progress,
+                                    void *progress_arg, sd_kernel **out);
+sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                         const sd_compile_options *opts, sdi_tune_progress_fn progress,
+                         void *progress_arg, sd_kernel **out)
+{
+    return compile_any(ctx, a, NULL, op, k, opts, progress, progress_arg, "sd_compile", out);
+}
+
+/* sd_compile_spgemm with a progress hook: b NULL or b == a is A·A / A·Aᵀ. */
+SDI_HIDDEN sd_status sdi_compile_spgemm_ex(sd_context *ctx, const sd_csr *a, const sd_csr *b,
+                                           const sd_compile_options *opts,
+                                           sdi_tune_progress_fn progress, void *progress_arg,
+                                           sd_kernel **out);
+sd_status sdi_compile_spgemm_ex(sd_context *ctx, const sd_csr *a, const sd_csr *b,
+                                const sd_compile_options *opts, sdi_tune_progress_fn progress,
+                                void *progress_arg, sd_kernel **out)
+{
+    return compile_any(ctx, a, b == a ? NULL : b, SD_OP_SPGEMM, 1, opts, progress, progress_arg,
+                       "sd_compile_spgemm", out);
+}
+
 sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                      const sd_compile_options *opts, sd_kernel **out)
 {
@@ -388,18 +459,7 @@ sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
 sd_status sd_compile_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b,
                             const sd_compile_options *opts, sd_kernel **out)
 {
-    (void)opts;
-    if (out == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile_spgemm: out is NULL");
-    *out = NULL;
-    if (ctx == NULL || a == NULL || b == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_compile_spgemm: ctx, a or b is NULL");
-    if (a->cols != b->rows)
-        return SDI_ERR(SD_ERR_INVALID_ARG,
-                       "sd_compile_spgemm: A is %dx%d and B is %dx%d: inner sizes differ",
-                       a->rows, a->cols, b->rows, b->cols);
-    return SDI_ERR(SD_ERR_UNSUPPORTED,
-                   "sd_compile_spgemm: SpGEMM kernels are not wired into the compiler yet");
+    return sdi_compile_spgemm_ex(ctx, a, b, opts, NULL, NULL, out);
 }
 
 sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host)
@@ -407,15 +467,19 @@ sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host)
     sd_status s = check_kernel(kern, "sd_kernel_update_values");
     if (s != SD_OK)
         return s;
-    if (vals_host == NULL && kern->a.nnz > 0)
+    /* A SpGEMM kernel for A·B takes A's values followed by B's. */
+    const int64_t total = kern->a.nnz + (kern->has_b ? kern->b.nnz : 0);
+    if (vals_host == NULL && total > 0)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_update_values: vals is NULL");
-    for (int64_t e = 0; e < kern->a.nnz; e++)
+    for (int64_t e = 0; e < total; e++)
         if (!isfinite(vals_host[e]))
             return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_update_values: value %lld is not finite",
                            (long long)e);
     pthread_mutex_lock(&kern->lock);
     if (kern->a.nnz > 0)
         memcpy(kern->a.vals, vals_host, (size_t)kern->a.nnz * sizeof *vals_host);
+    if (kern->has_b && kern->b.nnz > 0)
+        memcpy(kern->b.vals, vals_host + kern->a.nnz, (size_t)kern->b.nnz * sizeof *vals_host);
     s = sdi_impl_update_values(kern->ctx, &kern->impl, &kern->a);
     pthread_mutex_unlock(&kern->lock);
     return s;
@@ -455,14 +519,21 @@ sd_status sd_spmm(sd_kernel *kern, const float *b, float *c, void *stream)
 
 sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream)
 {
-    (void)stream;
     if (c_out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spgemm: c_out is NULL");
     memset(c_out, 0, sizeof *c_out);
     sd_status s = check_kernel(kern, "sd_spgemm");
     if (s != SD_OK)
         return s;
-    return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spgemm: the kernel was not compiled for SpGEMM");
+    if (kern->op != SD_OP_SPGEMM)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sd_spgemm: the kernel was compiled for %s",
+                       kern->op == SD_OP_SPMV ? "SpMV" : "SpMM");
+    if (kern->ctx->broken)
+        return SDI_ERR(SD_ERR_CUDA, "sd_spgemm: %s", kern->ctx->broken_reason);
+    pthread_mutex_lock(&kern->lock);
+    s = sdi_impl_run_spgemm(kern->ctx, &kern->impl, (cudaStream_t)stream, c_out);
+    pthread_mutex_unlock(&kern->lock);
+    return s;
 }
 
 sd_status sd_kernel_describe(const sd_kernel *kern, char *json, size_t cap)

@@ -12,6 +12,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "../core/io.h"
 #include "cache.h"
 
 #define ENTRY_MAGIC "SDCACHE"  /* 8 bytes with the NUL */
@@ -96,6 +97,24 @@ void sdi_cache_key_init(sdi_cache_key *key)
     memset(key, 0, sizeof *key);
     snprintf(key->lib_version, sizeof key->lib_version, "%s", sd_version_string());
     snprintf(key->generator, sizeof key->generator, "%s", GENERATOR_REVISION);
+}
+
+void sdi_cache_key_pattern(sdi_cache_key *key, const sd_csr *a, const sd_csr *b)
+{
+    sdi_hash128 h = sdi_pattern_hash(a);
+    if (b != NULL) {
+        /* A·B: both patterns and B's shape, folded into the one pattern hash. */
+        sdi_hash128 hb = sdi_pattern_hash(b);
+        uint64_t both[7] = {h.lo, h.hi, hb.lo, hb.hi, (uint64_t)b->rows, (uint64_t)b->cols,
+                            (uint64_t)b->nnz};
+        h = sdi_hash_bytes(both, sizeof both, 0x5d5067e3);
+        key->flags |= SDI_CACHE_FLAG_GENERAL_B;
+    }
+    key->pattern_lo = h.lo;
+    key->pattern_hi = h.hi;
+    key->rows = a->rows;
+    key->cols = a->cols;
+    key->nnz = a->nnz;
 }
 
 void sdi_cache_key_hex(const sdi_cache_key *key, char out[33])
@@ -410,4 +429,37 @@ void sdi_cache_lock_release(sdi_cache_lock *l)
         return;
     close(l->fd); /* closing drops the fcntl lock */
     sdi_free(l);
+}
+
+/* ------------------------------------------------------------------ sidecars */
+
+sd_status sdi_cache_write_sidecar(sdi_cache *c, const sdi_cache_key *key, const char *suffix,
+                                  const char *text, char *path_out, size_t cap)
+{
+    char path[1200];
+    sdi_atomic_file af;
+    memset(&af, 0, sizeof af);
+    af.fd = -1;
+    sd_status s = key_paths(c, key, "entries", suffix, path, sizeof path, true);
+    if (s != SD_OK)
+        return s;
+    s = sdi_atomic_begin(&af, path);
+    if (s != SD_OK)
+        return s;
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(af.fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = errno;
+            sdi_atomic_abort(&af);
+            return SDI_ERR(SD_ERR_CACHE, "cannot write '%s' (%s)", path, strerror(e));
+        }
+        off += (size_t)w;
+    }
+    s = sdi_atomic_commit(&af);
+    if (s == SD_OK && path_out != NULL)
+        snprintf(path_out, cap, "%s", path);
+    return s;
 }

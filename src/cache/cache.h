@@ -16,7 +16,8 @@ typedef struct {
     int64_t nnz;
     int32_t op; /* sd_op */
     int32_t k;  /* dense width for SpMM, else 0 */
-    int32_t flags; /* options that change the winner: bit 0 allow_vendor, bit 1 deterministic */
+    int32_t flags; /* options that change the winner: bit 0 allow_vendor, bit 1 deterministic;
+                      bit 2 (SDI_CACHE_FLAG_GENERAL_B) SpGEMM A·B with a general B */
     char gpu_name[64];
     int32_t cc_major, cc_minor;
     int32_t nvrtc_major, nvrtc_minor;
@@ -51,6 +52,10 @@ SDI_HIDDEN const char *sdi_cache_root(const sdi_cache *c);
 
 /* Fills key fields that do not depend on the task (library version, generator). */
 SDI_HIDDEN void sdi_cache_key_init(sdi_cache_key *key);
+#define SDI_CACHE_FLAG_GENERAL_B 4
+/* The pattern part of the key: A's pattern hash and sizes, or for SpGEMM A·B (b not
+ * NULL) a hash of both patterns and B's shape, with SDI_CACHE_FLAG_GENERAL_B set. */
+SDI_HIDDEN void sdi_cache_key_pattern(sdi_cache_key *key, const sd_csr *a, const sd_csr *b);
 /* 32 hex digits of the key's hash. */
 SDI_HIDDEN void sdi_cache_key_hex(const sdi_cache_key *key, char out[33]);
 /* The entry's path: "<root>/sd-<version>/entries/<2 hex>/sd_<32 hex>.sde". */
@@ -74,5 +79,12 @@ typedef struct sdi_cache_lock sdi_cache_lock;
 SDI_HIDDEN sd_status sdi_cache_lock_acquire(sdi_cache *c, const sdi_cache_key *key,
                                             double timeout_s, sdi_cache_lock **out);
 SDI_HIDDEN void sdi_cache_lock_release(sdi_cache_lock *l);
+
+/* A sidecar file beside the entry (e.g. the agent's transcript): "<entry path without
+ * .sde><suffix>", written atomically; its path into path_out (may be NULL). Not part of
+ * the entry's checksum: it documents the entry and is never read back to build one. */
+SDI_HIDDEN sd_status sdi_cache_write_sidecar(sdi_cache *c, const sdi_cache_key *key,
+                                             const char *suffix, const char *text,
+                                             char *path_out, size_t cap);
 
 #endif /* SDI_CACHE_H */

@@ -248,7 +248,15 @@ sd_status sdi_cusparse_baseline(sd_context *ctx, const sd_csr *a, sd_op op, cons
     out->rows = a->rows;
     out->cols = a->cols;
     out->nnz = a->nnz;
-    if (op == SD_OP_SPGEMM) {
+    if (op == SD_OP_SPGEMM && opt->b != NULL) {
+        if (opt->b->rows != a->cols)
+            return SDI_ERR(SD_ERR_INVALID_ARG, "A·B: A is %dx%d and B is %dx%d", a->rows,
+                           a->cols, opt->b->rows, opt->b->cols);
+        s = sdi_csr_check_structure(opt->b);
+        if (s != SD_OK)
+            return s;
+        out->general_b = 1;
+    } else if (op == SD_OP_SPGEMM) {
         out->aat = opt->aat >= 0 ? opt->aat : (a->rows != a->cols);
         if (!out->aat && a->rows != a->cols)
             return SDI_ERR(SD_ERR_INVALID_ARG, "A·A needs a square A (A is %dx%d); use A·Aᵀ",
@@ -275,8 +283,8 @@ sd_status sdi_cusparse_baseline(sd_context *ctx, const sd_csr *a, sd_op op, cons
     SD_TRY(sdi_cusparse_handle(ctx, &bl.h));
     double t0 = sdi_now();
     if (op == SD_OP_SPGEMM) {
-        const sd_csr *b = a;
-        if (out->aat) {
+        const sd_csr *b = opt->b != NULL ? opt->b : a;
+        if (opt->b == NULL && out->aat) {
             SD_TRY(sdi_csr_transpose(a, &at));
             b = &at;
         }
@@ -316,7 +324,7 @@ void sdi_baseline_json(const sdi_baseline *b, sdi_json *j)
     }
     if (b->op == SD_OP_SPGEMM) {
         sdi_json_key(j, "product");
-        sdi_json_string(j, b->aat ? "A*At" : "A*A");
+        sdi_json_string(j, b->general_b ? "A*B" : b->aat ? "A*At" : "A*A");
         sdi_json_key(j, "nnz_c");
         sdi_json_int(j, b->nnz_c);
     }

@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "cusparse_internal.h"
+#include "vendor.h"
 
 static const float one = 1.0f, zero = 0.0f;
 
 typedef struct {
-    sdi_bl_state *bl;
+    sdi_bl_state *bl; /* NULL for the executor (vendor.h) */
+    cusparseHandle_t h;
     sdi_variant_result *v;
     cusparseSpGEMMAlg_t alg;
     float chunk; /* ALG2 / ALG3: chunk_fraction of cusparseSpGEMM_estimateMemory */
@@ -87,7 +89,7 @@ static sd_status spgemm_exec(sd_context *ctx, void *p, cudaStream_t stream)
 {
     (void)stream; /* the handle is bound to ctx->stream */
     spgemm_arg *g = p;
-    cusparseHandle_t h = g->bl->h;
+    cusparseHandle_t h = g->h;
     const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
     cusparseSpMatDescr_t C = NULL;
     cusparseSpGEMMDescr_t d = NULL;
@@ -182,6 +184,7 @@ static sd_status run_def(sdi_bl_state *bl, const spgemm_def *def, cusparseSpMatD
     spgemm_arg g;
     memset(&g, 0, sizeof g);
     g.bl = bl;
+    g.h = bl->h;
     g.v = v;
     g.alg = def->alg;
     g.chunk = def->chunk;
@@ -278,6 +281,272 @@ sd_status sdi_bl_spgemm(sdi_bl_state *bl, const sd_csr *b)
     for (int i = 0; i < (int)(sizeof defs / sizeof defs[0]); i++)
         SD_TRY(run_def(bl, &defs[i], A, B, b->cols));
     SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ executor (vendor.h) */
+
+struct sdi_vendor_spgemm {
+    sd_context *ctx;
+    const spgemm_def *def;
+    int device;
+    int mode;           /* 0: B = A, 1: B = Aᵀ (uploaded), 2: a general B */
+    int32_t rows, cols_b;
+    int64_t annz, bnnz;
+    int64_t *tperm;     /* B = Aᵀ: entry of A behind each entry of B (host) */
+    float *tvals;       /* B = Aᵀ: staging of the gathered values (host) */
+    int32_t *d_arow, *d_acol, *d_brow, *d_bcol;
+    float *d_aval, *d_bval;
+    cusparseSpMatDescr_t A, B;
+    spgemm_arg g;
+    size_t bytes;
+};
+
+const char *sdi_vendor_spgemm_variant(int i)
+{
+    return i >= 0 && i < (int)(sizeof defs / sizeof defs[0]) ? defs[i].name : NULL;
+}
+
+const char *sdi_vendor_spgemm_name(const sdi_vendor_spgemm *v) { return v ? v->def->name : ""; }
+int64_t sdi_vendor_spgemm_bytes(const sdi_vendor_spgemm *v)
+{
+    if (v == NULL)
+        return 0;
+    int64_t b = (int64_t)v->bytes + ((int64_t)v->rows + 1) * 4 + v->g.c_cap * 8;
+    for (int i = 0; i < 4; i++)
+        b += (int64_t)v->g.cap[i];
+    return b;
+}
+
+void sdi_vendor_spgemm_destroy(sdi_vendor_spgemm *v)
+{
+    if (v == NULL)
+        return;
+    if (v->A != NULL)
+        cusparseDestroySpMat(v->A);
+    if (v->B != NULL)
+        cusparseDestroySpMat(v->B);
+    if (v->g.h != NULL)
+        cusparseDestroy(v->g.h);
+    spgemm_arg_free(&v->g);
+    sdi_device_free(v->d_arow);
+    sdi_device_free(v->d_acol);
+    sdi_device_free(v->d_aval);
+    sdi_device_free(v->d_brow);
+    sdi_device_free(v->d_bcol);
+    sdi_device_free(v->d_bval);
+    sdi_free(v->tperm);
+    sdi_free(v->tvals);
+    sdi_free(v);
+}
+
+/* 32-bit CSR arrays of m on the device (one-element arrays when empty: cuSPARSE rejects
+ * NULL). */
+static sd_status upload32(sdi_vendor_spgemm *v, const sd_csr *m, const int32_t *cols,
+                          const float *vals, int32_t **row, int32_t **col, float **val)
+{
+    int32_t *rp = sdi_malloc_array((size_t)m->rows + 1, sizeof *rp);
+    if (rp == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for 32-bit row offsets");
+    for (int64_t i = 0; i <= m->rows; i++)
+        rp[i] = (int32_t)m->rowptr[i];
+    static const int32_t zero_i = 0;
+    static const float zero_f = 0;
+    size_t n = m->nnz > 0 ? (size_t)m->nnz : 1;
+    sd_status s = sdi_device_upload(v->ctx, (void **)row, rp, ((size_t)m->rows + 1) * 4,
+                                    "row offsets");
+    sdi_free(rp);
+    if (s == SD_OK)
+        s = sdi_device_upload(v->ctx, (void **)col, m->nnz ? cols : &zero_i, n * 4, "columns");
+    if (s == SD_OK)
+        s = sdi_device_upload(v->ctx, (void **)val, m->nnz ? vals : &zero_f, n * 4, "values");
+    v->bytes += ((size_t)m->rows + 1) * 4 + n * 8;
+    return s;
+}
+
+sd_status sdi_vendor_spgemm_create(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,
+                                   const char *variant, sdi_vendor_spgemm **out)
+{
+    sdi_vendor_spgemm *v = NULL;
+    sd_csr bt;
+    memset(&bt, 0, sizeof bt);
+    int32_t *tcol = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_vendor_spgemm_destroy(v);                                                      \
+        sdi_free(tcol);                                                                    \
+        sd_csr_free(&bt);                                                                  \
+    } while (0)
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_spgemm_create: out is NULL");
+    *out = NULL;
+    if (a == NULL || variant == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_spgemm_create: A or the variant is NULL");
+    const spgemm_def *def = NULL;
+    for (int i = 0; i < (int)(sizeof defs / sizeof defs[0]); i++)
+        if (strcmp(defs[i].name, variant) == 0)
+            def = &defs[i];
+    if (def == NULL)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "no cuSPARSE SpGEMM variant named '%s'", variant);
+    if (b != NULL && b->rows != a->cols)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "cuSPARSE %s: A is %dx%d and B is %dx%d", variant,
+                       a->rows, a->cols, b->rows, b->cols);
+    if (b == NULL && aat < 0)
+        aat = a->rows != a->cols;
+    if (b == NULL && !aat && a->rows != a->cols)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "cuSPARSE %s: A·A needs a square A", variant);
+    if (a->nnz > INT32_MAX || (b != NULL && b->nnz > INT32_MAX))
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "cuSPARSE %s uses 32-bit indices", variant);
+    SD_TRY(sdi_ctx_enter(ctx));
+    v = sdi_calloc(1, sizeof *v);
+    SD_CHECK_ALLOC(v, "the cuSPARSE SpGEMM executor");
+    v->ctx = ctx;
+    v->def = def;
+    v->device = ctx->device;
+    v->mode = b != NULL ? 2 : aat ? 1 : 0;
+    v->rows = a->rows;
+    v->annz = a->nnz;
+    SD_TRY(upload32(v, a, a->colind, a->vals, &v->d_arow, &v->d_acol, &v->d_aval));
+    const sd_csr *bb = b != NULL ? b : a;
+    if (v->mode == 1) {
+        /* Aᵀ by a counting sort over A's columns, remembering each entry's origin so
+         * that new values of A can be gathered into it. */
+        SD_TRY(sdi_csr_alloc(&bt, a->cols, a->rows, a->nnz));
+        v->tperm = sdi_malloc_array((size_t)(a->nnz > 0 ? a->nnz : 1), sizeof *v->tperm);
+        v->tvals = sdi_malloc_array((size_t)(a->nnz > 0 ? a->nnz : 1), sizeof *v->tvals);
+        SD_CHECK_ALLOC(v->tperm, "the transpose permutation");
+        SD_CHECK_ALLOC(v->tvals, "the transposed values");
+        memset(bt.rowptr, 0, ((size_t)a->cols + 1) * sizeof *bt.rowptr);
+        for (int64_t e = 0; e < a->nnz; e++)
+            bt.rowptr[a->colind[e] + 1]++;
+        for (int32_t c = 0; c < a->cols; c++)
+            bt.rowptr[c + 1] += bt.rowptr[c];
+        int64_t *cur = sdi_malloc_array((size_t)a->cols + 1, sizeof *cur);
+        SD_CHECK_ALLOC(cur, "transpose cursors");
+        memcpy(cur, bt.rowptr, ((size_t)a->cols + 1) * sizeof *cur);
+        for (int32_t i = 0; i < a->rows; i++)
+            for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++) {
+                int64_t q = cur[a->colind[e]]++;
+                bt.colind[q] = i;
+                bt.vals[q] = a->vals[e];
+                v->tperm[q] = e;
+            }
+        sdi_free(cur);
+        bb = &bt;
+    }
+    v->cols_b = bb->cols;
+    v->bnnz = bb->nnz;
+    int32_t *brow = v->d_arow, *bcol = v->d_acol;
+    float *bval = v->d_aval;
+    if (v->mode != 0) {
+        SD_TRY(upload32(v, bb, bb->colind, bb->vals, &v->d_brow, &v->d_bcol, &v->d_bval));
+        brow = v->d_brow;
+        bcol = v->d_bcol;
+        bval = v->d_bval;
+    }
+    cusparseStatus_t st = cusparseCreate(&v->g.h);
+    if (st == CUSPARSE_STATUS_SUCCESS)
+        st = cusparseCreateCsr(&v->A, a->rows, a->cols, a->nnz, v->d_arow, v->d_acol, v->d_aval,
+                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                               CUDA_R_32F);
+    if (st == CUSPARSE_STATUS_SUCCESS)
+        st = cusparseCreateCsr(&v->B, bb->rows, bb->cols, bb->nnz, brow, bcol, bval,
+                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                               CUDA_R_32F);
+    if (st != CUSPARSE_STATUS_SUCCESS) {
+        SD_FREE_ALL;
+        return SDI_ERR(st == CUSPARSE_STATUS_ALLOC_FAILED ? SD_ERR_OUT_OF_MEMORY : SD_ERR_CUDA,
+                       "cuSPARSE %s: creating the handle or descriptors: %s", variant,
+                       cusparseGetErrorString(st));
+    }
+    v->g.alg = def->alg;
+    v->g.chunk = def->chunk;
+    v->g.A = v->A;
+    v->g.B = v->B;
+    v->g.rows = a->rows;
+    v->g.cols_b = bb->cols;
+    SD_TRY(sdi_device_malloc(ctx, (void **)&v->g.d_crow, ((size_t)a->rows + 1) * 4,
+                             "C's 32-bit row offsets"));
+    sd_csr_free(&bt);
+    *out = v;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_vendor_spgemm_update_values(sdi_vendor_spgemm *v, const float *a_vals,
+                                          const float *b_vals)
+{
+    if (v == NULL || (a_vals == NULL && v->annz > 0) ||
+        (v->mode == 2 && b_vals == NULL && v->bnnz > 0))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_spgemm_update_values: NULL argument");
+    sd_status s = sdi_copy_to_device(v->ctx, v->d_aval, a_vals, (size_t)v->annz * 4, "A's values");
+    if (s != SD_OK || v->mode == 0)
+        return s;
+    const float *src = b_vals;
+    if (v->mode == 1) {
+        for (int64_t q = 0; q < v->bnnz; q++)
+            v->tvals[q] = a_vals[v->tperm[q]];
+        src = v->tvals;
+    }
+    return sdi_copy_to_device(v->ctx, v->d_bval, src, (size_t)v->bnnz * 4, "B's values");
+}
+
+sd_status sdi_vendor_spgemm_run(sdi_vendor_spgemm *v, cudaStream_t stream, sd_device_csr *c)
+{
+    void *crow = NULL, *ccol = NULL, *cval = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_device_free_async(crow, stream);                                               \
+        sdi_device_free_async(ccol, stream);                                               \
+        sdi_device_free_async(cval, stream);                                               \
+    } while (0)
+    if (c == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_spgemm_run: c is NULL");
+    memset(c, 0, sizeof *c);
+    if (v == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_spgemm_run: the executor is NULL");
+    sd_context *ctx = v->ctx;
+    SD_TRY(sdi_ctx_enter(ctx));
+    const int32_t m = v->rows;
+    int64_t nnz = 0;
+    if (v->annz > 0 && v->bnnz > 0) {
+        cusparseStatus_t st = cusparseSetStream(v->g.h, stream);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            return SDI_ERR(SD_ERR_CUDA, "cusparseSetStream: %s", cusparseGetErrorString(st));
+        sd_status s = spgemm_exec(ctx, &v->g, stream);
+        if (s != SD_OK) {
+            if (v->g.err.status == CUSPARSE_STATUS_ALLOC_FAILED ||
+                v->g.err.status == CUSPARSE_STATUS_INSUFFICIENT_RESOURCES)
+                return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "cuSPARSE %s: %s", v->def->name,
+                               sd_last_error());
+            return s;
+        }
+        nnz = v->g.nnz_c;
+    }
+    SD_TRY(sdi_device_malloc_async(ctx, &crow, ((size_t)m + 1) * 8, stream, "C's row pointers"));
+    SD_TRY(sdi_device_malloc_async(ctx, &ccol, (size_t)nnz * 4, stream, "C's columns"));
+    SD_TRY(sdi_device_malloc_async(ctx, &cval, (size_t)nnz * 4, stream, "C's values"));
+    /* 32-bit offsets into the low words of zeroed 64-bit ones (little-endian, ≥ 0). */
+    SD_TRY(sdi_cuda_status(ctx, cudaMemsetAsync(crow, 0, ((size_t)m + 1) * 8, stream),
+                           "clearing", "C's row pointers"));
+    if (nnz > 0) {
+        SD_TRY(sdi_cuda_status(ctx, cudaMemcpy2DAsync(crow, 8, v->g.d_crow, 4, 4, (size_t)m + 1,
+                                                      cudaMemcpyDeviceToDevice, stream),
+                               "widening", "C's row pointers"));
+        SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(ccol, v->g.d_ccol, (size_t)nnz * 4,
+                                                    cudaMemcpyDeviceToDevice, stream),
+                               "copying", "C's columns"));
+        SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(cval, v->g.d_cval, (size_t)nnz * 4,
+                                                    cudaMemcpyDeviceToDevice, stream),
+                               "copying", "C's values"));
+    }
+    c->rows = m;
+    c->cols = v->cols_b;
+    c->nnz = nnz;
+    c->rowptr = crow;
+    c->colind = ccol;
+    c->vals = cval;
     return SD_OK;
 #undef SD_FREE_ALL
 }

@@ -252,6 +252,46 @@ void sdi_device_free(void *p)
     atomic_fetch_sub(&g_dev_live, 1);
 }
 
+/* Stream-ordered twins of the hooks (cudaMallocAsync from the device's default pool):
+ * the same fault injection and live count, so outputs handed to callers are counted
+ * like every other allocation. Memory from the pool may also be released with
+ * sdi_device_free (cudaFree, which waits for the device). */
+sd_status sdi_device_malloc_async(sd_context *ctx, void **p, size_t bytes, cudaStream_t stream,
+                                  const char *what)
+{
+    *p = NULL;
+    if (bytes == 0)
+        return SD_OK;
+    long n = atomic_fetch_add(&g_dev_count, 1);
+    long limit = atomic_load(&g_dev_fail_after);
+    if (limit >= 0 && n >= limit)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                       "out of device memory allocating %zu bytes for %s (injected failure)",
+                       bytes, what);
+    cudaError_t e = cudaMallocAsync(p, bytes, stream);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                           "out of device memory allocating %zu bytes for %s (stream pool)",
+                           bytes, what);
+        }
+        return sdi_cuda_status(ctx, e, "cudaMallocAsync for", what);
+    }
+    atomic_fetch_add(&g_dev_live, 1);
+    return SD_OK;
+}
+
+void sdi_device_free_async(void *p, cudaStream_t stream)
+{
+    if (p == NULL)
+        return;
+    if (cudaFreeAsync(p, stream) != cudaSuccess)
+        (void)cudaGetLastError();
+    atomic_fetch_sub(&g_dev_live, 1);
+}
+
 /* ------------------------------------------------------------------ copies */
 
 sd_status sdi_stream_sync(sd_context *ctx, const char *what, const char *kernel)

@@ -111,12 +111,40 @@ int sdi_spgemm_operands_aat(const sdi_spgemm_operands *op) { return op != NULL &
 int64_t sdi_spgemm_operands_bytes(const sdi_spgemm_operands *op) { return op ? op->bytes : 0; }
 double sdi_spgemm_operands_setup_ms(const sdi_spgemm_operands *op) { return op ? op->setup_ms : 0; }
 
+void sdi_spgemm_prep_request(sdi_jit_request *req)
+{
+    memset(req, 0, sizeof *req);
+    req->template_name = "spgemm_prep.cuh";
+    req->kernel_name = "sd_spgemm_prep";
+}
+
+void sdi_spgemm_lowered_request(const sdi_sg_lowered *low, char label[64], sdi_jit_request *req)
+{
+    memset(req, 0, sizeof *req);
+    req->source = low->source;
+    snprintf(label, 64, "sd_spgemm_%s", low->hex);
+    req->kernel_name = label;
+}
+
+sd_status sdi_spgemm_config_request(const sd_context *ctx, const sdi_spgemm_operands *op,
+                                    const sdi_spgemm_config *cfg, sdi_sg_lowered *low)
+{
+    sdi_sg_schedule s;
+    memset(low, 0, sizeof *low);
+    sdi_sg_limits lim;
+    sdi_sg_limits_from_props(&ctx->props, &lim);
+    sd_status st = sdi_sg_schedule_build(cfg, &lim, &op->ri, &s);
+    if (st != SD_OK)
+        return st;
+    st = sdi_spgemm_lower(&s, low);
+    sdi_sg_schedule_free(&s);
+    return st;
+}
+
 static sd_status prep_module(sd_context *ctx, sdi_module *out)
 {
     sdi_jit_request req;
-    memset(&req, 0, sizeof req);
-    req.template_name = "spgemm_prep.cuh";
-    req.kernel_name = "sd_spgemm_prep";
+    sdi_spgemm_prep_request(&req);
     const sdi_cubin *cb = NULL;
     sd_status s = sdi_jit_get(ctx, &req, &cb, NULL);
     if (s != SD_OK)
@@ -456,11 +484,8 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
         names[l] = low.names[l];
     names[low.nkernels] = "sd_spgemm_scan";
     sdi_jit_request req;
-    memset(&req, 0, sizeof req);
-    req.source = low.source;
     char label[64];
-    snprintf(label, sizeof label, "sd_spgemm_%s", low.hex);
-    req.kernel_name = label;
+    sdi_spgemm_lowered_request(&low, label, &req);
     const sdi_cubin *cb = NULL;
     bool hit = false;
     SD_TRY(sdi_jit_get(ctx, &req, &cb, &hit));
@@ -585,11 +610,8 @@ sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
         sd_status st = sdi_spgemm_lower(&s, &low);
         if (st == SD_OK) {
             sdi_jit_request req;
-            memset(&req, 0, sizeof req);
-            req.source = low.source;
             char label[64];
-            snprintf(label, sizeof label, "sd_spgemm_%s", low.hex);
-            req.kernel_name = label;
+            sdi_spgemm_lowered_request(&low, label, &req);
             const sdi_cubin *cb = NULL;
             st = sdi_jit_get(ctx, &req, &cb, NULL);
         }
@@ -612,27 +634,17 @@ static sd_status out_alloc(sdi_spgemm_exec *e, sdi_sg_alloc alloc, void **p, siz
         return SD_OK;
     if (alloc == SDI_SG_ALLOC_HOOKS)
         return sdi_device_malloc(e->ctx, p, bytes, what);
-    cudaError_t err = cudaMallocAsync(p, bytes, st);
-    if (err == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        *p = NULL;
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of device memory allocating %zu bytes for %s",
-                       bytes, what);
-    }
-    if (err != cudaSuccess)
-        *p = NULL;
-    return sdi_cuda_status(e->ctx, err, "cudaMallocAsync for", what);
+    return sdi_device_malloc_async(e->ctx, p, bytes, st, what);
 }
 
 static void out_release(sdi_sg_alloc alloc, void *p, cudaStream_t st)
 {
     if (p == NULL)
         return;
-    if (alloc == SDI_SG_ALLOC_HOOKS) {
+    if (alloc == SDI_SG_ALLOC_HOOKS)
         sdi_device_free(p);
-    } else if (cudaFreeAsync(p, st) != cudaSuccess) {
-        (void)cudaGetLastError();
-    }
+    else
+        sdi_device_free_async(p, st);
 }
 
 void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream)
@@ -778,4 +790,93 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     }
     return SD_OK;
 #undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ measurement */
+typedef struct {
+    sdi_spgemm_produce_fn fn;
+    void *arg;
+    sd_device_csr c;
+    int have;
+    const sdi_reference *ref;
+    sdi_validation *val;
+} measure_state;
+
+static sd_status measure_run(sd_context *ctx, void *p, cudaStream_t st)
+{
+    (void)ctx;
+    measure_state *m = p;
+    if (m->have)
+        sdi_spgemm_output_free(&m->c, st);
+    m->have = 0;
+    sd_status s = m->fn(m->arg, st, &m->c);
+    if (s == SD_OK)
+        m->have = 1;
+    return s;
+}
+
+static sd_status measure_check(sd_context *ctx, void *p)
+{
+    measure_state *m = p;
+    if (!m->have)
+        return SDI_ERR(SD_ERR_INTERNAL, "spgemm measure: no output to check");
+    return sdi_spgemm_check(ctx, m->ref, &m->c, m->val);
+}
+
+sd_status sdi_spgemm_check(sd_context *ctx, const sdi_reference *ref, const sd_device_csr *c,
+                           sdi_validation *val)
+{
+    sdi_validation local;
+    if (val == NULL)
+        val = &local;
+    memset(val, 0, sizeof *val);
+    if (c->rows != ref->c.rows || c->cols != ref->c.cols) {
+        snprintf(val->reason, sizeof val->reason, "C is %dx%d, want %dx%d", c->rows, c->cols,
+                 ref->c.rows, ref->c.cols);
+        return SDI_ERR(SD_ERR_VALIDATION, "SpGEMM output: %s", val->reason);
+    }
+    int64_t *rp = sdi_malloc_array((size_t)c->rows + 1, sizeof *rp);
+    int32_t *ci = sdi_malloc_array((size_t)(c->nnz > 0 ? c->nnz : 1), sizeof *ci);
+    sd_status s = rp && ci ? SD_OK : SDI_ERR(SD_ERR_OUT_OF_MEMORY, "host copy of C");
+    if (s == SD_OK)
+        s = sdi_copy_to_host(ctx, rp, c->rowptr, ((size_t)c->rows + 1) * 8, "C row pointers");
+    if (s == SD_OK && c->nnz > 0)
+        s = sdi_copy_to_host(ctx, ci, c->colind, (size_t)c->nnz * 4, "C columns");
+    /* Our promise beyond DESIGN.md's rule (which sorts first): columns strictly increase. */
+    for (int32_t i = 0; s == SD_OK && i < c->rows; i++) {
+        if (rp[i] < 0 || rp[i + 1] < rp[i] || rp[i + 1] > c->nnz)
+            break; /* the rule below names broken row pointers */
+        for (int64_t q = rp[i] + 1; q < rp[i + 1]; q++)
+            if (ci[q] <= ci[q - 1]) {
+                snprintf(val->reason, sizeof val->reason, "row %d: columns not sorted (%d after %d)",
+                         i, ci[q], ci[q - 1]);
+                s = SDI_ERR(SD_ERR_VALIDATION, "SpGEMM output: %s", val->reason);
+                break;
+            }
+    }
+    sdi_free(rp);
+    sdi_free(ci);
+    if (s != SD_OK)
+        return s;
+    return sdi_check_spgemm_output(ctx, ref, c->rows, c->cols, c->nnz, c->rowptr, 8, c->colind,
+                                   c->vals, val);
+}
+
+sd_status sdi_spgemm_measure(sd_context *ctx, const char *name, sdi_spgemm_produce_fn fn,
+                             void *arg, const sdi_reference *ref, sdi_timing *t,
+                             sdi_validation *val, int64_t *nnz_c)
+{
+    measure_state m;
+    memset(&m, 0, sizeof m);
+    m.fn = fn;
+    m.arg = arg;
+    m.ref = ref;
+    m.val = val;
+    sd_status s = sdi_measure(ctx, name, measure_run, &m, ref ? measure_check : NULL, &m, t);
+    if (nnz_c != NULL)
+        *nnz_c = m.have ? m.c.nnz : -1;
+    if (m.have)
+        sdi_spgemm_output_free(&m.c, ctx->stream);
+    sd_status q = sdi_stream_sync(ctx, "after measuring", name);
+    return s != SD_OK ? s : q;
 }

@@ -47,9 +47,10 @@ typedef struct {
 } sdi_spgemm_exec_info;
 
 /* How a call allocates C. ASYNC: cudaMallocAsync on the call's stream from the device's
- * default pool (its release threshold is raised so that memory stays in the pool); free
- * with sdi_spgemm_output_free. HOOKS: the runtime's device hooks (cudaMalloc, fault
- * injection, counted); free with sd_device_csr_free. */
+ * default pool (its release threshold is raised so that memory stays in the pool),
+ * through the counted stream-ordered hooks; free with sdi_spgemm_output_free (stream
+ * ordered) or sd_device_csr_free (cudaFree, waits for the device). HOOKS: the runtime's
+ * device hooks (cudaMalloc, fault injection, counted); free with sd_device_csr_free. */
 typedef enum { SDI_SG_ALLOC_ASYNC = 0, SDI_SG_ALLOC_HOOKS = 1 } sdi_sg_alloc;
 
 /* Schedules, lowers, compiles and loads cfg for op (borrowed: it must outlive the
@@ -70,7 +71,36 @@ SDI_HIDDEN sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_ope
 SDI_HIDDEN sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_alloc alloc,
                                          sd_device_csr *c);
 SDI_HIDDEN void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream);
+
+/* JIT requests, for seeding the context's memo from a kernel-cache entry and for reading
+ * back the cubins to store: the operand preparation module (spgemm_prep.cuh) and the
+ * module of a lowered schedule (label receives its name; low must outlive req). */
+SDI_HIDDEN void sdi_spgemm_prep_request(sdi_jit_request *req);
+SDI_HIDDEN void sdi_spgemm_lowered_request(const sdi_sg_lowered *low, char label[64],
+                                           sdi_jit_request *req);
+/* Schedules and lowers cfg for op on the host (what sdi_spgemm_exec_create compiles);
+ * free *low with sdi_sg_lowered_free. */
+SDI_HIDDEN sd_status sdi_spgemm_config_request(const sd_context *ctx,
+                                               const sdi_spgemm_operands *op,
+                                               const sdi_spgemm_config *cfg,
+                                               sdi_sg_lowered *low);
 SDI_HIDDEN const sdi_spgemm_exec_info *sdi_spgemm_exec_get_info(const sdi_spgemm_exec *e);
 SDI_HIDDEN const sdi_sg_schedule *sdi_spgemm_exec_schedule(const sdi_spgemm_exec *e);
+
+/* DESIGN.md's SpGEMM rule for a C on the device (64-bit row pointers), plus this
+ * library's promise that columns strictly increase in every row. */
+SDI_HIDDEN sd_status sdi_spgemm_check(sd_context *ctx, const sdi_reference *ref,
+                                      const sd_device_csr *c, sdi_validation *val);
+/* One product into *c on stream (allocated stream-ordered; the measurement frees it). */
+typedef sd_status (*sdi_spgemm_produce_fn)(void *arg, cudaStream_t stream, sd_device_csr *c);
+/* DESIGN.md's protocol for a SpGEMM producer: every execution frees the previous C
+ * (stream-ordered) and produces a new one, so the time covers symbolic + numeric +
+ * compaction and C's allocation; the first warm-up's C is checked with
+ * sdi_spgemm_check against ref (NULL: unchecked) before anything is timed. *nnz_c (may
+ * be NULL) receives nnz(C) of the last run. Nothing stays allocated. */
+SDI_HIDDEN sd_status sdi_spgemm_measure(sd_context *ctx, const char *name,
+                                        sdi_spgemm_produce_fn fn, void *arg,
+                                        const sdi_reference *ref, sdi_timing *t,
+                                        sdi_validation *val, int64_t *nnz_c);
 
 #endif /* SDI_SPGEMM_EXEC_H */

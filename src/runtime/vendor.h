@@ -80,4 +80,30 @@ SDI_HIDDEN void sdi_vendor_destroy(sdi_vendor *v);
  * i = 0; NULL past the end or for another op. */
 SDI_HIDDEN const char *sdi_vendor_variant(sd_op op, int i);
 
+/* ------------------------------------------------------------------ SpGEMM
+ * A cuSPARSE SpGEMM variant of the baseline (spgemm_alg1, spgemm_alg2, spgemm_alg3_c0.2,
+ * spgemm_alg3_c1.0) as an executor: C = A·B with B = A (b NULL, aat 0), B = Aᵀ (b NULL,
+ * aat 1; built on the host and uploaded once; -1 = by shape) or a general b. A run does
+ * what the baseline times (work estimation, memory estimation, compute, copy: symbolic +
+ * numeric + compaction) into buffers kept between runs, then hands C to the caller in
+ * fresh stream-ordered memory (sdi_device_malloc_async) with 64-bit row pointers. It
+ * waits for nnz(C) (as cuSPARSE does). cuSPARSE documents its SpGEMM algorithms as
+ * bitwise reproducible run to run. Failures: SD_ERR_OUT_OF_MEMORY for cuSPARSE's
+ * resource failures, SD_ERR_CUDA / SD_ERR_UNSUPPORTED otherwise. */
+typedef struct sdi_vendor_spgemm sdi_vendor_spgemm;
+SDI_HIDDEN sd_status sdi_vendor_spgemm_create(sd_context *ctx, const sd_csr *a, const sd_csr *b,
+                                              int aat, const char *variant,
+                                              sdi_vendor_spgemm **out);
+SDI_HIDDEN sd_status sdi_vendor_spgemm_run(sdi_vendor_spgemm *v, cudaStream_t stream,
+                                           sd_device_csr *c);
+/* New values of A (and of a general B), host, same pattern. */
+SDI_HIDDEN sd_status sdi_vendor_spgemm_update_values(sdi_vendor_spgemm *v, const float *a_vals,
+                                                     const float *b_vals);
+SDI_HIDDEN void sdi_vendor_spgemm_destroy(sdi_vendor_spgemm *v);
+SDI_HIDDEN const char *sdi_vendor_spgemm_name(const sdi_vendor_spgemm *v);
+/* Device bytes held: operands, buffers, C's staging. */
+SDI_HIDDEN int64_t sdi_vendor_spgemm_bytes(const sdi_vendor_spgemm *v);
+/* The i-th SpGEMM variant name from 0; NULL past the end. */
+SDI_HIDDEN const char *sdi_vendor_spgemm_variant(int i);
+
 #endif /* SDI_VENDOR_H */

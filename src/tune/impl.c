@@ -10,6 +10,7 @@ void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap)
     case SDI_IMPL_SPMV: snprintf(buf, cap, "spmv.%s", sdi_spmv_family_name(im->spmv_cfg.family)); break;
     case SDI_IMPL_SPMM: snprintf(buf, cap, "spmm.%s", sdi_spmm_template_name(im->spmm_cfg.tmpl)); break;
     case SDI_IMPL_VENDOR: snprintf(buf, cap, "cusparse.%s", im->vendor_name); break;
+    case SDI_IMPL_SPGEMM: snprintf(buf, cap, "spgemm.%s", sdi_spgemm_family_name(im->spgemm_cfg.family)); break;
     default: snprintf(buf, cap, "none"); break;
     }
 }
@@ -20,8 +21,31 @@ void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap)
     case SDI_IMPL_SPMV: sdi_spmv_config_describe(&im->spmv_cfg, buf, cap); break;
     case SDI_IMPL_SPMM: sdi_spmm_config_describe(&im->spmm_cfg, buf, cap); break;
     case SDI_IMPL_VENDOR: snprintf(buf, cap, "cusparse %s", im->vendor_name); break;
+    case SDI_IMPL_SPGEMM: sdi_spgemm_config_describe(&im->spgemm_cfg, buf, cap); break;
     default: snprintf(buf, cap, "none"); break;
     }
+}
+
+bool sdi_impl_is_spgemm(const sdi_impl *im)
+{
+    return im->kind == SDI_IMPL_SPGEMM || (im->kind == SDI_IMPL_VENDOR && im->op == SD_OP_SPGEMM);
+}
+
+/* SpGEMM accumulators and floating-point atomics: the hash tables and dense stripes
+ * (group and CTA, shared memory) and the global stripes add products with atomicAdd
+ * from several lanes of a row, in an order that varies run to run; only the tiny bin
+ * (a thread per row, a sorted list in registers) sums in a fixed order. The scan and
+ * the compaction move integers and finished values. So a SpGEMM plan is deterministic
+ * exactly when every bin of its schedule is tiny. */
+static bool spgemm_uses_atomics(const sdi_impl *im)
+{
+    if (!im->built || im->sg_exec == NULL)
+        return im->spgemm_cfg.force_kind != SDI_SG_TINY;
+    const sdi_sg_schedule *s = sdi_spgemm_exec_schedule(im->sg_exec);
+    for (int b = 0; b < s->nbins; b++)
+        if (s->bins[b].nrows > 0 && s->bins[b].kind != SDI_SG_TINY && s->bins[b].kind != SDI_SG_COPY)
+            return true;
+    return false;
 }
 
 bool sdi_impl_uses_atomics(const sdi_impl *im)
@@ -35,8 +59,12 @@ bool sdi_impl_uses_atomics(const sdi_impl *im)
         return (im->spmm_cfg.tmpl == SDI_SPMM_CSR_SPLIT && im->spmm_cfg.split_mode == SDI_SPLIT_ATOMIC) ||
                (im->spmm_cfg.tmpl == SDI_SPMM_PCSR && im->spmm_cfg.pcsr_s);
     case SDI_IMPL_VENDOR:
-        /* The variants cuSPARSE documents as bitwise reproducible run to run. */
+        /* The variants cuSPARSE documents as bitwise reproducible run to run (its SpGEMM
+         * algorithms all are). */
+        if (im->op == SD_OP_SPGEMM)
+            return false;
         return !(strcmp(im->vendor_name, "csr_alg2") == 0 || strcmp(im->vendor_name, "coo_alg2") == 0);
+    case SDI_IMPL_SPGEMM: return spgemm_uses_atomics(im);
     default: return false;
     }
 }
@@ -51,6 +79,16 @@ void sdi_impl_release(sdi_impl *im)
     sdi_spmm_lowered_free(&im->spmm_low);
     sdi_vendor_destroy(im->vendor);
     im->vendor = NULL;
+    sdi_spgemm_exec_destroy(im->sg_exec);
+    im->sg_exec = NULL;
+    sdi_sg_lowered_free(&im->sg_low);
+    sdi_vendor_spgemm_destroy(im->sg_vendor);
+    im->sg_vendor = NULL;
+    if (im->sg_owns_ops) {
+        sdi_spgemm_operands_destroy(im->sg_ops);
+        im->sg_ops = NULL;
+        im->sg_owns_ops = 0;
+    }
     im->built = 0;
 }
 
@@ -98,8 +136,32 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
         im->cubin_hit = im->spmm_ld.compile_ms == 0;
         break;
     case SDI_IMPL_VENDOR:
-        SD_TRY(sdi_vendor_create(ctx, a, im->op, im->k, im->vendor_name, &im->vendor));
+        if (im->op == SD_OP_SPGEMM)
+            SD_TRY(sdi_vendor_spgemm_create(ctx, a, im->sg_b, im->sg_aat, im->vendor_name,
+                                            &im->sg_vendor));
+        else
+            SD_TRY(sdi_vendor_create(ctx, a, im->op, im->k, im->vendor_name, &im->vendor));
         break;
+    case SDI_IMPL_SPGEMM: {
+        if (im->sg_ops == NULL) {
+            SD_TRY(sdi_spgemm_operands_create(ctx, a, im->sg_b, im->sg_aat, &im->sg_ops));
+            im->sg_owns_ops = 1;
+        }
+        /* The source is kept: the kernel cache stores its cubin under this request. */
+        SD_TRY(sdi_spgemm_config_request(ctx, im->sg_ops, &im->spgemm_cfg, &im->sg_low));
+        im->lower_ms = (sdi_now() - t0) * 1e3;
+        if (seed_cubin != NULL) {
+            sdi_spgemm_lowered_request(&im->sg_low, im->sg_label, &req);
+            SD_TRY(seed_memo(ctx, &req, seed_cubin, seed_size));
+        }
+        t0 = sdi_now();
+        SD_TRY(sdi_spgemm_exec_create(ctx, im->sg_ops, &im->spgemm_cfg, &im->sg_exec));
+        im->sg_value_bytes = a->nnz * 4 + (im->sg_b != NULL ? im->sg_b->nnz * 4 : 0);
+        const sdi_spgemm_exec_info *in = sdi_spgemm_exec_get_info(im->sg_exec);
+        im->compile_ms = in->compile_ms;
+        im->cubin_hit = in->compile_ms == 0;
+        break;
+    }
     default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
     }
     im->load_ms = (sdi_now() - t0) * 1e3 - im->compile_ms;
@@ -119,9 +181,36 @@ sd_status sdi_impl_run(sd_context *ctx, sdi_impl *im, const float *in, float *ou
         return s != SD_OK ? s : sdi_spmv_exec_run(ctx, &im->spmv_exec, stream);
     }
     case SDI_IMPL_SPMM: return sdi_spmm_run(ctx, &im->spmm_ld, in, out, stream);
-    case SDI_IMPL_VENDOR: return sdi_vendor_run(im->vendor, in, out, stream);
-    default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
+    case SDI_IMPL_VENDOR:
+        if (im->op == SD_OP_SPGEMM)
+            break;
+        return sdi_vendor_run(im->vendor, in, out, stream);
+    default: break;
     }
+    return SDI_ERR(SD_ERR_INTERNAL, "impl: not a dense-output implementation");
+}
+
+sd_status sdi_impl_run_spgemm(sd_context *ctx, sdi_impl *im, cudaStream_t stream,
+                              sd_device_csr *c)
+{
+    (void)ctx;
+    memset(c, 0, sizeof *c);
+    if (!im->built || !sdi_impl_is_spgemm(im))
+        return SDI_ERR(SD_ERR_INTERNAL, "impl: not a built SpGEMM implementation");
+    if (im->kind == SDI_IMPL_SPGEMM)
+        return sdi_spgemm_exec_run(im->sg_exec, stream, SDI_SG_ALLOC_ASYNC, c);
+    return sdi_vendor_spgemm_run(im->sg_vendor, stream, c);
+}
+
+int64_t sdi_impl_peak_bytes(const sdi_impl *im)
+{
+    if (!im->built)
+        return 0;
+    if (im->kind == SDI_IMPL_SPGEMM)
+        return sdi_spgemm_exec_get_info(im->sg_exec)->peak_bytes;
+    if (im->kind == SDI_IMPL_VENDOR && im->op == SD_OP_SPGEMM)
+        return sdi_vendor_spgemm_bytes(im->sg_vendor);
+    return 0;
 }
 
 sd_status sdi_impl_update_values(sd_context *ctx, sdi_impl *im, const sd_csr *a)
@@ -147,7 +236,13 @@ sd_status sdi_impl_update_values(sd_context *ctx, sdi_impl *im, const sd_csr *a)
     case SDI_IMPL_SPMM:
         sdi_spmm_lowered_refresh(&im->spmm_low, a->vals);
         return sdi_spmm_upload_values(ctx, &im->spmm_low, &im->spmm_ld);
-    case SDI_IMPL_VENDOR: return sdi_vendor_update_values(im->vendor, a->vals);
+    case SDI_IMPL_VENDOR:
+        if (im->op == SD_OP_SPGEMM)
+            return sdi_vendor_spgemm_update_values(im->sg_vendor, a->vals,
+                                                   im->sg_b ? im->sg_b->vals : NULL);
+        return sdi_vendor_update_values(im->vendor, a->vals);
+    case SDI_IMPL_SPGEMM:
+        return sdi_spgemm_operands_set_values(im->sg_ops, a->vals, im->sg_b ? im->sg_b->vals : NULL);
     default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
     }
 }
@@ -166,6 +261,11 @@ sd_status sdi_impl_jit_request(const sdi_impl *im, sd_context *ctx, sdi_macro *m
         sdi_spmm_jit_request(&im->spmm_low, macros, req);
         return SD_OK;
     }
+    if (im->kind == SDI_IMPL_SPGEMM && im->sg_low.source != NULL) {
+        /* The label lives in the implementation: req stays valid while im does. */
+        sdi_spgemm_lowered_request(&im->sg_low, ((sdi_impl *)im)->sg_label, req);
+        return SD_OK;
+    }
     return SDI_ERR(SD_ERR_UNSUPPORTED, "impl: no generated code (vendor or empty program)");
 }
 
@@ -180,5 +280,12 @@ void sdi_impl_bytes(const sdi_impl *im, int64_t *value, int64_t *meta, int64_t *
         *value = im->spmm_low.bytes_value;
         *meta = im->spmm_low.bytes_meta;
         *work = im->spmm_low.bytes_work;
+    } else if (im->kind == SDI_IMPL_SPGEMM && im->built) {
+        /* Operands: values of A (and B), the rest is index metadata; workspaces are W. */
+        int64_t ops = sdi_spgemm_operands_bytes(im->sg_ops);
+        const sdi_spgemm_exec_info *in = sdi_spgemm_exec_get_info(im->sg_exec);
+        *value = im->sg_value_bytes;
+        *meta = ops - *value;
+        *work = in->plan_bytes - ops;
     }
 }

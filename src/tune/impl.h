@@ -1,11 +1,12 @@
-/* src/tune/impl.h: one executable implementation of a task — a generated SpMV or SpMM
- * program of our mechanism library, or cuSPARSE's variant — behind one interface, so
- * the tuner measures them alike and the public sd_kernel runs whichever won. */
+/* src/tune/impl.h: one executable implementation of a task — a generated SpMV, SpMM or
+ * SpGEMM program of our mechanism library, or cuSPARSE's variant — behind one interface,
+ * so the tuner measures them alike and the public sd_kernel runs whichever won. */
 #ifndef SDI_IMPL_H
 #define SDI_IMPL_H
 
 #include "../lower/spmm_lower.h"
 #include "../lower/spmv_lower.h"
+#include "../runtime/spgemm_exec.h"
 #include "../runtime/runtime.h"
 #include "../runtime/vendor.h"
 
@@ -13,7 +14,8 @@ typedef enum {
     SDI_IMPL_NONE = 0,
     SDI_IMPL_SPMV, /* our SpMV family (sdi_spmv_config) */
     SDI_IMPL_SPMM, /* our SpMM template (sdi_spmm_config) */
-    SDI_IMPL_VENDOR /* a cuSPARSE variant by name */
+    SDI_IMPL_VENDOR, /* a cuSPARSE variant by name (SpGEMM: "spgemm_alg1", ...) */
+    SDI_IMPL_SPGEMM  /* our SpGEMM plan (sdi_spgemm_config) */
 } sdi_impl_kind;
 
 typedef struct {
@@ -23,6 +25,14 @@ typedef struct {
     sdi_spmv_config spmv_cfg;
     sdi_spmm_config spmm_cfg;
     char vendor_name[48];
+    /* SpGEMM: the product. sg_b is a general B (borrowed; NULL for A·A / A·Aᵀ); sg_aat
+     * 1 for A·Aᵀ. sg_ops (device operands) may be lent by the tuner, which shares them
+     * between candidates; sdi_impl_build creates them (owned) when NULL. */
+    sdi_spgemm_config spgemm_cfg;
+    const sd_csr *sg_b;
+    int sg_aat;
+    sdi_spgemm_operands *sg_ops;
+    int sg_owns_ops;
     /* built state (after sdi_impl_build) */
     int built;
     sdi_spmv_plan spmv_plan;
@@ -30,6 +40,11 @@ typedef struct {
     sdi_spmm_lowered spmm_low;
     sdi_spmm_loaded spmm_ld;
     sdi_vendor *vendor;
+    sdi_spgemm_exec *sg_exec;
+    sdi_sg_lowered sg_low; /* the source sg_exec was compiled from (cache store) */
+    char sg_label[64];
+    int64_t sg_value_bytes; /* values of A (and of a general B) on the device */
+    sdi_vendor_spgemm *sg_vendor;
     double lower_ms, load_ms, compile_ms; /* host format build, upload+load, NVRTC */
     int cubin_hit;
 } sdi_impl;
@@ -49,7 +64,18 @@ SDI_HIDDEN sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *
 /* y = A·x or C = A·B on stream: asynchronous, allocates nothing. */
 SDI_HIDDEN sd_status sdi_impl_run(sd_context *ctx, sdi_impl *im, const float *in, float *out,
                                   cudaStream_t stream);
-/* a's values changed (same pattern): refresh the device values. */
+/* SpGEMM: one product on stream into fresh stream-ordered memory (the counted hooks;
+ * free with sdi_spgemm_output_free or sd_device_csr_free); waits once for nnz(C). */
+SDI_HIDDEN sd_status sdi_impl_run_spgemm(sd_context *ctx, sdi_impl *im, cudaStream_t stream,
+                                         sd_device_csr *c);
+/* True when a SpGEMM implementation is a product this kind can run (kind is SpGEMM or
+ * a cuSPARSE SpGEMM variant). */
+SDI_HIDDEN bool sdi_impl_is_spgemm(const sdi_impl *im);
+/* Device bytes a built implementation holds between calls plus its largest output so
+ * far (SpGEMM; 0 when unknown). */
+SDI_HIDDEN int64_t sdi_impl_peak_bytes(const sdi_impl *im);
+/* a's values changed (same pattern): refresh the device values (SpGEMM: also those of
+ * a general B, read from im->sg_b). */
 SDI_HIDDEN sd_status sdi_impl_update_values(sd_context *ctx, sdi_impl *im, const sd_csr *a);
 /* The compiled cubin of a built generated implementation (NULL for vendor). */
 SDI_HIDDEN sd_status sdi_impl_jit_request(const sdi_impl *im, sd_context *ctx,

@@ -19,6 +19,7 @@ typedef struct {
     sdi_timing t;
     double roofline_frac;
     double compile_ms;
+    int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
 } sdi_trial;
 
 /* Called after each trial (progress on a TTY); may be NULL. */
@@ -54,14 +55,29 @@ typedef struct {
     sdi_trial trials[SDI_TUNE_MAX_TRIALS];
     int n_valid, n_invalid, n_refused, n_failed;
     char diagnosis[512];
+    /* SpGEMM: the product, its size and the winner's peak device memory */
+    int aat, general_b;
+    double products;       /* Σ u(i) */
+    int64_t nnz_c;         /* from the reference; -1 offline */
+    int64_t best_peak_bytes;
+    char vendor_failure[256]; /* why no cuSPARSE algorithm completed ("" when one did) */
     double ms_analysis, ms_rank, ms_synthesis, ms_compile, ms_measure, ms_baseline, ms_total;
 } sdi_tune_result;
 
-/* Tunes op (SD_OP_SPMV or SD_OP_SPMM with k) for a (which must outlive the result: the
- * winner borrows its arrays). On success out->best is built. */
+/* Tunes op (SD_OP_SPMV, SD_OP_SPMM with k, or SD_OP_SPGEMM: A·A for square A, A·Aᵀ
+ * otherwise) for a (which must outlive the result: the winner borrows its arrays). On
+ * success out->best is built. */
 SDI_HIDDEN sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                               const sdi_tune_options *opt, sdi_tune_result *out);
 SDI_HIDDEN void sdi_tune_result_free(sdi_tune_result *r);
+/* The SpGEMM search (tune_spgemm.c): C = A·B for a general b, else A·A (aat 0), A·Aᵀ
+ * (aat 1) or by shape (aat −1). a and b must outlive the result. */
+SDI_HIDDEN sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,
+                                     const sdi_tune_options *opt, sdi_tune_result *out);
+/* Its offline half: as sdi_tune_offline, for the SpGEMM families. */
+SDI_HIDDEN sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
+                                             const sdi_gpu_props *gpu, int branches, int compile,
+                                             sdi_tune_result *out, sdi_json *plans);
 
 /* Without a GPU: analysis, ranking, synthesis of the first-round branches (the default
  * θ_H of the first `branches` families, 0 = 3), lowering and NVRTC compilation for

@@ -80,6 +80,18 @@ static void test_compile_argument_checks(void)
     SDT_OK(sdi_gen("uniform:rows=5,cols=7,nnz=10", 1, &b));
     SDT_STATUS(sd_compile_spgemm(fake, &a, &b, NULL, &k), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "inner sizes") != NULL, "message '%s'", sd_last_error());
+    SDT_CHECK(k == NULL, "kernel NULL after failure");
+    /* SpGEMM: NULL arguments, a B that breaks the invariants (named as B). */
+    SDT_STATUS(sd_compile_spgemm(NULL, &a, NULL, NULL, &k), SD_ERR_INVALID_ARG);
+    SDT_STATUS(sd_compile_spgemm(fake, NULL, NULL, NULL, &k), SD_ERR_INVALID_ARG);
+    SDT_STATUS(sd_compile_spgemm(fake, &a, NULL, NULL, NULL), SD_ERR_INVALID_ARG);
+    sd_csr b2;
+    SDT_OK(sdi_gen("uniform:rows=64,cols=9,deg=3", 1, &b2));
+    b2.colind[b2.rowptr[2]] = -1;
+    SDT_STATUS(sd_compile_spgemm(fake, &a, &b2, NULL, &k), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "B") != NULL && strstr(sd_last_error(), "row 2") != NULL,
+              "message '%s'", sd_last_error());
+    sd_csr_free(&b2);
     sd_csr_free(&b);
     sd_csr_free(&a);
 }

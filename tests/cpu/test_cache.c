@@ -106,6 +106,62 @@ static void test_round_trip_and_corruption(void)
     sdi_cache_close(c);
 }
 
+/* A SpGEMM entry as sd_compile_spgemm stores it: the implementation record, the cubin of
+ * the winner's module and the operand-preparation cubin, under a key with the general-B
+ * flag; the same A with another B pattern is another key (a miss). */
+static void test_spgemm_entry(void)
+{
+    sdi_cache *c = NULL;
+    SDT_OK(sdi_cache_open(root, &c));
+    if (c == NULL)
+        return;
+    sdi_cache_key k, k2;
+    make_key(&k, SD_OP_SPGEMM);
+    k.flags = SDI_CACHE_FLAG_GENERAL_B | 1;
+    k2 = k;
+    k2.pattern_hi ^= 1; /* another B pattern folds into another pattern hash */
+    char rec[300], cub[2000], prep[700];
+    for (size_t i = 0; i < sizeof rec; i++)
+        rec[i] = (char)(i * 3);
+    for (size_t i = 0; i < sizeof cub; i++)
+        cub[i] = (char)(i * 5 + 1);
+    for (size_t i = 0; i < sizeof prep; i++)
+        prep[i] = (char)(i * 11 + 2);
+    sdi_cache_blob blobs[3];
+    memset(blobs, 0, sizeof blobs);
+    snprintf(blobs[0].name, sizeof blobs[0].name, "impl");
+    blobs[0].data = rec;
+    blobs[0].size = sizeof rec;
+    snprintf(blobs[1].name, sizeof blobs[1].name, "cubin");
+    blobs[1].data = cub;
+    blobs[1].size = sizeof cub;
+    snprintf(blobs[2].name, sizeof blobs[2].name, "cubin_prep");
+    blobs[2].data = prep;
+    blobs[2].size = sizeof prep;
+    sdi_cache_entry e = {"{\"op\":\"spgemm\",\"product\":\"A*B\"}",
+                         "{\"winner\":{\"peak_bytes\":123}}", 3, blobs};
+    SDT_OK(sdi_cache_store(c, &k, &e));
+    sdi_cache_entry got;
+    bool hit = false;
+    SDT_OK(sdi_cache_lookup(c, &k, &got, &hit));
+    SDT_CHECK(hit, "stored SpGEMM entry must hit");
+    if (hit) {
+        SDT_CHECK(strcmp(got.plan_json, e.plan_json) == 0, "plan %s", got.plan_json);
+        SDT_CHECK(strstr(got.record_json, "peak_bytes") != NULL, "record %s", got.record_json);
+        SDT_CHECK(got.nblobs == 3, "%d blobs", got.nblobs);
+        for (int i = 0; i < 3 && i < got.nblobs; i++)
+            SDT_CHECK(strcmp(got.blobs[i].name, blobs[i].name) == 0 &&
+                          got.blobs[i].size == blobs[i].size &&
+                          memcmp(got.blobs[i].data, blobs[i].data, blobs[i].size) == 0,
+                      "blob %d (%s)", i, got.blobs[i].name);
+    }
+    sdi_cache_entry_free(&got);
+    SDT_OK(sdi_cache_lookup(c, &k2, &got, &hit));
+    SDT_CHECK(!hit, "another B pattern must miss");
+    sdi_cache_entry_free(&got);
+    sdi_cache_close(c);
+}
+
 static void test_unwritable_root(void)
 {
     sdi_cache *c = NULL;
@@ -177,6 +233,7 @@ int main(void)
     sdt_init("test_cache");
     snprintf(root, sizeof root, "/tmp/sd-test-cache-%ld", (long)getpid());
     SDT_RUN(test_round_trip_and_corruption);
+    SDT_RUN(test_spgemm_entry);
     SDT_RUN(test_unwritable_root);
     SDT_RUN(test_two_processes_one_compile);
     char cmd[300];

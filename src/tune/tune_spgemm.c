@@ -1,0 +1,617 @@
+/* src/tune/tune_spgemm.c: the SpGEMM search and its offline half. The same rounds as
+ * the SpMV / SpMM search (tune.c) over the SpGEMM plan families (plan/spgemm.h):
+ *   1. branches: the preset θ_H of the families in ranking order;
+ *   2. iterations: a level-1 sweep of every family, fastest first;
+ *   3. refinement: a level-2 sweep of the two fastest families;
+ * then cuSPARSE's SpGEMM algorithms (ALG1–3) as the vendor candidate. Every candidate's
+ * first product is validated (sorted, coalesced structure exact, values within the
+ * bound) before it is timed; a time covers symbolic + numeric + compaction and C's
+ * allocation from the device inputs (DESIGN.md). The device operands (A, B or Aᵀ, the
+ * u(i) / span analysis) are built once and lent to every candidate; the winner keeps
+ * them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../analysis/analysis.h"
+#include "../plan/plan.h"
+#include "tune.h"
+
+#define NF SDI_SPGEMM_NFAMILIES
+
+typedef struct {
+    sd_context *ctx;
+    const sd_csr *a, *b; /* b: a general B, or NULL */
+    int aat;
+    const sdi_tune_options *opt;
+    sdi_tune_result *r;
+    int budget, used;
+    sdi_spgemm_operands *ops;
+    sdi_reference ref;
+    sdi_sg_summary sm;
+    double best_ours_us;
+    int ntried;
+    sdi_spgemm_config tried[SDI_TUNE_MAX_TRIALS];
+    double fam_best[NF];
+} sg_tuner;
+
+/* ------------------------------------------------------------------ families */
+
+static void push(int *list, int *n, int f)
+{
+    for (int i = 0; i < *n; i++)
+        if (list[i] == f)
+            return;
+    list[(*n)++] = f;
+}
+
+/* Families in ranking order: csr_hash → hash tables; smem_tiled_hash → tiny lists and
+ * tables, fused; hybrid → every accumulator. The dense-stripe family (no V_o label) is
+ * synthesis's alternative, placed first among the rest when most rows have narrow
+ * spans (banded / diagonal structure). */
+static void ranked_families(const sdi_ranking *rk, const sdi_sg_summary *sm, int *fams, int *nf)
+{
+    *nf = 0;
+    if (sm != NULL && sm->frac_narrow > 0.5)
+        push(fams, nf, SDI_SPGEMM_DENSE);
+    for (int i = 0; i < rk->n; i++) {
+        int f = sdi_spgemm_family_from_name(rk->e[i].label);
+        if (strcmp(rk->e[i].label, "csr_hash") == 0)
+            f = SDI_SPGEMM_HASH;
+        else if (strcmp(rk->e[i].label, "smem_tiled_hash") == 0)
+            f = SDI_SPGEMM_TILED;
+        else if (strcmp(rk->e[i].label, "hybrid") == 0)
+            f = SDI_SPGEMM_HYBRID;
+        if (f >= 0 && f < NF)
+            push(fams, nf, f);
+    }
+    for (int f = 0; f < NF; f++)
+        push(fams, nf, f);
+}
+
+/* Host u(i), lo(i), hi(i) of C = A·B (the offline path; the search reads them from the
+ * device analysis). Arrays are allocated into *u, *lo, *hi. */
+static sd_status host_rowinfo(const sd_csr *a, const sd_csr *b, sdi_sg_rowinfo *ri, int64_t **u,
+                              int32_t **lo, int32_t **hi)
+{
+    size_t m = (size_t)(a->rows > 0 ? a->rows : 1);
+    *u = sdi_malloc_array(m, sizeof **u);
+    *lo = sdi_malloc_array(m, sizeof **lo);
+    *hi = sdi_malloc_array(m, sizeof **hi);
+    if (*u == NULL || *lo == NULL || *hi == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM row analysis");
+    (void)sdi_spgemm_row_work(a, b->rowptr, *u);
+    for (int32_t i = 0; i < a->rows; i++) {
+        int32_t l = b->cols, h = -1;
+        for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) {
+            int32_t k = a->colind[p];
+            if (b->rowptr[k + 1] > b->rowptr[k]) {
+                if (b->colind[b->rowptr[k]] < l)
+                    l = b->colind[b->rowptr[k]];
+                if (b->colind[b->rowptr[k + 1] - 1] > h)
+                    h = b->colind[b->rowptr[k + 1] - 1];
+            }
+        }
+        (*lo)[i] = h >= 0 ? l : 0;
+        (*hi)[i] = h >= 0 ? h : 0;
+    }
+    int64_t bmax = 0;
+    for (int32_t k = 0; k < b->rows; k++)
+        if (b->rowptr[k + 1] - b->rowptr[k] > bmax)
+            bmax = b->rowptr[k + 1] - b->rowptr[k];
+    memset(ri, 0, sizeof *ri);
+    ri->m = a->rows;
+    ri->n = b->cols;
+    ri->u = *u;
+    ri->lo = *lo;
+    ri->hi = *hi;
+    ri->b_row_max = bmax;
+    return SD_OK;
+}
+
+/* The product's operands on the host: B itself, A, or Aᵀ built into *at. */
+static sd_status product_b(const sd_csr *a, const sd_csr *b, int *aat, sd_csr *at,
+                           const sd_csr **out)
+{
+    if (b != NULL) {
+        if (b->rows != a->cols)
+            return SDI_ERR(SD_ERR_INVALID_ARG, "A·B: A is %dx%d and B is %dx%d", a->rows, a->cols,
+                           b->rows, b->cols);
+        *aat = 0;
+        *out = b;
+        return SD_OK;
+    }
+    if (*aat < 0)
+        *aat = a->rows != a->cols;
+    if (!*aat) {
+        *out = a;
+        return SD_OK;
+    }
+    sd_status s = sdi_csr_transpose(a, at);
+    *out = at;
+    return s;
+}
+
+/* Deterministic mode: the tiny accumulator is the only one without float atomics
+ * (impl.c), so the candidates are every family's preset forced to it, which fits only
+ * when no row has more than 32 products. */
+static int deterministic_configs(const sg_tuner *t, sdi_spgemm_config *out, int cap)
+{
+    if (t->sm.u_max > 32)
+        return 0;
+    int n = 0;
+    for (int f = 0; f < NF && n < cap; f++) {
+        sdi_spgemm_config c;
+        if (sdi_spgemm_config_default(f, &c) != SD_OK) {
+            sdi_error_clear();
+            continue;
+        }
+        c.force_kind = SDI_SG_TINY;
+        c.force_p = t->sm.u_max <= 8 ? 8 : 32;
+        c.force_g = 0;
+        if (sdi_spgemm_config_check(&c) == SD_OK)
+            out[n++] = c;
+        sdi_error_clear();
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ candidates */
+
+static sd_status produce(void *arg, cudaStream_t stream, sd_device_csr *c)
+{
+    sdi_impl *im = arg;
+    return sdi_impl_run_spgemm(NULL, im, stream, c);
+}
+
+static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg)
+{
+    sdi_tune_result *r = t->r;
+    if (r->ntrials >= SDI_TUNE_MAX_TRIALS || t->used >= t->budget)
+        return SD_OK;
+    for (int i = 0; i < t->ntried; i++)
+        if (memcmp(&t->tried[i], cfg, sizeof *cfg) == 0)
+            return SD_OK;
+    sdi_impl cand;
+    memset(&cand, 0, sizeof cand);
+    cand.kind = SDI_IMPL_SPGEMM;
+    cand.op = SD_OP_SPGEMM;
+    cand.k = 1;
+    cand.spgemm_cfg = *cfg;
+    cand.sg_b = t->b;
+    cand.sg_aat = t->aat;
+    cand.sg_ops = t->ops; /* lent: the tuner owns them */
+    if (t->opt->deterministic && sdi_impl_uses_atomics(&cand))
+        return SD_OK;
+    t->tried[t->ntried++] = *cfg;
+    t->used++;
+    sdi_trial *tr = &r->trials[r->ntrials++];
+    memset(tr, 0, sizeof *tr);
+    tr->round = round;
+    sdi_impl_family(&cand, tr->family, sizeof tr->family);
+    sdi_impl_describe(&cand, tr->config, sizeof tr->config);
+
+    double t0 = sdi_now();
+    sd_status s = sdi_impl_build(t->ctx, t->a, &cand, NULL, 0);
+    r->ms_synthesis += cand.lower_ms;
+    r->ms_compile += cand.compile_ms;
+    tr->compile_ms = cand.compile_ms;
+    if (s == SD_OK && t->opt->deterministic && sdi_impl_uses_atomics(&cand))
+        s = SDI_ERR(SD_ERR_UNSUPPORTED, "uses floating-point atomics (deterministic mode)");
+    sdi_validation val;
+    memset(&val, 0, sizeof val);
+    if (s == SD_OK)
+        s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL);
+    if (s == SD_ERR_VALIDATION)
+        snprintf(tr->detail, sizeof tr->detail, "%.190s", val.reason[0] ? val.reason : sd_last_error());
+    r->ms_measure += (sdi_now() - t0) * 1e3 - cand.lower_ms - cand.compile_ms;
+    tr->status = s;
+    tr->peak_bytes = sdi_impl_peak_bytes(&cand);
+    if (s != SD_OK && tr->detail[0] == '\0')
+        snprintf(tr->detail, sizeof tr->detail, "%.190s", sd_last_error());
+    if (s == SD_OK) {
+        r->n_valid++;
+        int f = cfg->family;
+        if (t->fam_best[f] == 0 || tr->t.mean_us < t->fam_best[f])
+            t->fam_best[f] = tr->t.mean_us;
+        if (r->ours_trial < 0 || tr->t.mean_us < t->best_ours_us) {
+            sdi_impl_release(&r->best);
+            r->best = cand; /* the built state moves to the result */
+            memset(&cand, 0, sizeof cand);
+            r->best_t = tr->t;
+            r->best_peak_bytes = tr->peak_bytes;
+            r->ours_trial = r->ntrials - 1;
+            t->best_ours_us = tr->t.mean_us;
+        }
+    } else if (s == SD_ERR_VALIDATION) {
+        r->n_invalid++;
+    } else if (s == SD_ERR_UNSUPPORTED) {
+        r->n_refused++;
+    } else {
+        r->n_failed++;
+    }
+    sdi_impl_release(&cand);
+    sdi_error_clear();
+    if (t->opt->progress)
+        t->opt->progress(t->opt->progress_arg,
+                         round == 1 ? "branches" : round == 2 ? "iterations" : "refinement", tr,
+                         t->best_ours_us);
+    if (t->ctx->broken)
+        return SDI_ERR(SD_ERR_CUDA, "%s", t->ctx->broken_reason);
+    return SD_OK;
+}
+
+/* Up to `take` new configurations of family f at a sweep level, compiled in parallel
+ * first (NVRTC is thread-safe; the executors then find their modules in the memo). */
+static sd_status try_family(sg_tuner *t, int round, int f, int level, int take)
+{
+    sdi_spgemm_config *v = NULL;
+    int n = 0;
+    sd_status s = sdi_spgemm_enumerate(&t->sm, 1u << f, level, 64, &v, &n);
+    if (s != SD_OK) {
+        sdi_free(v);
+        return s;
+    }
+    /* The first `take` untried ones. */
+    int m = 0;
+    for (int i = 0; i < n && m < take; i++) {
+        int dup = 0;
+        for (int q = 0; q < t->ntried && !dup; q++)
+            dup = memcmp(&t->tried[q], &v[i], sizeof v[i]) == 0;
+        if (!dup)
+            v[m++] = v[i];
+    }
+    if (m > 1 && sdi_spgemm_precompile(t->ctx, t->ops, v, m) != SD_OK)
+        sdi_error_clear(); /* each candidate reports its own compile failure */
+    int before = t->used;
+    for (int i = 0; i < m && t->used - before < take && s == SD_OK; i++)
+        s = try_config(t, round, &v[i]);
+    sdi_free(v);
+    return s;
+}
+
+static void order_by_time(const sg_tuner *t, int *list, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int x = list[i], j = i - 1;
+        double tx = t->fam_best[x] > 0 ? t->fam_best[x] : 1e300;
+        while (j >= 0 && (t->fam_best[list[j]] > 0 ? t->fam_best[list[j]] : 1e300) > tx) {
+            list[j + 1] = list[j];
+            j--;
+        }
+        list[j + 1] = x;
+    }
+}
+
+/* cuSPARSE ALG1–3: measured for the report and as the vendor candidate. A variant that
+ * fails for resources is recorded as such in the baseline (and counted here). */
+static sd_status vendor_round(sg_tuner *t)
+{
+    sdi_tune_result *r = t->r;
+    r->baseline = sdi_calloc(1, sizeof *r->baseline);
+    if (r->baseline == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the baseline");
+    sdi_baseline_options bo;
+    memset(&bo, 0, sizeof bo);
+    bo.aat = t->aat;
+    bo.b = t->b;
+    double t0 = sdi_now();
+    sd_status s = sdi_cusparse_baseline(t->ctx, t->a, SD_OP_SPGEMM, NULL, &bo, r->baseline);
+    r->ms_baseline = (sdi_now() - t0) * 1e3;
+    if (s == SD_ERR_UNSUPPORTED) {
+        /* e.g. beyond 32-bit indices: cuSPARSE cannot do this product at all. */
+        snprintf(r->vendor_failure, sizeof r->vendor_failure, "%.190s", sd_last_error());
+        sdi_error_clear();
+        sdi_free(r->baseline);
+        r->baseline = NULL;
+        return SD_OK;
+    }
+    if (s != SD_OK)
+        return s;
+    r->vendor_best = -1;
+    size_t off = 0;
+    for (int i = 0; i < r->baseline->nvariants; i++) {
+        const sdi_variant_result *v = &r->baseline->v[i];
+        if (v->status != SDI_VARIANT_OK) {
+            if (off + 8 < sizeof r->vendor_failure)
+                off += (size_t)snprintf(r->vendor_failure + off, sizeof r->vendor_failure - off,
+                                        "%s%s: %s", off ? "; " : "", v->name,
+                                        sdi_variant_status_name(v->status));
+            continue;
+        }
+        /* cuSPARSE's SpGEMM algorithms are bitwise reproducible: no deterministic filter. */
+        if (r->vendor_best < 0 || v->timing.mean_us < r->baseline->v[r->vendor_best].timing.mean_us)
+            r->vendor_best = i;
+    }
+    if (r->vendor_best >= 0)
+        r->vendor_failure[0] = '\0';
+    return SD_OK;
+}
+
+sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,
+                          const sdi_tune_options *opt, sdi_tune_result *out)
+{
+    sg_tuner *t = NULL;
+    sd_csr at;
+    memset(&at, 0, sizeof at);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        if (t != NULL) {                                                                   \
+            sdi_reference_free(&t->ref);                                                   \
+            if (t->ops != NULL) {                                                          \
+                if (out->best.sg_ops == t->ops && !out->best.sg_owns_ops)                  \
+                    sdi_impl_release(&out->best); /* it borrows the operands */            \
+                sdi_spgemm_operands_destroy(t->ops);                                       \
+            }                                                                              \
+        }                                                                                  \
+        sdi_free(t);                                                                       \
+        sd_csr_free(&at);                                                                  \
+    } while (0)
+    memset(out, 0, sizeof *out);
+    out->ours_trial = -1;
+    out->vendor_best = -1;
+    out->op = SD_OP_SPGEMM;
+    out->k = 1;
+    double t_start = sdi_now();
+    t = sdi_calloc(1, sizeof *t);
+    SD_CHECK_ALLOC(t, "the tuner");
+    t->ctx = ctx;
+    t->a = a;
+    t->b = b;
+    t->opt = opt;
+    t->r = out;
+    t->budget = opt->budget > 0 ? opt->budget : SDI_TUNE_DEFAULT_BUDGET;
+    if (t->budget > SDI_TUNE_MAX_TRIALS)
+        t->budget = SDI_TUNE_MAX_TRIALS;
+    t->aat = aat;
+    const sd_csr *bb = NULL;
+    SD_TRY(product_b(a, b, &t->aat, &at, &bb));
+    out->aat = t->aat;
+    out->general_b = b != NULL;
+
+    /* Analysis and ranking (the operator features describe A·A or A·Aᵀ). */
+    double t0 = sdi_now();
+    SD_TRY(sd_analyze(a, SD_OP_SPGEMM, &out->features));
+    out->ms_analysis = (sdi_now() - t0) * 1e3;
+    t0 = sdi_now();
+    SD_TRY(sdi_rank(&out->features, SD_OP_SPGEMM, 1, &out->ranking));
+    out->ms_rank = (sdi_now() - t0) * 1e3;
+
+    /* Operands on the device, the row analysis, the CPU reference. */
+    t0 = sdi_now();
+    SD_TRY(sdi_spgemm_operands_create(ctx, a, b, t->aat, &t->ops));
+    sdi_sg_summarize(sdi_spgemm_operands_rowinfo(t->ops), &t->sm);
+    out->products = t->sm.u_total;
+    SD_TRY(sdi_reference_spgemm(a, bb, &t->ref));
+    out->nnz_c = t->ref.c.nnz;
+    SD_TRY(sdi_device_calibrate(ctx));
+    out->ms_measure += (sdi_now() - t0) * 1e3;
+
+    int fams[NF], nf = 0;
+    ranked_families(&out->ranking, &t->sm, fams, &nf);
+    if (opt->deterministic) {
+        sdi_spgemm_config dc[NF];
+        int nd = deterministic_configs(t, dc, NF);
+        if (nd > 1 && sdi_spgemm_precompile(ctx, t->ops, dc, nd) != SD_OK)
+            sdi_error_clear();
+        for (int i = 0; i < nd; i++)
+            SD_TRY(try_config(t, 1, &dc[i]));
+        if (nd == 0)
+            snprintf(out->diagnosis, sizeof out->diagnosis,
+                     "deterministic: a row has %lld products; only the tiny accumulator "
+                     "(<= 32) sums without float atomics",
+                     (long long)t->sm.u_max);
+    } else {
+        /* Round 1: every family's preset, in ranking order. */
+        sdi_spgemm_config pre[NF];
+        int np = 0;
+        for (int i = 0; i < nf; i++) {
+            if (sdi_spgemm_config_default(fams[i], &pre[np]) == SD_OK)
+                np++;
+            sdi_error_clear();
+        }
+        if (np > 1 && sdi_spgemm_precompile(ctx, t->ops, pre, np) != SD_OK)
+            sdi_error_clear();
+        for (int i = 0; i < np; i++)
+            SD_TRY(try_config(t, 1, &pre[i]));
+        /* Large products: each candidate costs seconds; the presets and a short sweep. */
+        const int big = t->sm.u_total > 5e8;
+        int order[NF];
+        memcpy(order, fams, sizeof order);
+        order_by_time(t, order, nf);
+        int per = (t->budget - t->used) * 3 / 5 / (nf > 0 ? nf : 1);
+        if (per < 1)
+            per = 1;
+        for (int i = 0; i < nf && t->used < t->budget; i++)
+            SD_TRY(try_family(t, 2, order[i], 1, big ? 1 : per));
+        order_by_time(t, order, nf);
+        int remaining = t->budget - t->used;
+        for (int i = 0; i < nf && i < 2 && remaining > 0 && !big; i++) {
+            if (t->fam_best[order[i]] == 0)
+                break;
+            SD_TRY(try_family(t, 3, order[i], 2, i == 0 ? (remaining + 1) / 2 : remaining));
+            remaining = t->budget - t->used;
+        }
+        if (ctx->launch_us_mean > 0 && out->ours_trial >= 0 &&
+            t->best_ours_us < 4 * ctx->launch_us_mean)
+            snprintf(out->diagnosis, sizeof out->diagnosis,
+                     "launch-bound (%.1f us vs %.1f us empty launch)", t->best_ours_us,
+                     ctx->launch_us_mean);
+    }
+
+    if (opt->allow_vendor || opt->measure_vendor)
+        SD_TRY(vendor_round(t));
+    if (out->vendor_failure[0]) {
+        size_t len = strlen(out->diagnosis);
+        snprintf(out->diagnosis + len, sizeof out->diagnosis - len, "%scuSPARSE failed (%s)",
+                 len ? "; " : "", out->vendor_failure);
+    }
+    if (opt->allow_vendor && out->vendor_best >= 0) {
+        const sdi_variant_result *v = &out->baseline->v[out->vendor_best];
+        if (out->ours_trial < 0 || v->timing.mean_us < t->best_ours_us) {
+            sdi_impl vend;
+            memset(&vend, 0, sizeof vend);
+            vend.kind = SDI_IMPL_VENDOR;
+            vend.op = SD_OP_SPGEMM;
+            vend.k = 1;
+            vend.sg_b = b;
+            vend.sg_aat = t->aat;
+            snprintf(vend.vendor_name, sizeof vend.vendor_name, "%s", v->name);
+            sd_status s = sdi_impl_build(ctx, a, &vend, NULL, 0);
+            if (s == SD_OK) {
+                sdi_impl_release(&out->best);
+                out->best = vend;
+                out->best_t = v->timing;
+                out->best_peak_bytes = sdi_impl_peak_bytes(&vend);
+                out->winner_is_vendor = 1;
+            } else if (out->ours_trial < 0) {
+                SD_FREE_ALL;
+                return s;
+            } else {
+                sdi_log(1, "cuSPARSE %s won but could not be instantiated: %s", v->name,
+                        sd_last_error());
+                sdi_error_clear();
+            }
+        }
+    }
+    if (out->ours_trial < 0 && !out->winner_is_vendor) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_VALIDATION,
+                       "no SpGEMM candidate validated (%d tried: %d invalid, %d refused, %d "
+                       "failed)%s%s%s",
+                       out->ntrials, out->n_invalid, out->n_refused, out->n_failed,
+                       opt->allow_vendor ? " and no cuSPARSE algorithm is usable" : "",
+                       out->diagnosis[0] ? "; " : "", out->diagnosis);
+    }
+    if (!out->winner_is_vendor) {
+        out->best.sg_owns_ops = 1; /* the winner keeps the operands */
+        t->ops = NULL;
+    }
+    out->ms_total = (sdi_now() - t_start) * 1e3;
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ offline */
+
+sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
+                                  const sdi_gpu_props *gpu, int branches, int compile,
+                                  sdi_tune_result *out, sdi_json *plans)
+{
+    sd_csr at;
+    memset(&at, 0, sizeof at);
+    int64_t *u = NULL;
+    int32_t *lo = NULL, *hi = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sd_csr_free(&at);                                                                  \
+        sdi_free(u);                                                                       \
+        sdi_free(lo);                                                                      \
+        sdi_free(hi);                                                                      \
+    } while (0)
+    memset(out, 0, sizeof *out);
+    out->ours_trial = -1;
+    out->vendor_best = -1;
+    out->op = SD_OP_SPGEMM;
+    out->k = 1;
+    double t_start = sdi_now();
+    const sd_csr *bb = NULL;
+    SD_TRY(product_b(a, b, &aat, &at, &bb));
+    out->aat = aat;
+    out->general_b = b != NULL;
+    double t0 = sdi_now();
+    SD_TRY(sd_analyze(a, SD_OP_SPGEMM, &out->features));
+    sdi_sg_rowinfo ri;
+    SD_TRY(host_rowinfo(a, bb, &ri, &u, &lo, &hi));
+    sdi_sg_summary sm;
+    sdi_sg_summarize(&ri, &sm);
+    out->products = sm.u_total;
+    out->nnz_c = -1; /* not computed without a reference */
+    out->ms_analysis = (sdi_now() - t0) * 1e3;
+    t0 = sdi_now();
+    SD_TRY(sdi_rank(&out->features, SD_OP_SPGEMM, 1, &out->ranking));
+    out->ms_rank = (sdi_now() - t0) * 1e3;
+    int fams[NF], nf = 0;
+    ranked_families(&out->ranking, &sm, fams, &nf);
+    if (branches <= 0)
+        branches = 3;
+    sdi_sg_limits lim;
+    sdi_sg_limits_from_props(gpu, &lim);
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", gpu->cc_major, gpu->cc_minor);
+    if (plans != NULL)
+        sdi_json_begin_array(plans);
+    for (int bi = 0; bi < nf && bi < branches && out->ntrials < SDI_TUNE_MAX_TRIALS; bi++) {
+        sdi_impl im;
+        memset(&im, 0, sizeof im);
+        im.kind = SDI_IMPL_SPGEMM;
+        im.op = SD_OP_SPGEMM;
+        sd_status s = sdi_spgemm_config_default(fams[bi], &im.spgemm_cfg);
+        sdi_trial *tr = &out->trials[out->ntrials++];
+        memset(tr, 0, sizeof *tr);
+        tr->round = 1;
+        sdi_impl_family(&im, tr->family, sizeof tr->family);
+        sdi_impl_describe(&im, tr->config, sizeof tr->config);
+        double tl = sdi_now();
+        sdi_sg_schedule sc;
+        sdi_sg_lowered low;
+        memset(&sc, 0, sizeof sc);
+        memset(&low, 0, sizeof low);
+        if (s == SD_OK)
+            s = sdi_sg_schedule_build(&im.spgemm_cfg, &lim, &ri, &sc);
+        if (s == SD_OK)
+            s = sdi_spgemm_lower(&sc, &low);
+        if (s == SD_OK && plans != NULL) {
+            int64_t value = a->nnz * 4 + (b != NULL ? b->nnz * 4 : 0);
+            int64_t meta = ((int64_t)a->rows + 1) * 8 + a->nnz * 4 +
+                           (bb != a ? ((int64_t)bb->rows + 1) * 8 + bb->nnz * 4 : 0);
+            sdi_plan_bounds pb;
+            sdi_plan_bounds_compute(value, meta, sc.ws_bytes, SD_OP_SPGEMM, 1, a->rows, a->cols,
+                                    a->nnz, gpu, &pb);
+            sdi_json_begin_object(plans);
+            sdi_json_key(plans, "family");
+            sdi_json_string(plans, tr->family);
+            sdi_json_key(plans, "config");
+            sdi_json_string(plans, tr->config);
+            sdi_json_key(plans, "lowering");
+            sdi_sg_schedule_json(&sc, plans);
+            sdi_json_key(plans, "bounds");
+            sdi_plan_bounds_json(&pb, plans);
+            sdi_json_end_object(plans);
+        }
+        double compile_ms = 0;
+        if (s == SD_OK && compile) {
+            sdi_jit_request req;
+            char label[64];
+            sdi_spgemm_lowered_request(&low, label, &req);
+            req.arch = arch;
+            sdi_cubin cub;
+            s = sdi_jit_compile(&req, &cub);
+            if (s == SD_OK) {
+                compile_ms = cub.compile_ms;
+                sdi_cubin_free(&cub);
+            }
+        }
+        sdi_sg_lowered_free(&low);
+        sdi_sg_schedule_free(&sc);
+        tr->compile_ms = compile_ms;
+        out->ms_synthesis += (sdi_now() - tl) * 1e3 - compile_ms;
+        out->ms_compile += compile_ms;
+        tr->status = s == SD_OK ? SD_ERR_NO_DEVICE : s;
+        if (s != SD_OK) {
+            snprintf(tr->detail, sizeof tr->detail, "%.190s", sd_last_error());
+            out->n_refused += s == SD_ERR_UNSUPPORTED;
+            out->n_failed += s != SD_ERR_UNSUPPORTED;
+        } else {
+            snprintf(tr->detail, sizeof tr->detail, "lowered%s; not measured (no GPU)",
+                     compile ? " and compiled" : "");
+        }
+        sdi_error_clear();
+    }
+    if (plans != NULL)
+        sdi_json_end_array(plans);
+    out->ms_total = (sdi_now() - t_start) * 1e3;
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}

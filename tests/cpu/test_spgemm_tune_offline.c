@@ -1,0 +1,168 @@
+/* tests/cpu/test_spgemm_tune_offline.c: the SpGEMM compiler without a GPU: analysis,
+ * ranking, the families' first-round plans scheduled on the host u(i) / spans, lowering
+ * and NVRTC for sm_90, stopped before measurement; A·A, A·Aᵀ, a general A·B, an empty
+ * product, argument errors; and the cache key of an A·B kernel covering B's pattern. */
+#include <stdlib.h>
+
+#include "analysis/analysis.h"
+#include "analysis/gpu.h"
+#include "cache/cache.h"
+#include "gen/gen.h"
+#include "sdt.h"
+#include "tune/tune.h"
+
+static sdi_gpu_props gpu;
+
+/* Runs the offline pipeline and checks what every SpGEMM compile must show. */
+static void offline(const char *what, const sd_csr *a, const sd_csr *b, double want_products,
+                    int want_aat, int compile)
+{
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    SDT_CHECK(r != NULL, "calloc");
+    if (r == NULL)
+        return;
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    SDT_OK(sdi_tune_spgemm_offline(a, b, -1, &gpu, 3, compile, r, &j));
+    SDT_OK(sdi_json_finish(&j));
+    SDT_CHECK(r->op == SD_OP_SPGEMM && r->aat == want_aat && r->general_b == (b != NULL),
+              "%s: op %d aat %d general %d", what, r->op, r->aat, r->general_b);
+    SDT_CHECK(r->products == want_products, "%s: %.0f products, want %.0f", what, r->products,
+              want_products);
+    SDT_CHECK(r->ranking.op == SD_OP_SPGEMM && r->ranking.n == 3, "%s: ranking of V_SpGEMM", what);
+    SDT_CHECK(r->ntrials == 3, "%s: %d first-round plans", what, r->ntrials);
+    int lowered = 0;
+    for (int t = 0; t < r->ntrials; t++) {
+        lowered += r->trials[t].status == SD_ERR_NO_DEVICE;
+        SDT_CHECK(r->trials[t].status == SD_ERR_NO_DEVICE, "%s: %s: %s: %s", what,
+                  r->trials[t].family, sd_status_string(r->trials[t].status), r->trials[t].detail);
+        SDT_CHECK(strncmp(r->trials[t].family, "spgemm.", 7) == 0, "%s: family %s", what,
+                  r->trials[t].family);
+    }
+    SDT_CHECK(lowered == r->ntrials, "%s: every plan lowered", what);
+    if (compile && want_products > 0)
+        SDT_CHECK(r->ms_compile > 0, "%s: NVRTC did not run", what);
+    SDT_CHECK(j.buf != NULL && strstr(j.buf, "\"M_rep\"") != NULL && strstr(j.buf, "\"bins\"") != NULL,
+              "%s: plans JSON with schedule and bounds: %.200s", what, j.buf ? j.buf : "");
+    /* The search record describes the product like the measured one. */
+    sdi_json rec;
+    sdi_json_init(&rec, 0);
+    sdi_tune_result_json(r, &rec);
+    SDT_OK(sdi_json_finish(&rec));
+    SDT_CHECK(rec.buf != NULL && strstr(rec.buf, "\"product\"") != NULL &&
+                  strstr(rec.buf, "\"peak_bytes\"") != NULL,
+              "%s: record %.300s", what, rec.buf ? rec.buf : "");
+    sdi_json_free(&rec);
+    sdi_json_free(&j);
+    sdi_tune_result_free(r);
+    free(r);
+}
+
+static double products(const sd_csr *a, const sd_csr *b)
+{
+    int64_t *u = malloc((size_t)(a->rows > 0 ? a->rows : 1) * sizeof *u);
+    double t = u ? sdi_spgemm_row_work(a, b->rowptr, u) : -1;
+    free(u);
+    return t;
+}
+
+static void test_square_a_times_a(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("stencil2d:n=40", 3, &a));
+    offline("stencil A*A", &a, NULL, products(&a, &a), 0, 1);
+    sd_csr_free(&a);
+    SDT_OK(sdi_gen("rmat:scale=10,ef=8", 4, &a));
+    offline("rmat A*A", &a, NULL, products(&a, &a), 0, 0);
+    sd_csr_free(&a);
+}
+
+static void test_rectangular_a_times_at(void)
+{
+    sd_csr a, at;
+    SDT_OK(sdi_gen("uniform:rows=300,cols=200,deg=4", 5, &a));
+    SDT_OK(sdi_csr_transpose(&a, &at));
+    offline("uniform A*At", &a, NULL, products(&a, &at), 1, 1);
+    sd_csr_free(&at);
+    sd_csr_free(&a);
+}
+
+static void test_general_a_times_b(void)
+{
+    sd_csr a, b;
+    SDT_OK(sdi_gen("uniform:rows=120,cols=90,deg=3", 6, &a));
+    SDT_OK(sdi_gen("powerlaw:rows=90,cols=150,deg=5", 7, &b));
+    offline("uniform*powerlaw A*B", &a, &b, products(&a, &b), 0, 0);
+    /* Inner sizes differ: an argument error, nothing planned. */
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    if (r != NULL)
+        SDT_STATUS(sdi_tune_spgemm_offline(&b, &b, -1, &gpu, 3, 0, r, NULL), SD_ERR_INVALID_ARG);
+    free(r);
+    sd_csr_free(&b);
+    sd_csr_free(&a);
+}
+
+static void test_empty_product(void)
+{
+    /* No entries at all: every plan still lowers (no launches with rows). */
+    sd_csr a;
+    SDT_OK(sdi_csr_alloc(&a, 16, 16, 0));
+    memset(a.rowptr, 0, 17 * sizeof *a.rowptr);
+    offline("empty 16x16", &a, NULL, 0, 0, 1);
+    sd_csr_free(&a);
+}
+
+/* The cache key of A·B covers B's pattern: same A and same B sizes, B's pattern differs
+ * → another key; A·A's key has no general-B flag. */
+static void test_cache_key_covers_b(void)
+{
+    sd_csr a, b1, b2;
+    SDT_OK(sdi_gen("uniform:rows=50,cols=40,deg=3", 8, &a));
+    SDT_OK(sdi_gen("uniform:rows=40,cols=60,deg=4", 9, &b1));
+    SDT_OK(sdi_csr_copy(&b1, &b2));
+    /* Move the last entry of some row one column right: same sizes and nnz. */
+    int moved = 0;
+    for (int32_t r = 0; r < b2.rows && !moved; r++) {
+        int64_t e = b2.rowptr[r + 1] - 1;
+        if (e >= b2.rowptr[r] && b2.colind[e] + 1 < b2.cols) {
+            b2.colind[e]++;
+            moved = 1;
+        }
+    }
+    SDT_CHECK(moved, "no entry could move");
+    SDT_OK(sd_csr_check(&b2));
+    sdi_cache_key k0, k1, k2, k1v;
+    sdi_cache_key_init(&k0);
+    sdi_cache_key_init(&k1);
+    sdi_cache_key_init(&k2);
+    sdi_cache_key_init(&k1v);
+    sdi_cache_key_pattern(&k0, &a, NULL);
+    sdi_cache_key_pattern(&k1, &a, &b1);
+    sdi_cache_key_pattern(&k2, &a, &b2);
+    for (int64_t q = 0; q < b1.nnz; q++)
+        b1.vals[q] *= 3; /* values are not part of the key */
+    sdi_cache_key_pattern(&k1v, &a, &b1);
+    SDT_CHECK(!(k0.flags & SDI_CACHE_FLAG_GENERAL_B) && (k1.flags & SDI_CACHE_FLAG_GENERAL_B),
+              "flags %d %d", k0.flags, k1.flags);
+    SDT_CHECK(memcmp(&k1, &k2, sizeof k1) != 0, "B's pattern must change the key");
+    SDT_CHECK(memcmp(&k1, &k1v, sizeof k1) == 0, "B's values must not change the key");
+    SDT_CHECK(memcmp(&k0, &k1, sizeof k0) != 0, "A*B and A*A keys differ");
+    sd_csr_free(&b2);
+    sd_csr_free(&b1);
+    sd_csr_free(&a);
+}
+
+int main(void)
+{
+    sdt_init("test_spgemm_tune_offline");
+    if (sdi_gpu_profile("H200", &gpu) != SD_OK) {
+        printf("no H200 profile\n");
+        return 1;
+    }
+    SDT_RUN(test_square_a_times_a);
+    SDT_RUN(test_rectangular_a_times_at);
+    SDT_RUN(test_general_a_times_b);
+    SDT_RUN(test_empty_product);
+    SDT_RUN(test_cache_key_covers_b);
+    return sdt_finish();
+}

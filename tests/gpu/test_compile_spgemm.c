@@ -1,0 +1,347 @@
+/* tests/gpu/test_compile_spgemm.c: SpGEMM through the public API on a GPU:
+ * sd_compile(SD_OP_SPGEMM) / sd_compile_spgemm → sd_spgemm, C copied back and compared
+ * with the CPU reference — exactly (structure and values) with small-integer inputs —
+ * on tiny rows, a long row, banded, R-MAT, rectangular A·Aᵀ, a general A·B, an empty
+ * matrix and a product with nnz(C) = 0; the second compile of a pattern is a cache hit
+ * with the same C; update_values; deterministic mode (bitwise-identical repeated runs);
+ * describe's SpGEMM JSON. Small budgets keep it under a minute. Skipped (exit 77)
+ * without a device. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "gen/gen.h"
+#include "runtime/runtime.h"
+#include "sdt.h"
+
+static sd_context *g_ctx;
+
+/* C back on the host (sorted CSR). */
+static int download(const sd_device_csr *c, sd_csr *h)
+{
+    memset(h, 0, sizeof *h);
+    if (sdi_csr_alloc(h, c->rows, c->cols, c->nnz) != SD_OK)
+        return 0;
+    int ok = sdi_copy_to_host(g_ctx, h->rowptr, c->rowptr, ((size_t)c->rows + 1) * 8, "C rows") == SD_OK;
+    if (ok && c->nnz > 0)
+        ok = sdi_copy_to_host(g_ctx, h->colind, c->colind, (size_t)c->nnz * 4, "C cols") == SD_OK &&
+             sdi_copy_to_host(g_ctx, h->vals, c->vals, (size_t)c->nnz * 4, "C vals") == SD_OK;
+    return ok;
+}
+
+/* Exact comparison with the reference (small-integer inputs sum exactly in FP32). */
+static void check_exact(const char *what, const sd_csr *got, const sdi_ref_csr *want)
+{
+    SDT_CHECK(got->rows == want->rows && got->cols == want->cols && got->nnz == want->nnz,
+              "%s: C is %dx%d nnz %lld, want %dx%d nnz %lld", what, got->rows, got->cols,
+              (long long)got->nnz, want->rows, want->cols, (long long)want->nnz);
+    if (got->rows != want->rows || got->nnz != want->nnz)
+        return;
+    int bad = 0;
+    for (int32_t i = 0; i <= got->rows && bad < 3; i++)
+        if (got->rowptr[i] != want->rowptr[i]) {
+            SDT_CHECK(0, "%s: rowptr[%d] = %lld, want %lld", what, i, (long long)got->rowptr[i],
+                      (long long)want->rowptr[i]);
+            bad++;
+        }
+    for (int64_t e = 0; e < got->nnz && bad < 3; e++)
+        if (got->colind[e] != want->colind[e] || (double)got->vals[e] != want->vals[e]) {
+            SDT_CHECK(0, "%s: entry %lld: (%d, %g), want (%d, %g)", what, (long long)e,
+                      got->colind[e], got->vals[e], want->colind[e], want->vals[e]);
+            bad++;
+        }
+}
+
+/* sd_spgemm once, C against the reference of A·B (b NULL: A·A square, A·Aᵀ otherwise).
+ * *c_host (may be NULL) receives C. */
+static void run_check(const char *what, sd_kernel *kern, const sd_csr *a, const sd_csr *b,
+                      sd_csr *c_host)
+{
+    sd_csr at;
+    memset(&at, 0, sizeof at);
+    const sd_csr *bb = b;
+    if (bb == NULL && a->rows != a->cols) {
+        SDT_OK(sdi_csr_transpose(a, &at));
+        bb = &at;
+    } else if (bb == NULL) {
+        bb = a;
+    }
+    sdi_ref_csr want;
+    memset(&want, 0, sizeof want);
+    SDT_OK(sdi_ref_spgemm(a, bb, &want));
+    long live = sdi_device_alloc_live();
+    sd_device_csr c;
+    sd_status s = sd_spgemm(kern, &c, g_ctx->stream);
+    SDT_CHECK(s == SD_OK, "%s: sd_spgemm: %s", what, sd_last_error());
+    SDT_OK(sdi_stream_sync(g_ctx, what, NULL));
+    sd_csr got;
+    memset(&got, 0, sizeof got);
+    if (s == SD_OK && download(&c, &got))
+        check_exact(what, &got, &want);
+    sd_device_csr_free(&c);
+    SDT_CHECK(c.rowptr == NULL && c.nnz == 0, "%s: freed C zeroed", what);
+    SDT_CHECK(sdi_device_alloc_live() == live, "%s: C's arrays freed (%ld live, was %ld)", what,
+              sdi_device_alloc_live(), live);
+    if (c_host != NULL)
+        *c_host = got;
+    else
+        sd_csr_free(&got);
+    sdi_ref_csr_free(&want);
+    sd_csr_free(&at);
+}
+
+static sd_compile_options quick(void)
+{
+    sd_compile_options o = sd_compile_options_default();
+    o.budget = 6;
+    return o;
+}
+
+static sd_kernel *compile(const char *what, const sd_csr *a, const sd_csr *b,
+                          const sd_compile_options *o, int expect_cache)
+{
+    sd_kernel *kern = NULL;
+    double t0 = sdi_now();
+    sd_status s = b != NULL ? sd_compile_spgemm(g_ctx, a, b, o, &kern)
+                            : sd_compile(g_ctx, a, SD_OP_SPGEMM, 0, o, &kern);
+    SDT_CHECK(s == SD_OK, "%s: compile: %s", what, sd_last_error());
+    if (s != SD_OK)
+        return NULL;
+    char *json = malloc(1 << 22);
+    SDT_OK(sd_kernel_describe(kern, json, 1 << 22));
+    int from_cache = strstr(json, "\"from_cache\":true") != NULL;
+    if (expect_cache >= 0)
+        SDT_CHECK(from_cache == expect_cache, "%s: from_cache %d, want %d", what, from_cache,
+                  expect_cache);
+    SDT_CHECK(strstr(json, "\"op\":\"spgemm\"") != NULL && strstr(json, "\"product\"") != NULL &&
+                  strstr(json, "\"peak_bytes\"") != NULL,
+              "%s: describe %.300s", what, json);
+    const char *fam = strstr(json, "\"family\":\"");
+    printf("  %-34s %s in %6.2f s: %.50s\n", what, from_cache ? "cache hit" : "compiled ",
+           sdi_now() - t0, fam ? fam + 10 : "?");
+    free(json);
+    return kern;
+}
+
+/* Matrices with small-integer values in {-2..2}. */
+static void make(const char *spec, sd_csr *a)
+{
+    SDT_OK(sdi_gen(spec, sdt_seed, a));
+    sdi_gen_values(a, SDI_VALUES_SMALL_INT, sdt_seed + 1);
+}
+
+static void test_products(void)
+{
+    static const char *specs[] = {
+        "uniform:rows=2000,cols=2000,deg=2",           /* tiny rows */
+        "bimodal:rows=3000,cols=3000,short=3,long=1500,frac=0.002", /* long rows */
+        "banded:n=20000,bw=4",
+        "rmat:scale=12,ef=8",
+        "uniform:rows=3000,cols=700,deg=5",            /* rectangular: A·Aᵀ */
+    };
+    sd_compile_options o = quick();
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        sd_csr a;
+        make(specs[i], &a);
+        sd_kernel *k = compile(specs[i], &a, NULL, &o, 0);
+        if (k != NULL)
+            run_check(specs[i], k, &a, NULL, NULL);
+        sd_kernel_destroy(k);
+        sd_csr_free(&a);
+    }
+}
+
+/* A single dense-ish row: one row of C reaches every column. */
+static void test_long_row(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("uniform:rows=4000,cols=4000,deg=2", sdt_seed, &a));
+    /* Row 0 gets every column (a new CSR with row 0 full). */
+    sd_csr b;
+    int64_t n0 = a.rowptr[1];
+    SDT_OK(sdi_csr_alloc(&b, a.rows, a.cols, a.nnz - n0 + a.cols));
+    b.rowptr[0] = 0;
+    for (int32_t j = 0; j < a.cols; j++)
+        b.colind[j] = j;
+    b.rowptr[1] = a.cols;
+    for (int32_t i = 1; i < a.rows; i++) {
+        int64_t len = a.rowptr[i + 1] - a.rowptr[i];
+        memcpy(b.colind + b.rowptr[i], a.colind + a.rowptr[i], (size_t)len * 4);
+        b.rowptr[i + 1] = b.rowptr[i] + len;
+    }
+    sdi_gen_values(&b, SDI_VALUES_SMALL_INT, sdt_seed + 2);
+    SDT_OK(sd_csr_check(&b));
+    sd_compile_options o = quick();
+    sd_kernel *k = compile("long row 0 (4000 entries)", &b, NULL, &o, 0);
+    if (k != NULL)
+        run_check("long row", k, &b, NULL, NULL);
+    sd_kernel_destroy(k);
+    sd_csr_free(&b);
+    sd_csr_free(&a);
+}
+
+static void test_general_ab_and_edges(void)
+{
+    sd_compile_options o = quick();
+    sd_csr a, b;
+    make("uniform:rows=1500,cols=900,deg=4", &a);
+    make("powerlaw:rows=900,cols=1300,deg=6", &b);
+    sd_kernel *k = compile("general A*B", &a, &b, &o, 0);
+    if (k != NULL)
+        run_check("general A*B", k, &a, &b, NULL);
+    sd_kernel_destroy(k);
+    /* b == a means A·Aᵀ for the rectangular A. */
+    k = compile("b == a (rectangular: A*At)", &a, &a, &o, -1);
+    if (k != NULL)
+        run_check("b == a", k, &a, NULL, NULL);
+    sd_kernel_destroy(k);
+    sd_csr_free(&b);
+    sd_csr_free(&a);
+
+    /* Empty matrix: C is 40x40 with no entries. */
+    SDT_OK(sdi_csr_alloc(&a, 40, 40, 0));
+    memset(a.rowptr, 0, 41 * sizeof *a.rowptr);
+    k = compile("empty 40x40", &a, NULL, &o, 0);
+    if (k != NULL)
+        run_check("empty", k, &a, NULL, NULL);
+    sd_kernel_destroy(k);
+    sd_csr_free(&a);
+
+    /* nnz(C) = 0 with entries: A's columns hit only B's empty rows. A = columns 0..9 in
+     * rows 0..9, B = rows 10.. only (A·B has no products). */
+    SDT_OK(sdi_csr_alloc(&a, 20, 20, 10));
+    SDT_OK(sdi_csr_alloc(&b, 20, 20, 10));
+    for (int32_t i = 0; i <= 20; i++) {
+        a.rowptr[i] = i < 10 ? i : 10;
+        b.rowptr[i] = i <= 10 ? 0 : i - 10;
+    }
+    for (int32_t e = 0; e < 10; e++) {
+        a.colind[e] = e;
+        a.vals[e] = 1;
+        b.colind[e] = e;
+        b.vals[e] = 2;
+    }
+    k = compile("nnz(C) = 0", &a, &b, &o, 0);
+    if (k != NULL)
+        run_check("nnz(C) = 0", k, &a, &b, NULL);
+    sd_kernel_destroy(k);
+    sd_csr_free(&b);
+    sd_csr_free(&a);
+}
+
+/* Second compile of the same pattern: a cache hit with the same C; then new values. */
+static void test_cache_hit_and_update(void)
+{
+    sd_compile_options o = quick();
+    sd_csr a, c1, c2;
+    make("stencil2d:n=90", &a);
+    sd_kernel *k = compile("stencil2d-90 (miss)", &a, NULL, &o, 0);
+    if (k != NULL)
+        run_check("miss", k, &a, NULL, &c1);
+    sd_kernel_destroy(k);
+    k = compile("stencil2d-90 (hit)", &a, NULL, &o, 1);
+    if (k != NULL) {
+        run_check("hit", k, &a, NULL, &c2);
+        SDT_CHECK(c1.nnz == c2.nnz && memcmp(c1.colind, c2.colind, (size_t)c1.nnz * 4) == 0 &&
+                      memcmp(c1.vals, c2.vals, (size_t)c1.nnz * 4) == 0,
+                  "hit gives the same C");
+        sd_csr_free(&c2);
+        /* New values, same pattern. */
+        sdi_gen_values(&a, SDI_VALUES_SMALL_INT, sdt_seed + 99);
+        SDT_OK(sd_kernel_update_values(k, a.vals));
+        run_check("after update_values", k, &a, NULL, NULL);
+        float bad = NAN;
+        float *v = malloc((size_t)a.nnz * sizeof *v);
+        memcpy(v, a.vals, (size_t)a.nnz * sizeof *v);
+        v[a.nnz / 2] = bad;
+        SDT_STATUS(sd_kernel_update_values(k, v), SD_ERR_INVALID_ARG);
+        free(v);
+        /* SpMV entry points refuse a SpGEMM kernel. */
+        SDT_STATUS(sd_spmv(k, (const float *)&bad, &bad, NULL), SD_ERR_INVALID_ARG);
+    }
+    sd_csr_free(&c1);
+    sd_kernel_destroy(k);
+    sd_csr_free(&a);
+
+    /* General A·B: update_values takes A's values then B's. */
+    sd_csr b;
+    make("uniform:rows=800,cols=600,deg=3", &a);
+    make("uniform:rows=600,cols=500,deg=3", &b);
+    k = compile("A*B for update_values", &a, &b, &o, 0);
+    if (k != NULL) {
+        sdi_gen_values(&a, SDI_VALUES_SMALL_INT, sdt_seed + 5);
+        sdi_gen_values(&b, SDI_VALUES_SMALL_INT, sdt_seed + 6);
+        float *v = malloc((size_t)(a.nnz + b.nnz) * sizeof *v);
+        memcpy(v, a.vals, (size_t)a.nnz * 4);
+        memcpy(v + a.nnz, b.vals, (size_t)b.nnz * 4);
+        SDT_OK(sd_kernel_update_values(k, v));
+        free(v);
+        run_check("A*B after update_values", k, &a, &b, NULL);
+    }
+    sd_kernel_destroy(k);
+    sd_csr_free(&b);
+    sd_csr_free(&a);
+}
+
+/* Deterministic mode: repeated products are bitwise identical; a product whose rows are
+ * all ≤ 32 products may use our tiny plan, others fall to cuSPARSE (also reproducible). */
+static void test_deterministic(void)
+{
+    sd_compile_options o = quick();
+    o.deterministic = 1;
+    o.use_cache = 0;
+    static const char *specs[] = {"uniform:rows=5000,cols=5000,deg=3", "rmat:scale=11,ef=8"};
+    for (size_t i = 0; i < 2; i++) {
+        sd_csr a, c1, c2;
+        SDT_OK(sdi_gen(specs[i], sdt_seed, &a));
+        sdi_gen_values(&a, SDI_VALUES_UNIFORM, sdt_seed + 3);
+        sd_kernel *k = NULL;
+        sd_status s = sd_compile(g_ctx, &a, SD_OP_SPGEMM, 0, &o, &k);
+        SDT_CHECK(s == SD_OK, "%s deterministic: %s", specs[i], sd_last_error());
+        if (s == SD_OK) {
+            char *json = malloc(1 << 22);
+            SDT_OK(sd_kernel_describe(k, json, 1 << 22));
+            SDT_CHECK(strstr(json, "\"deterministic\":true") != NULL, "%s: plan %.200s", specs[i], json);
+            free(json);
+            sd_device_csr d1, d2;
+            SDT_OK(sd_spgemm(k, &d1, g_ctx->stream));
+            SDT_OK(sd_spgemm(k, &d2, g_ctx->stream));
+            SDT_OK(sdi_stream_sync(g_ctx, "det", NULL));
+            if (download(&d1, &c1) && download(&d2, &c2)) {
+                SDT_CHECK(c1.nnz == c2.nnz && memcmp(c1.vals, c2.vals, (size_t)c1.nnz * 4) == 0,
+                          "%s: repeated products differ", specs[i]);
+            }
+            sd_csr_free(&c1);
+            sd_csr_free(&c2);
+            sd_device_csr_free(&d1);
+            sd_device_csr_free(&d2);
+        }
+        sd_kernel_destroy(k);
+        sd_csr_free(&a);
+    }
+}
+
+int main(void)
+{
+    sdt_init("test_compile_spgemm");
+    char dir[128];
+    snprintf(dir, sizeof dir, "/tmp/sd-test-compile-spgemm-%ld", (long)getpid());
+    sd_context_options co = {0, dir, 0};
+    sd_status s = sd_context_create(&co, &g_ctx);
+    if (s == SD_ERR_NO_DEVICE)
+        return sdt_skip(sd_last_error());
+    if (s != SD_OK) {
+        printf("context: %s\n", sd_last_error());
+        return 1;
+    }
+    SDT_RUN(test_products);
+    SDT_RUN(test_long_row);
+    SDT_RUN(test_general_ab_and_edges);
+    SDT_RUN(test_cache_hit_and_update);
+    SDT_RUN(test_deterministic);
+    sd_context_destroy(g_ctx);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", dir);
+    return sdt_finish();
+}
