@@ -18,6 +18,18 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# libcurl headers: the agent lowering backend's HTTP client (src/lower/agent). Optional:
+# without them the library builds and `--lowering agent` says it was built without libcurl.
+if [ ! -f /usr/include/curl/curl.h ] && ! ls /usr/include/*/curl/curl.h >/dev/null 2>&1 &&
+   [ ! -f "${SD_EXTRA_PREFIX:-/nonexistent}/usr/include/x86_64-linux-gnu/curl/curl.h" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "deps: installing libcurl4-openssl-dev (agent lowering backend)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcurl4-openssl-dev >/dev/null; } ||
+      echo "deps: could not install libcurl4-openssl-dev: the agent backend is built without its HTTP client" >&2
+  else
+    echo "deps: the agent backend is built without its HTTP client; run: sudo apt-get install -y libcurl4-openssl-dev" >&2
+  fi
+fi
 # The Python lane (tests/cpu/cli_python.sh) needs python3 with venv (ensurepip) and pip;
 # without them that lane is skipped, so this never fails the build.
 optional=()

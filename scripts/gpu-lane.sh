@@ -18,8 +18,8 @@
 #   --compile-args "A B"  extra bench_compile arguments (e.g. "--from 20 --max-nnz 2e8")
 #   --no-baseline-cli  skip the `sparseditto baseline` run on a real matrix
 #   --tests REGEX    run only the GPU tests whose names match (ctest -R)
-# Expects: CUDA toolkit (nvcc, NVRTC, cuSPARSE), CMake, a C compiler. A missing xxhash
-# header is taken from carried .deb files in .deb/ of the checkout (dpkg -x into
+# Expects: CUDA toolkit (nvcc, NVRTC, cuSPARSE), CMake, a C compiler. Missing xxhash (and
+# libcurl, for the agent backend) headers are taken from carried .deb files in .deb/ of the checkout (dpkg -x into
 # /tmp/sdprefix, configured with -DSD_EXTRA_PREFIX). Matrices: ../shared/matrices, else
 # ./shared/matrices in the checkout (CMake picks whichever exists).
 # Exit status: 0 when the build and every GPU test passed (or were skipped), 1 otherwise.
@@ -75,7 +75,9 @@ cc --version | head -1
 
 step "dependencies"
 extra=()
-if [ ! -f /usr/include/xxhash.h ]; then
+have_curl_h=0
+{ [ -f /usr/include/curl/curl.h ] || ls /usr/include/*/curl/curl.h >/dev/null 2>&1; } && have_curl_h=1
+if [ ! -f /usr/include/xxhash.h ] || [ "$have_curl_h" = 0 ]; then
   prefix=/tmp/sdprefix
   if ls "$root"/.deb/*.deb >/dev/null 2>&1; then
     mkdir -p "$prefix"
@@ -84,9 +86,16 @@ if [ ! -f /usr/include/xxhash.h ]; then
       dpkg -x "$f" "$prefix" || { echo "gpu-lane: dpkg -x $f failed"; exit 1; }
     done
     extra+=("-DSD_EXTRA_PREFIX=$prefix")
-  else
+  elif [ ! -f /usr/include/xxhash.h ]; then
     echo "gpu-lane: xxhash.h is missing and there is no .deb/ folder with libxxhash-dev in the checkout"
     exit 1
+  fi
+  # libcurl4-openssl-dev (agent backend; optional) carries headers only usable here: its
+  # libcurl.so link points at a runtime the prefix lacks, so CMake links the system's
+  # libcurl.so.4 (Ubuntu 24.04: libcurl4t64 8.5; the carried headers may be older, e.g.
+  # Debian 12's 7.88: the easy API the client uses is the same).
+  if [ "$have_curl_h" = 0 ] && ! ls "$prefix"/usr/include/*/curl/curl.h >/dev/null 2>&1; then
+    echo "gpu-lane: no libcurl headers (carry libcurl4-openssl-dev in .deb/): the agent backend builds without its HTTP client"
   fi
 fi
 if [ -d "$root/../shared/matrices" ]; then

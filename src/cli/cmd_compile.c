@@ -1,5 +1,5 @@
-/* src/cli/cmd_compile.c: `sparseditto compile FILE --op spmv|spmm [-K n] [--budget N]
- * [--json]`: the whole pipeline through sd_compile, with progress on a TTY; without a
+/* src/cli/cmd_compile.c: `sparseditto compile FILE --op spmv|spmm|spgemm [-K n] [--b FILE2]
+ * [--budget N] [--json]`: the whole pipeline through sd_compile, with progress on a TTY; without a
  * GPU it stops after lowering and NVRTC compilation and says so (exit 3). Also
  * `sparseditto plan`: the candidate plans of the first round with their static bounds. */
 #include <stdio.h>
@@ -13,14 +13,19 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "lower/agent/agent.h"
 #include "tune/tune.h"
 
 SDI_HIDDEN sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                                     const sd_compile_options *opts, sdi_tune_progress_fn progress,
                                     void *progress_arg, sd_kernel **out);
+SDI_HIDDEN sd_status sdi_compile_spgemm_ex(sd_context *ctx, const sd_csr *a, const sd_csr *b,
+                                           const sd_compile_options *opts,
+                                           sdi_tune_progress_fn progress, void *progress_arg,
+                                           sd_kernel **out);
 
 static const sdc_option compile_options[] = {
-    {"op", 0, true, "operator: spmv or spmm (spgemm: not wired into the compiler yet)"},
+    {"op", 0, true, "operator: spmv, spmm or spgemm (A*A square, A*At rectangular)"},
     {"K", 'K', true, "SpMM dense width (default 32)"},
     {"budget", 0, true, "candidates to measure (default 25: 3 branches x 5 + 2 x 5)"},
     {"no-cache", 0, false, "neither read nor write the kernel cache"},
@@ -31,9 +36,12 @@ static const sdc_option compile_options[] = {
     {"gpu", 0, true, "profile for planning when no GPU is usable (default H200)"},
     {"device", 0, true, "CUDA device ordinal (default 0)"},
     {"json", 0, false, "print sd_kernel_describe's JSON on stdout"},
+    {"b", 0, true, "SpGEMM: a second matrix FILE2 for C = A*B"},
+    {"lowering", 0, true, "builtin (default) or agent: an LLM writes kernels (SPARSEDITTO_AGENT_*)"},
+    {"agent-budget", 0, true, "model calls of the agent lowering (default 4)"},
 };
 #define C_NOPTS ((int)(sizeof compile_options / sizeof compile_options[0]))
-enum { O_OP, O_K, O_BUDGET, O_NOCACHE, O_NOVENDOR, O_DET, O_REPORT, O_GEN, O_GPU, O_DEVICE, O_JSON };
+enum { O_OP, O_K, O_BUDGET, O_NOCACHE, O_NOVENDOR, O_DET, O_REPORT, O_GEN, O_GPU, O_DEVICE, O_JSON, O_B, O_LOWERING, O_AGENT_BUDGET };
 
 static int parse_op(const char *s, sd_op *op)
 {
@@ -67,6 +75,24 @@ static int load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const cha
             sdi_gen_values(a, SDI_VALUES_UNIFORM, 1);
     }
     return s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
+}
+
+/* --b FILE2 (SpGEMM only; pattern files get seeded values). */
+static int load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *have)
+{
+    *have = false;
+    if (!args->present[b_index])
+        return SDC_EXIT_OK;
+    if (op != SD_OP_SPGEMM)
+        return sdc_usage_error("--b is for --op spgemm");
+    sdi_mtx_info info;
+    sd_status s = sdi_csr_read_info(args->value[b_index], b, &info);
+    if (s != SD_OK)
+        return sdc_fail(s);
+    if (info.field == SDI_MTX_PATTERN)
+        sdi_gen_values(b, SDI_VALUES_UNIFORM, 2);
+    *have = true;
+    return SDC_EXIT_OK;
 }
 
 static void progress(void *arg, const char *stage, const sdi_trial *tr, double best_us)
@@ -110,7 +136,7 @@ int cmd_compile(int argc, char **argv)
     if (rc != SDC_EXIT_OK)
         return rc;
     if (args.help) {
-        sdc_print_help("compile FILE --op spmv|spmm [-K n] [--budget N] [--json]",
+        sdc_print_help("compile FILE --op spmv|spmm|spgemm [-K n] [--b FILE2] [--budget N] [--json]",
                        "Builds the kernel that fits FILE: analysis, ranking, synthesis, lowering,\n"
                        "NVRTC compilation, validation against the CPU reference, measurement\n"
                        "against every cuSPARSE variant, refinement; or a cache hit. Prints the\n"
@@ -137,6 +163,20 @@ int cmd_compile(int argc, char **argv)
     const char *src = NULL;
     if ((rc = load_matrix(&args, O_GEN, &a, &src)) != SDC_EXIT_OK)
         return rc;
+    sd_csr b;
+    memset(&b, 0, sizeof b);
+    bool have_b = false;
+    if ((rc = load_b(&args, O_B, op, &b, &have_b)) != SDC_EXIT_OK) {
+        sd_csr_free(&a);
+        return rc;
+    }
+    if (have_b && a.cols != b.rows) {
+        sd_status bad = SDI_ERR(SD_ERR_INVALID_ARG, "A is %dx%d and B is %dx%d: inner sizes differ",
+                                a.rows, a.cols, b.rows, b.cols);
+        sd_csr_free(&a);
+        sd_csr_free(&b);
+        return sdc_fail(bad);
+    }
 
     sd_context *ctx = NULL;
     sd_context_options co = {(int)device, NULL, 0};
@@ -150,12 +190,15 @@ int cmd_compile(int argc, char **argv)
         sdi_tune_result *r = s == SD_OK ? calloc(1, sizeof *r) : NULL;
         if (s == SD_OK && r == NULL)
             s = SD_ERR_OUT_OF_MEMORY;
-        if (s == SD_OK && op != SD_OP_SPGEMM)
+        if (s == SD_OK && op == SD_OP_SPGEMM)
+            s = sdi_tune_spgemm_offline(&a, have_b ? &b : NULL, -1, &gpu, 0, 1, r, NULL);
+        else if (s == SD_OK)
             s = sdi_tune_offline(&a, op, (int)k, &gpu, 0, 1, r, NULL);
-        if (s == SD_OK && op != SD_OP_SPGEMM)
+        if (s == SD_OK)
             print_offline(src, &gpu, r);
         free(r);
         sd_csr_free(&a);
+        sd_csr_free(&b);
         if (s != SD_OK)
             return sdc_fail(s);
         fprintf(stderr,
@@ -166,6 +209,7 @@ int cmd_compile(int argc, char **argv)
     }
     if (s != SD_OK) {
         sd_csr_free(&a);
+        sd_csr_free(&b);
         return sdc_fail(s);
     }
     sd_compile_options o = sd_compile_options_default();
@@ -174,14 +218,54 @@ int cmd_compile(int argc, char **argv)
     o.allow_vendor = !args.present[O_NOVENDOR];
     o.deterministic = args.present[O_DET];
     o.report_path = args.value[O_REPORT];
+    /* --lowering agent reaches the tuner through the environment (tune/tune_agent.c), so
+     * the public options stay as they are. The built-in search runs first and its winner
+     * is not read from the cache: the agent round needs its plan and time. */
+    const char *lowering = args.present[O_LOWERING] ? args.value[O_LOWERING] : "builtin";
+    if (strcmp(lowering, "builtin") != 0 && strcmp(lowering, "agent") != 0) {
+        rc = sdc_usage_error("--lowering: '%s' is not builtin or agent", lowering);
+        sd_context_destroy(ctx);
+        sd_csr_free(&a);
+        sd_csr_free(&b);
+        return rc;
+    }
+    if (strcmp(lowering, "agent") == 0) {
+        long long calls = 0;
+        if (args.present[O_AGENT_BUDGET] &&
+            (rc = sdc_parse_int(args.value[O_AGENT_BUDGET], "--agent-budget", 1, 1000, &calls)) != SDC_EXIT_OK) {
+            sd_context_destroy(ctx);
+            sd_csr_free(&a);
+            sd_csr_free(&b);
+            return rc;
+        }
+        if (calls > 0) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "%lld", calls);
+            setenv("SPARSEDITTO_AGENT_BUDGET", buf, 1);
+        }
+        sdi_agent_config probe;
+        if (sdi_agent_config_from_env(&probe) != SD_OK) {
+            fprintf(stderr, "sparseditto: agent lowering unavailable (%s): using the built-in backend\n",
+                    sd_last_error());
+        } else {
+            setenv("SPARSEDITTO_LOWERING", "agent", 1);
+            o.use_cache = 0;
+            memset(probe.key, 0, sizeof probe.key);
+        }
+    }
     bool tty = isatty(STDERR_FILENO) && !args.present[O_JSON];
     if (tty)
         fprintf(stderr, "compiling %s for %s on %s ...\n", src, args.value[O_OP], ctx->props.name);
     sd_kernel *kern = NULL;
-    s = sdi_compile_ex(ctx, &a, op, (int)k, &o, tty ? progress : NULL, NULL, &kern);
+    if (op == SD_OP_SPGEMM)
+        s = sdi_compile_spgemm_ex(ctx, &a, have_b ? &b : NULL, &o, tty ? progress : NULL, NULL,
+                                  &kern);
+    else
+        s = sdi_compile_ex(ctx, &a, op, (int)k, &o, tty ? progress : NULL, NULL, &kern);
     if (s != SD_OK) {
         rc = sdc_fail(s);
         sd_csr_free(&a);
+        sd_csr_free(&b);
         sd_context_destroy(ctx);
         return rc;
     }
@@ -206,10 +290,21 @@ int cmd_compile(int argc, char **argv)
                    (sdi_jget(&v, "from_cache") && sdi_jget(&v, "from_cache")->boolean)
                        ? " (from the kernel cache)" : "");
             printf("  plan      %s\n", sdi_jget_string(plan, "config", "?"));
-            printf("  time      %.2f us per execution, %.2f us pipelined (%.0f%% of the memory roofline)\n",
-                   sdi_jget_number(sdi_jget(win, "time"), "mean_us", 0),
-                   sdi_jget_number(sdi_jget(win, "time"), "pipelined_us", 0),
-                   100 * sdi_jget_number(win, "roofline_frac", 0));
+            if (op == SD_OP_SPGEMM)
+                printf("  time      %.2f us per product (%s, %.3g products, nnz(C) %.0f), peak "
+                       "device memory %.1f MiB\n",
+                       sdi_jget_number(sdi_jget(win, "time"), "mean_us", 0),
+                       sdi_jget_string(search, "product", "?"),
+                       sdi_jget_number(search, "products", 0), sdi_jget_number(search, "nnz_c", 0),
+                       sdi_jget_number(win, "peak_bytes", 0) / 1048576.0);
+            else
+                printf("  time      %.2f us per execution, %.2f us pipelined (%.0f%% of the memory roofline)\n",
+                       sdi_jget_number(sdi_jget(win, "time"), "mean_us", 0),
+                       sdi_jget_number(sdi_jget(win, "time"), "pipelined_us", 0),
+                       100 * sdi_jget_number(win, "roofline_frac", 0));
+            const char *csf = sdi_jget_string(search, "cusparse_failure", "");
+            if (cs == NULL && csf[0])
+                printf("  cuSPARSE  failed: %s\n", csf);
             if (cs != NULL)
                 printf("  cuSPARSE  %s %.2f us; speed-up of the compiled kernel %.2fx (ours alone %.2fx)\n",
                        sdi_jget_string(cs, "variant", "?"), sdi_jget_number(sdi_jget(cs, "time"), "mean_us", 0),
@@ -234,19 +329,21 @@ int cmd_compile(int argc, char **argv)
     sd_kernel_destroy(kern);
     sd_context_destroy(ctx);
     sd_csr_free(&a);
+    sd_csr_free(&b);
     return rc;
 }
 
 static const sdc_option plan_options[] = {
-    {"op", 0, true, "operator: spmv or spmm"},
+    {"op", 0, true, "operator: spmv, spmm or spgemm"},
     {"K", 'K', true, "SpMM dense width (default 32)"},
     {"branches", 0, true, "families of the first round (default 3)"},
     {"gpu", 0, true, "target GPU profile (default: the device, else H200)"},
     {"gen", 0, true, "use a generated matrix SPEC instead of FILE"},
     {"json", 0, false, "print the plans (lowering + static bounds) as JSON"},
+    {"b", 0, true, "SpGEMM: a second matrix FILE2 for C = A*B"},
 };
 #define P_NOPTS ((int)(sizeof plan_options / sizeof plan_options[0]))
-enum { P_OP, P_K, P_BRANCHES, P_GPU, P_GEN, P_JSON };
+enum { P_OP, P_K, P_BRANCHES, P_GPU, P_GEN, P_JSON, P_B };
 
 int cmd_plan(int argc, char **argv)
 {
@@ -255,7 +352,7 @@ int cmd_plan(int argc, char **argv)
     if (rc != SDC_EXIT_OK)
         return rc;
     if (args.help) {
-        sdc_print_help("plan FILE --op spmv|spmm [-K n] [--gpu NAME] [--json]",
+        sdc_print_help("plan FILE --op spmv|spmm|spgemm [-K n] [--b FILE2] [--gpu NAME] [--json]",
                        "The first-round candidate plans for FILE (the ranked families' default\n"
                        "theta_H), each lowered on the host with its representation, launches and\n"
                        "static bounds (M_rep, W, M_R, M_T, q_R, q_T, work per SM). Needs no GPU.",
@@ -265,8 +362,6 @@ int cmd_plan(int argc, char **argv)
     sd_op op = SD_OP_SPMV;
     if ((rc = parse_op(args.value[P_OP], &op)) != SDC_EXIT_OK)
         return rc;
-    if (op == SD_OP_SPGEMM)
-        return sdc_usage_error("plan: --op spgemm is not wired into the compiler yet");
     long long k = 32, branches = 3;
     if (args.present[P_K] && (rc = sdc_parse_int(args.value[P_K], "-K", 1, 65536, &k)) != SDC_EXIT_OK)
         return rc;
@@ -286,10 +381,25 @@ int cmd_plan(int argc, char **argv)
     const char *src = NULL;
     if ((rc = load_matrix(&args, P_GEN, &a, &src)) != SDC_EXIT_OK)
         return rc;
+    sd_csr b;
+    memset(&b, 0, sizeof b);
+    bool have_b = false;
+    if ((rc = load_b(&args, P_B, op, &b, &have_b)) != SDC_EXIT_OK) {
+        sd_csr_free(&a);
+        return rc;
+    }
     sdi_tune_result *r = calloc(1, sizeof *r);
     sdi_json j;
     sdi_json_init(&j, 2);
-    s = r ? sdi_tune_offline(&a, op, (int)k, &gpu, (int)branches, 0, r, &j) : SD_ERR_OUT_OF_MEMORY;
+    if (r == NULL)
+        s = SD_ERR_OUT_OF_MEMORY;
+    else if (have_b && a.cols != b.rows)
+        s = SDI_ERR(SD_ERR_INVALID_ARG, "A is %dx%d and B is %dx%d: inner sizes differ", a.rows,
+                    a.cols, b.rows, b.cols);
+    else if (op == SD_OP_SPGEMM)
+        s = sdi_tune_spgemm_offline(&a, have_b ? &b : NULL, -1, &gpu, (int)branches, 0, r, &j);
+    else
+        s = sdi_tune_offline(&a, op, (int)k, &gpu, (int)branches, 0, r, &j);
     if (s == SD_OK)
         s = sdi_json_finish(&j);
     if (s == SD_OK && args.present[P_JSON]) {
@@ -314,5 +424,6 @@ int cmd_plan(int argc, char **argv)
     sdi_json_free(&j);
     free(r);
     sd_csr_free(&a);
+    sd_csr_free(&b);
     return rc;
 }

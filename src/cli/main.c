@@ -16,6 +16,9 @@ int cmd_compile(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
+int cmd_worker(int argc, char **argv); /* hidden: not in the command table's help */
+int cmd_corpus(int argc, char **argv);
+int cmd_evalmodel(int argc, char **argv);
 
 static const sdc_command commands[] = {
     {"version", cmd_version, "print the library version"},
@@ -29,6 +32,8 @@ static const sdc_command commands[] = {
     {"compile", cmd_compile, "build, validate and measure the kernel that fits a matrix"},
     {"train", cmd_train, "train the energy model on a corpus of measured template times"},
     {"rank", cmd_rank, "rank the template vocabulary of an operator for a matrix, with reasons"},
+    {"corpus", cmd_corpus, "measure the training corpus of the ranking models (resumable, GPU)"},
+    {"evalmodel", cmd_evalmodel, "compare the energy model with its baselines on a corpus"},
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 
@@ -61,6 +66,9 @@ int main(int argc, char **argv)
         printf("sparseditto %s\n", sd_version_string());
         return SDC_EXIT_OK;
     }
+    /* The candidate worker the tuner starts (runtime/worker.h); internal, so unlisted. */
+    if (strcmp(argv[1], "worker") == 0)
+        return cmd_worker(argc - 1, argv + 1);
     for (int i = 0; i < ncommands; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -18,6 +18,7 @@
 #include "../gen/gen.h"
 #include "../plan/plan.h"
 #include "tune.h"
+#include "tune_agent.h"
 
 #define MAX_FAMILIES 16
 
@@ -444,8 +445,10 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
     out->vendor_best = -1;
     out->op = op;
     out->k = op == SD_OP_SPMM ? k : 1;
+    if (op == SD_OP_SPGEMM)
+        return sdi_tune_spgemm(ctx, a, NULL, -1, opt, out);
     if (op != SD_OP_SPMV && op != SD_OP_SPMM)
-        return SDI_ERR(SD_ERR_UNSUPPORTED, "tune: the search covers SpMV and SpMM");
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "tune: unknown operator %d", (int)op);
     double t_start = sdi_now();
     t = sdi_calloc(1, sizeof *t);
     SD_CHECK_ALLOC(t, "the tuner");
@@ -531,6 +534,8 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
     /* cuSPARSE: measured for the report and as a candidate. */
     if (opt->allow_vendor || opt->measure_vendor)
         SD_TRY(vendor_round(t, host_in));
+    /* Agent lowering / isolated re-check (tune_agent.c): a no-op unless asked for. */
+    SD_TRY(sdi_tune_agent(ctx, a, opt, out));
     if (opt->allow_vendor && out->vendor_best >= 0) {
         const sdi_variant_result *v = &out->baseline->v[out->vendor_best];
         if (out->ours_trial < 0 || v->timing.mean_us < t->best_ours_us) {
@@ -609,7 +614,21 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
     timing_json(j, &r->best_t);
     sdi_json_key(j, "roofline_frac");
     sdi_json_number(j, r->best_roofline);
+    if (r->op == SD_OP_SPGEMM) {
+        sdi_json_key(j, "peak_bytes");
+        sdi_json_int(j, r->best_peak_bytes);
+    }
     sdi_json_end_object(j);
+    if (r->op == SD_OP_SPGEMM) {
+        sdi_json_key(j, "product");
+        sdi_json_string(j, r->general_b ? "A*B" : r->aat ? "A*At" : "A*A");
+        sdi_json_key(j, "products");
+        sdi_json_number(j, r->products);
+        sdi_json_key(j, "nnz_c");
+        sdi_json_int(j, r->nnz_c);
+        sdi_json_key(j, "cusparse_failure");
+        sdi_json_string(j, r->vendor_failure);
+    }
     if (r->ours_trial >= 0) {
         sdi_json_key(j, "ours_best");
         sdi_json_begin_object(j);
@@ -687,6 +706,10 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
         }
         sdi_json_key(j, "nvrtc_ms");
         sdi_json_number(j, tr->compile_ms);
+        if (tr->peak_bytes > 0) {
+            sdi_json_key(j, "peak_bytes");
+            sdi_json_int(j, tr->peak_bytes);
+        }
         sdi_json_end_object(j);
     }
     sdi_json_end_array(j);
@@ -768,8 +791,10 @@ sd_status sdi_tune_offline(const sd_csr *a, sd_op op, int k, const sdi_gpu_props
     out->vendor_best = -1;
     out->op = op;
     out->k = op == SD_OP_SPMM ? k : 1;
+    if (op == SD_OP_SPGEMM)
+        return sdi_tune_spgemm_offline(a, NULL, -1, gpu, branches, compile, out, plans);
     if (op != SD_OP_SPMV && op != SD_OP_SPMM)
-        return SDI_ERR(SD_ERR_UNSUPPORTED, "plan: the compiler covers SpMV and SpMM");
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "plan: unknown operator %d", (int)op);
     double t_start = sdi_now();
     t = sdi_calloc(1, sizeof *t);
     SD_CHECK_ALLOC(t, "the planner");

@@ -1,0 +1,330 @@
+/* src/runtime/worker_ncu.c: profile-guided refinement: one candidate run under Nsight
+ * Compute (ncu --csv, clocks not locked so times stay comparable with the measurement),
+ * its counters parsed into a diagnosis (DRAM bytes, L1/L2 hit rates, occupancy, the
+ * largest warp-stall reasons) that the tuner logs and the agent's next prompt quotes. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+/* Stall reasons: cycles a warp spends stalled per issued instruction (WarpStateStats). */
+static const char *const stall_reasons[] = {"long_scoreboard", "short_scoreboard", "lg_throttle",
+                                            "mio_throttle",    "barrier",          "math_pipe_throttle",
+                                            "wait",            "not_selected"};
+#define NSTALLS ((int)(sizeof stall_reasons / sizeof stall_reasons[0]))
+#define STALL_PREFIX "smsp__average_warps_issue_stalled_"
+#define STALL_SUFFIX "_per_issue_active.ratio"
+
+const char *sdi_ncu_metrics(void)
+{
+    static char list[1024];
+    if (list[0] == '\0') {
+        size_t n = (size_t)snprintf(list, sizeof list,
+                                    "dram__bytes_read.sum,lts__t_sector_hit_rate.pct,"
+                                    "l1tex__t_sector_hit_rate.pct,"
+                                    "sm__warps_active.avg.pct_of_peak_sustained_active");
+        for (int i = 0; i < NSTALLS && n < sizeof list; i++)
+            n += (size_t)snprintf(list + n, sizeof list - n, ",%s%s%s", STALL_PREFIX, stall_reasons[i],
+                                  STALL_SUFFIX);
+    }
+    return list;
+}
+
+/* Splits one CSV line (quoted fields, "" escapes) into at most max fields in place. */
+static int csv_split(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < max) {
+        char *out = p, *start = p;
+        if (*p == '"') {
+            p++;
+            start = out = p;
+            while (*p) {
+                if (p[0] == '"' && p[1] == '"') {
+                    *out++ = '"';
+                    p += 2;
+                } else if (*p == '"') {
+                    p++;
+                    break;
+                } else {
+                    *out++ = *p++;
+                }
+            }
+            while (*p && *p != ',')
+                p++;
+        } else {
+            while (*p && *p != ',' && *p != '\r' && *p != '\n')
+                out = ++p;
+        }
+        fields[n++] = start;
+        if (*p == ',') {
+            *out = '\0';
+            p++;
+        } else {
+            *out = '\0';
+            break;
+        }
+    }
+    return n;
+}
+
+/* "1,234.5" (ncu's thousands separators) → 1234.5; 0 with *ok = false when not a number. */
+static double parse_num(const char *s, bool *ok)
+{
+    char buf[64];
+    size_t n = 0;
+    for (; *s && n + 1 < sizeof buf; s++)
+        if (*s != ',' && !isspace((unsigned char)*s))
+            buf[n++] = *s;
+    buf[n] = '\0';
+    char *end = NULL;
+    double v = strtod(buf, &end);
+    *ok = n > 0 && end != NULL && *end == '\0';
+    return *ok ? v : 0;
+}
+
+static double unit_scale(const char *unit)
+{
+    if (unit == NULL)
+        return 1;
+    if (strcmp(unit, "Kbyte") == 0 || strcmp(unit, "KB") == 0)
+        return 1e3;
+    if (strcmp(unit, "Mbyte") == 0 || strcmp(unit, "MB") == 0)
+        return 1e6;
+    if (strcmp(unit, "Gbyte") == 0 || strcmp(unit, "GB") == 0)
+        return 1e9;
+    if (strcmp(unit, "Tbyte") == 0)
+        return 1e12;
+    return 1;
+}
+
+typedef struct {
+    double sum[4 + NSTALLS];
+    int count[4 + NSTALLS];
+} accum;
+
+static int metric_slot(const char *name)
+{
+    static const char *const main4[4] = {"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct",
+                                         "l1tex__t_sector_hit_rate.pct",
+                                         "sm__warps_active.avg.pct_of_peak_sustained_active"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, main4[i]) == 0)
+            return i;
+    size_t lp = strlen(STALL_PREFIX), ls = strlen(STALL_SUFFIX), ln = strlen(name);
+    if (ln > lp + ls && strncmp(name, STALL_PREFIX, lp) == 0 && strcmp(name + ln - ls, STALL_SUFFIX) == 0)
+        for (int i = 0; i < NSTALLS; i++)
+            if (strlen(stall_reasons[i]) == ln - lp - ls && strncmp(name + lp, stall_reasons[i], ln - lp - ls) == 0)
+                return 4 + i;
+    return -1;
+}
+
+static void add(accum *acc, int slot, double v)
+{
+    acc->sum[slot] += v;
+    acc->count[slot]++;
+}
+
+sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
+{
+    memset(d, 0, sizeof *d);
+    accum acc;
+    memset(&acc, 0, sizeof acc);
+    size_t len = strlen(text);
+    char *copy = sdi_malloc(len + 1);
+    if (copy == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory parsing ncu output");
+    memcpy(copy, text, len + 1);
+    enum { NONE, LONG_FORM, RAW } form = NONE;
+    int c_name = -1, c_unit = -1, c_value = -1, c_kernel = -1;
+    int raw_slot[256];
+    int nraw = 0;
+    bool units_row = false;
+    char *fields[256];
+    char units[256][16];
+    memset(units, 0, sizeof units);
+    char last_kernel_id[64] = "";
+    int kernels = 0;
+    for (char *line = copy, *next; line != NULL && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (line[0] != '"')
+            continue; /* ==PROF== messages and the worker's own output */
+        int n = csv_split(line, fields, 256);
+        if (form == NONE) {
+            for (int i = 0; i < n; i++) {
+                if (strcmp(fields[i], "Metric Name") == 0)
+                    c_name = i;
+                else if (strcmp(fields[i], "Metric Unit") == 0)
+                    c_unit = i;
+                else if (strcmp(fields[i], "Metric Value") == 0)
+                    c_value = i;
+                else if (strcmp(fields[i], "ID") == 0)
+                    c_kernel = i;
+            }
+            if (c_name >= 0 && c_value >= 0) {
+                form = LONG_FORM;
+                continue;
+            }
+            /* The raw page: one column per metric, a units row, then one row per kernel. */
+            for (int i = 0; i < n; i++) {
+                raw_slot[i] = metric_slot(fields[i]);
+                if (raw_slot[i] >= 0)
+                    form = RAW;
+            }
+            nraw = n;
+            units_row = form == RAW;
+            continue;
+        }
+        if (form == LONG_FORM) {
+            if (n <= c_name || n <= c_value)
+                continue;
+            int slot = metric_slot(fields[c_name]);
+            bool ok;
+            double v = parse_num(fields[c_value], &ok);
+            if (slot < 0 || !ok)
+                continue;
+            if (slot == 0)
+                v *= unit_scale(c_unit >= 0 && c_unit < n ? fields[c_unit] : NULL);
+            add(&acc, slot, v);
+            if (c_kernel >= 0 && c_kernel < n && strcmp(fields[c_kernel], last_kernel_id) != 0) {
+                snprintf(last_kernel_id, sizeof last_kernel_id, "%s", fields[c_kernel]);
+                kernels++;
+            }
+        } else {
+            for (int i = 0; i < n && i < nraw; i++) {
+                if (units_row) {
+                    snprintf(units[i], sizeof units[i], "%s", fields[i]);
+                    continue;
+                }
+                bool ok;
+                double v = parse_num(fields[i], &ok);
+                if (raw_slot[i] < 0 || !ok)
+                    continue;
+                if (raw_slot[i] == 0)
+                    v *= unit_scale(units[i]);
+                add(&acc, raw_slot[i], v);
+            }
+            if (!units_row)
+                kernels++;
+            units_row = false;
+        }
+    }
+    sdi_free(copy);
+    int found = 0;
+    for (int i = 0; i < 4 + NSTALLS; i++)
+        found += acc.count[i] > 0;
+    if (found == 0)
+        return SDI_ERR(SD_ERR_PARSE, "ncu output holds none of the requested metrics");
+    d->available = true;
+    d->nkernels = kernels > 0 ? kernels : acc.count[0];
+    d->dram_bytes_read = acc.sum[0]; /* bytes add up over the kernels of one execution */
+    d->l2_hit_pct = acc.count[1] ? acc.sum[1] / acc.count[1] : 0;
+    d->l1_hit_pct = acc.count[2] ? acc.sum[2] / acc.count[2] : 0;
+    d->warps_active_pct = acc.count[3] ? acc.sum[3] / acc.count[3] : 0;
+    /* The largest stall reasons, largest first. */
+    bool used[NSTALLS] = {false};
+    for (int r = 0; r < SDI_PROFILE_MAX_STALLS; r++) {
+        int best = -1;
+        double bv = 0;
+        for (int i = 0; i < NSTALLS; i++) {
+            double v = acc.count[4 + i] ? acc.sum[4 + i] / acc.count[4 + i] : 0;
+            if (!used[i] && acc.count[4 + i] && (best < 0 || v > bv))
+                best = i, bv = v;
+        }
+        if (best < 0)
+            break;
+        used[best] = true;
+        snprintf(d->stall_name[d->nstalls], sizeof d->stall_name[0], "%s", stall_reasons[best]);
+        d->stall_value[d->nstalls++] = bv;
+    }
+    return SD_OK;
+}
+
+void sdi_profile_diag_text(const sdi_profile_diag *d, char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    if (!d->available) {
+        snprintf(out, cap, "no profile (%s)", d->why[0] ? d->why : "not run");
+        return;
+    }
+    size_t n = (size_t)snprintf(out, cap,
+                                "ncu over %d kernel launch(es): DRAM read %.3f MB, L2 hit %.1f %%, L1 hit "
+                                "%.1f %%, warps active %.1f %% of peak",
+                                d->nkernels, d->dram_bytes_read / 1e6, d->l2_hit_pct, d->l1_hit_pct,
+                                d->warps_active_pct);
+    if (d->nstalls > 0 && n < cap) {
+        n += (size_t)snprintf(out + n, cap - n, "; stalls (cycles per issued instruction):");
+        for (int i = 0; i < d->nstalls && n < cap; i++)
+            n += (size_t)snprintf(out + n, cap - n, " %s %.2f", d->stall_name[i], d->stall_value[i]);
+    }
+    /* What the counters suggest (rules of thumb for a streaming sparse kernel). */
+    const char *hint = NULL;
+    if (d->nstalls > 0 && strcmp(d->stall_name[0], "long_scoreboard") == 0)
+        hint = "memory-latency bound: keep more independent loads in flight (more rows or nonzeros "
+               "per warp, unrolling, vector loads)";
+    else if (d->nstalls > 0 && strcmp(d->stall_name[0], "lg_throttle") == 0)
+        hint = "too many narrow global accesses: vectorize loads (float4/int4) or stage through shared memory";
+    else if (d->nstalls > 0 && strcmp(d->stall_name[0], "barrier") == 0)
+        hint = "threads wait at barriers: balance the work inside a CTA or use warp-level reductions";
+    else if (d->nstalls > 0 && strcmp(d->stall_name[0], "mio_throttle") == 0)
+        hint = "shared-memory or special-instruction pressure: fewer shared accesses or shuffles";
+    else if (d->warps_active_pct > 0 && d->warps_active_pct < 40)
+        hint = "low occupancy: more CTAs or fewer registers / shared memory per CTA";
+    if (hint != NULL && n < cap)
+        snprintf(out + n, cap - n, ". Suggests: %s.", hint);
+}
+
+void sdi_ncu_profile(const char *worker_exe, const char *request_path, const char *dir, double timeout_s,
+                     sdi_profile_diag *d)
+{
+    memset(d, 0, sizeof *d);
+    const char *ncu = getenv("SPARSEDITTO_NCU");
+    if (ncu == NULL || ncu[0] == '\0')
+        ncu = "ncu";
+    char csv[1100], log[1100], reply[1100];
+    snprintf(csv, sizeof csv, "%s/ncu.csv", dir);
+    snprintf(log, sizeof log, "%s/ncu.log", dir);
+    snprintf(reply, sizeof reply, "%s/ncu_reply.json", dir);
+    char *argv[] = {(char *)ncu, (char *)"--csv", (char *)"--clock-control", (char *)"none",
+                    (char *)"--launch-count", (char *)"16", (char *)"--metrics", (char *)sdi_ncu_metrics(),
+                    (char *)"--log-file", csv, (char *)worker_exe, (char *)"worker", (char *)"--once",
+                    (char *)request_path, (char *)"--out", reply, NULL};
+    int code = -1;
+    if (sdi_subprocess_run(argv, log, timeout_s, &code) != SD_OK) {
+        snprintf(d->why, sizeof d->why, "ncu not available: %s", sd_last_error());
+        sdi_error_clear();
+        sdi_log(1, "profile skipped: %s", d->why);
+        return;
+    }
+    if (code != 0) {
+        char tail[200];
+        sdi_file_tail(log, 160, tail, sizeof tail);
+        snprintf(d->why, sizeof d->why, "ncu %s: %s", code < 0 ? "timed out" : "failed", tail);
+        sdi_log(1, "profile skipped: %s", d->why);
+        return;
+    }
+    FILE *f = fopen(csv, "rb");
+    char *text = NULL;
+    long size = 0;
+    if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+        text = sdi_malloc((size_t)size + 1);
+    if (text != NULL) {
+        size_t n = fread(text, 1, (size_t)size, f);
+        text[n] = '\0';
+        if (sdi_ncu_parse_csv(text, d) != SD_OK) {
+            snprintf(d->why, sizeof d->why, "%s", sd_last_error());
+            sdi_error_clear();
+        }
+    } else {
+        snprintf(d->why, sizeof d->why, "no ncu output in '%s'", csv);
+    }
+    if (f != NULL)
+        fclose(f);
+    sdi_free(text);
+}

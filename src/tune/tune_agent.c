@@ -1,0 +1,1107 @@
+/* src/tune/tune_agent.c: the search side of process isolation and of the agent lowering
+ * backend. The worker's request handler (a candidate .so written by the model, or a
+ * built-in candidate by configuration) runs in `sparseditto worker`; the agent round
+ * runs in the tuner's process: prompt → code → worker (compile, validate, time, and
+ * optionally ncu) → feedback → … within the budgets; the winner, if it beat every other
+ * candidate, is cached with its provenance and the transcript beside it. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/io.h"
+#include "../plan/plan.h"
+#include "tune_agent.h"
+
+#define AGENT_KEY_FLAG 4              /* cache key flag: an agent entry */
+#define WORKER_TIMEOUT_DEFAULT_S 300  /* one request: nvcc + load + validate + time */
+#define NVCC_TIMEOUT_S 240
+
+static double env_seconds(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    double d = v ? strtod(v, &end) : 0;
+    return (v != NULL && end != v && *end == '\0' && d > 0) ? d : dflt;
+}
+
+/* ------------------------------------------------------------------ built-in records */
+
+/* A built-in candidate's configuration as bytes (the worker is the same build). */
+typedef struct {
+    int32_t kind, op, k, reserved;
+    sdi_spmv_config spmv;
+    sdi_spmm_config spmm;
+} builtin_record;
+
+static void hex_encode(const void *data, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool hex_decode(const char *s, void *out, size_t n)
+{
+    if (s == NULL || strlen(s) != 2 * n)
+        return false;
+    unsigned char *p = out;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        p[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return true;
+}
+
+sd_status sdi_tune_builtin_request(const sdi_impl *cand, const char *name, const char *matrix_path, char **out)
+{
+    *out = NULL;
+    if (cand->kind != SDI_IMPL_SPMV && cand->kind != SDI_IMPL_SPMM)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "isolated runs cover our SpMV and SpMM candidates");
+    builtin_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.kind = cand->kind;
+    rec.op = cand->op;
+    rec.k = cand->k;
+    rec.spmv = cand->spmv_cfg;
+    rec.spmm = cand->spmm_cfg;
+    char *hex = sdi_malloc(2 * sizeof rec + 1);
+    if (hex == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a worker request");
+    hex_encode(&rec, sizeof rec, hex);
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "name");
+    sdi_json_string(&j, name);
+    sdi_json_key(&j, "kind");
+    sdi_json_string(&j, "builtin");
+    sdi_json_key(&j, "op");
+    sdi_json_int(&j, cand->op);
+    sdi_json_key(&j, "k");
+    sdi_json_int(&j, cand->op == SD_OP_SPMM ? cand->k : 1);
+    sdi_json_key(&j, "matrix");
+    sdi_json_string(&j, matrix_path);
+    sdi_json_key(&j, "config");
+    sdi_json_string(&j, hex);
+    sdi_json_end_object(&j);
+    sdi_free(hex);
+    sd_status s = sdi_json_finish(&j);
+    if (s == SD_OK) {
+        *out = j.buf;
+        j.buf = NULL;
+    }
+    sdi_json_free(&j);
+    return s;
+}
+
+/* ------------------------------------------------------------------ the worker's handler */
+
+typedef struct {
+    sd_context *ctx;
+    bool ctx_tried;
+    char ctx_why[300];
+    char matrix_path[PATH_MAX];
+    sd_csr a;
+} worker_state;
+
+static void ensure_ctx(worker_state *ws)
+{
+    if (ws->ctx_tried)
+        return;
+    ws->ctx_tried = true;
+    sd_status s = sd_context_create(NULL, &ws->ctx);
+    if (s != SD_OK) {
+        snprintf(ws->ctx_why, sizeof ws->ctx_why, "%s", sd_last_error());
+        sdi_error_clear();
+        ws->ctx = NULL;
+    }
+}
+
+static sd_status ensure_matrix(worker_state *ws, const char *path)
+{
+    if (path == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "the request names no matrix");
+    if (ws->matrix_path[0] && strcmp(ws->matrix_path, path) == 0)
+        return SD_OK;
+    sd_csr_free(&ws->a);
+    ws->matrix_path[0] = '\0';
+    sd_status s = sd_csr_read(path, &ws->a);
+    if (s == SD_OK)
+        snprintf(ws->matrix_path, sizeof ws->matrix_path, "%s", path);
+    return s;
+}
+
+static void put_status(sdi_json *reply, const char *status, const char *detail)
+{
+    sdi_json_key(reply, "status");
+    sdi_json_string(reply, status);
+    if (detail != NULL) {
+        sdi_json_key(reply, "detail");
+        sdi_json_string(reply, detail);
+    }
+}
+
+static sd_status harness_run(void *arg, const float *x, float *y, cudaStream_t stream)
+{
+    sdi_harness *h = arg;
+    int rc = h->compute(h->state, x, y, stream);
+    if (rc != 0)
+        return SDI_ERR(SD_ERR_CUDA, "sd_agent_compute returned %d (%s)", rc, cudaGetErrorString((cudaError_t)rc));
+    return SD_OK;
+}
+
+typedef struct {
+    sd_context *ctx;
+    sdi_impl *im;
+} builtin_exec;
+
+static sd_status builtin_run(void *arg, const float *x, float *y, cudaStream_t stream)
+{
+    builtin_exec *b = arg;
+    return sdi_impl_run(b->ctx, b->im, x, y, stream);
+}
+
+/* An LLM-written candidate: nvcc (unless prebuilt), dlopen, preprocess, validate, time. */
+static sd_status handle_agent(worker_state *ws, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
+{
+    const char *name = sdi_jget_string(req, "name", "?");
+    const char *src = sdi_jget_string(req, "source", NULL), *so = sdi_jget_string(req, "so", NULL);
+    sd_op op = (sd_op)sdi_jget_number(req, "op", 0);
+    int k = (int)sdi_jget_number(req, "k", 1);
+    if (so == NULL || (op != SD_OP_SPMV && op != SD_OP_SPMM) || k < 1) {
+        put_status(reply, "error", "the request needs \"so\", op 0 or 1 and k >= 1");
+        return SD_OK;
+    }
+    if (src != NULL) {
+        char log[PATH_MAX + 8];
+        snprintf(log, sizeof log, "%s.log", so);
+        double ms = 0;
+        sd_status s = sdi_nvcc_shared(src, so, sdi_jget_string(req, "arch", NULL), log,
+                                      sdi_jget_number(req, "compile_timeout_s", NVCC_TIMEOUT_S), &ms);
+        sdi_json_key(reply, "compile_ms");
+        sdi_json_number(reply, ms);
+        if (s != SD_OK) {
+            put_status(reply, "compile_error", sd_last_error());
+            char tail[2100];
+            sdi_file_tail(log, 2000, tail, sizeof tail);
+            sdi_json_key(reply, "compile_log");
+            sdi_json_string(reply, tail);
+            return SD_OK;
+        }
+    }
+    sdi_harness h;
+    sd_status s = sdi_harness_load(so, &h);
+    if (s != SD_OK) {
+        put_status(reply, "load_error", sd_last_error());
+        return SD_OK;
+    }
+    s = ensure_matrix(ws, sdi_jget_string(req, "matrix", NULL));
+    if (s != SD_OK) {
+        put_status(reply, "error", sd_last_error());
+        sdi_harness_unload(&h);
+        return SD_OK;
+    }
+    ensure_ctx(ws);
+    /* preprocess runs even without a device: its host part is the candidate's too, and a
+     * crash there must end only this process. */
+    s = sdi_harness_prepare(&h, &ws->a, op, k);
+    if (ws->ctx == NULL) {
+        char why[700];
+        snprintf(why, sizeof why, "compiled and loaded; preprocess %s; validation and timing need a GPU (%s)",
+                 s == SD_OK ? "succeeded" : sd_last_error(), ws->ctx_why);
+        put_status(reply, "no_device", why);
+        sdi_harness_unload(&h);
+        return SD_OK;
+    }
+    if (s != SD_OK) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", sd_last_error());
+        /* A fault inside preprocess surfaces at the next synchronisation. */
+        sdi_stream_sync(ws->ctx, "after sd_agent_preprocess", name);
+        *fatal = ws->ctx->broken != 0;
+        put_status(reply, *fatal ? "fault" : "error", *fatal ? ws->ctx->broken_reason : why);
+        if (!*fatal)
+            sdi_harness_unload(&h);
+        return SD_OK;
+    }
+    sdi_candidate_exec ex = {harness_run, &h};
+    if (sdi_jget(req, "profile_only") != NULL) {
+        /* Under ncu: two executions on zeroed operands and nothing else (no calibration,
+         * no timing loops: every kernel launch is replayed for its counters). */
+        int kk = op == SD_OP_SPMM ? k : 1;
+        float *d_in = NULL, *d_out = NULL;
+        s = sdi_device_malloc(ws->ctx, (void **)&d_in, (size_t)ws->a.cols * (size_t)kk * sizeof(float), "x");
+        if (s == SD_OK)
+            s = sdi_device_malloc(ws->ctx, (void **)&d_out, (size_t)ws->a.rows * (size_t)kk * sizeof(float), "y");
+        for (int i = 0; i < 2 && s == SD_OK; i++)
+            s = harness_run(&h, d_in, d_out, ws->ctx->stream);
+        if (s == SD_OK)
+            s = sdi_stream_sync(ws->ctx, "profiled executions", name);
+        *fatal = ws->ctx->broken != 0;
+        put_status(reply, s == SD_OK ? "ok" : *fatal ? "fault" : "error", s == SD_OK ? NULL : sd_last_error());
+        sdi_device_free(d_in);
+        sdi_device_free(d_out);
+    } else {
+        if (sdi_device_calibrate(ws->ctx) != SD_OK)
+            sdi_error_clear(); /* only the roofline fraction needs it */
+        sdi_candidate_measure(ws->ctx, &ws->a, op, k, name, &ex, reply, fatal);
+    }
+    /* After a sticky fault the candidate's cleanup would only meet the same error; the
+     * process leaves right after the reply. */
+    if (!*fatal)
+        sdi_harness_unload(&h);
+    return SD_OK;
+}
+
+static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
+{
+    builtin_record rec;
+    if (!hex_decode(sdi_jget_string(req, "config", NULL), &rec, sizeof rec) ||
+        (rec.kind != SDI_IMPL_SPMV && rec.kind != SDI_IMPL_SPMM)) {
+        put_status(reply, "error", "the built-in configuration does not decode (another build?)");
+        return SD_OK;
+    }
+    sd_status s = ensure_matrix(ws, sdi_jget_string(req, "matrix", NULL));
+    if (s != SD_OK) {
+        put_status(reply, "error", sd_last_error());
+        return SD_OK;
+    }
+    ensure_ctx(ws);
+    if (ws->ctx == NULL) {
+        char why[400];
+        snprintf(why, sizeof why, "validation and timing need a GPU (%s)", ws->ctx_why);
+        put_status(reply, "no_device", why);
+        return SD_OK;
+    }
+    sdi_impl im;
+    memset(&im, 0, sizeof im);
+    im.kind = (sdi_impl_kind)rec.kind;
+    im.op = (sd_op)rec.op;
+    im.k = rec.k;
+    im.spmv_cfg = rec.spmv;
+    im.spmm_cfg = rec.spmm;
+    s = sdi_impl_build(ws->ctx, &ws->a, &im, NULL, 0);
+    sdi_json_key(reply, "compile_ms");
+    sdi_json_number(reply, im.compile_ms);
+    if (s != SD_OK) {
+        *fatal = ws->ctx->broken != 0;
+        put_status(reply, *fatal ? "fault" : s == SD_ERR_COMPILE ? "compile_error" : "error", sd_last_error());
+        return SD_OK;
+    }
+    if (sdi_device_calibrate(ws->ctx) != SD_OK)
+        sdi_error_clear();
+    builtin_exec b = {ws->ctx, &im};
+    sdi_candidate_exec ex = {builtin_run, &b};
+    sdi_candidate_measure(ws->ctx, &ws->a, im.op, im.k, sdi_jget_string(req, "name", "?"), &ex, reply, fatal);
+    sdi_impl_release(&im);
+    return SD_OK;
+}
+
+static sd_status worker_handler(void *arg, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
+{
+    worker_state *ws = arg;
+    const char *kind = sdi_jget_string(req, "kind", "");
+    if (strcmp(kind, "agent") == 0)
+        return handle_agent(ws, req, reply, fatal);
+    if (strcmp(kind, "builtin") == 0)
+        return handle_builtin(ws, req, reply, fatal);
+    if (strcmp(kind, "ping") == 0) {
+        put_status(reply, "ok", NULL);
+        return SD_OK;
+    }
+    put_status(reply, "error", "unknown request kind");
+    return SD_OK;
+}
+
+static void worker_state_free(worker_state *ws)
+{
+    /* A broken context is left to the process exit (its teardown meets the same fault). */
+    if (ws->ctx != NULL && !ws->ctx->broken)
+        sd_context_destroy(ws->ctx);
+    sd_csr_free(&ws->a);
+}
+
+int sdi_tune_worker_main(int fd_in, int fd_out)
+{
+    worker_state ws;
+    memset(&ws, 0, sizeof ws);
+    int rc = sdi_worker_serve(fd_in, fd_out, worker_handler, &ws);
+    worker_state_free(&ws);
+    return rc;
+}
+
+int sdi_tune_worker_once(const char *request_path, const char *reply_path)
+{
+    worker_state ws;
+    memset(&ws, 0, sizeof ws);
+    int rc = sdi_worker_serve_once(request_path, reply_path, worker_handler, &ws);
+    worker_state_free(&ws);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ replies → trials */
+
+void sdi_tune_trial_from_reply(const sdi_worker_reply *rep, sdi_trial *tr)
+{
+    memset(&tr->t, 0, sizeof tr->t);
+    if (rep->outcome != SDI_WORKER_REPLIED) {
+        tr->status = rep->outcome == SDI_WORKER_NOT_STARTED ? SD_ERR_INTERNAL : SD_ERR_CUDA;
+        snprintf(tr->detail, sizeof tr->detail, "%.190s", rep->cause);
+        return;
+    }
+    const char *st = sdi_jget_string(&rep->reply, "status", "error");
+    tr->status = strcmp(st, "ok") == 0              ? SD_OK
+                 : strcmp(st, "invalid") == 0       ? SD_ERR_VALIDATION
+                 : strcmp(st, "compile_error") == 0 ? SD_ERR_COMPILE
+                 : strcmp(st, "load_error") == 0    ? SD_ERR_COMPILE
+                 : strcmp(st, "no_device") == 0     ? SD_ERR_NO_DEVICE
+                 : strcmp(st, "fault") == 0         ? SD_ERR_CUDA
+                                                    : SD_ERR_INTERNAL;
+    snprintf(tr->detail, sizeof tr->detail, "%s%s%.180s", st, "; ", sdi_jget_string(&rep->reply, "detail", ""));
+    tr->compile_ms = sdi_jget_number(&rep->reply, "compile_ms", 0);
+    if (tr->status == SD_OK) {
+        const sdi_jvalue *t = sdi_jget(&rep->reply, "timing");
+        tr->t.mean_us = sdi_jget_number(t, "mean_us", 0);
+        tr->t.min_us = sdi_jget_number(t, "min_us", 0);
+        tr->t.median_us = sdi_jget_number(t, "median_us", 0);
+        tr->t.pipelined_us = sdi_jget_number(t, "pipelined_us", 0);
+        tr->roofline_frac = sdi_jget_number(&rep->reply, "roofline_frac", 0);
+        tr->detail[0] = '\0';
+    }
+}
+
+sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, const char *matrix_path, double timeout_s,
+                                sdi_trial *tr)
+{
+    char name[200], *req = NULL;
+    sdi_impl_describe(cand, name, sizeof name);
+    sd_status s = sdi_tune_builtin_request(cand, name, matrix_path, &req);
+    if (s != SD_OK)
+        return s;
+    sdi_worker_reply rep;
+    s = sdi_worker_call(w, req, timeout_s, &rep);
+    sdi_free(req);
+    if (s != SD_OK)
+        return s;
+    sdi_impl_family(cand, tr->family, sizeof tr->family);
+    snprintf(tr->config, sizeof tr->config, "%.190s", name);
+    sdi_tune_trial_from_reply(&rep, tr);
+    sdi_worker_reply_free(&rep);
+    return SD_OK;
+}
+
+/* ------------------------------------------------------------------ cache key */
+
+void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_tune_options *opt,
+                        sdi_cache_key *key)
+{
+    /* The fields of sd_compile's key (api/kernel.c), plus the agent flag. */
+    sdi_cache_key_init(key);
+    sdi_hash128 h = sdi_pattern_hash(a);
+    key->pattern_lo = h.lo;
+    key->pattern_hi = h.hi;
+    key->rows = a->rows;
+    key->cols = a->cols;
+    key->nnz = a->nnz;
+    key->op = op;
+    key->k = op == SD_OP_SPMM ? k : 0;
+    key->flags = (opt && opt->allow_vendor ? 1 : 0) | (opt && opt->deterministic ? 2 : 0) | AGENT_KEY_FLAG;
+    snprintf(key->gpu_name, sizeof key->gpu_name, "%s", ctx->props.name);
+    key->cc_major = ctx->props.cc_major;
+    key->cc_minor = ctx->props.cc_minor;
+    int major = 0, minor = 0;
+    if (sdi_nvrtc_version(&major, &minor) == SD_OK) {
+        key->nvrtc_major = major;
+        key->nvrtc_minor = minor;
+    }
+    key->driver_version = ctx->driver_version;
+}
+
+/* ------------------------------------------------------------------ the agent round */
+
+typedef struct {
+    sd_context *ctx;
+    const sd_csr *a;
+    const sdi_tune_options *opt;
+    sdi_tune_result *r;
+    char dir[PATH_MAX];
+    char matrix[PATH_MAX + 16];
+    sdi_worker *w;
+    double timeout_s;
+} round_env;
+
+static void note(sdi_tune_result *r, const char *fmt, ...) SDI_PRINTF(2, 3);
+static void note(sdi_tune_result *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->diagnosis), cap = sizeof r->diagnosis;
+    if (len + 3 >= cap)
+        return;
+    if (len > 0) {
+        memcpy(r->diagnosis + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->diagnosis + len, cap - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Removes the round's scratch directory (flat: only files we wrote). */
+static void remove_dir(const char *dir)
+{
+    if (dir[0] == '\0')
+        return;
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        struct dirent *e;
+        char path[PATH_MAX * 2];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static void env_free(round_env *e)
+{
+    sdi_worker_destroy(e->w);
+    e->w = NULL;
+    if (getenv("SPARSEDITTO_AGENT_KEEP") == NULL)
+        remove_dir(e->dir);
+    else if (e->dir[0])
+        sdi_log(1, "agent: scratch files kept in %s", e->dir);
+    e->dir[0] = '\0';
+}
+
+/* Scratch directory, the matrix as .sdm for the worker, the worker handle. */
+static sd_status env_open(round_env *e)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(e->dir, sizeof e->dir, "%s/sd-agent-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(e->dir) == NULL) {
+        int err = errno;
+        e->dir[0] = '\0';
+        return SDI_ERR(SD_ERR_IO, "cannot create a scratch directory (%s)", strerror(err));
+    }
+    snprintf(e->matrix, sizeof e->matrix, "%s/a.sdm", e->dir);
+    sd_status s = sdi_sdm_write(e->matrix, e->a);
+    if (s != SD_OK)
+        return s;
+    char log[PATH_MAX + 16];
+    snprintf(log, sizeof log, "%s/worker.log", e->dir);
+    e->timeout_s = env_seconds("SPARSEDITTO_WORKER_TIMEOUT_S", WORKER_TIMEOUT_DEFAULT_S);
+    return sdi_worker_create(NULL, log, &e->w);
+}
+
+static sdi_trial *new_trial(sdi_tune_result *r, const char *family, const char *config)
+{
+    if (r->ntrials >= SDI_TUNE_MAX_TRIALS)
+        return NULL;
+    sdi_trial *tr = &r->trials[r->ntrials++];
+    memset(tr, 0, sizeof *tr);
+    tr->round = 4;
+    snprintf(tr->family, sizeof tr->family, "%s", family);
+    snprintf(tr->config, sizeof tr->config, "%.190s", config);
+    return tr;
+}
+
+static void count_trial(const round_env *e, const sdi_trial *tr, double best_us)
+{
+    sdi_tune_result *r = e->r;
+    if (tr->status == SD_OK)
+        r->n_valid++;
+    else if (tr->status == SD_ERR_VALIDATION)
+        r->n_invalid++;
+    else if (tr->status == SD_ERR_UNSUPPORTED)
+        r->n_refused++;
+    else
+        r->n_failed++;
+    if (e->opt != NULL && e->opt->progress != NULL)
+        e->opt->progress(e->opt->progress_arg, "agent", tr, best_us);
+}
+
+/* SPARSEDITTO_ISOLATE=1: the built-in winner once more, in a worker. */
+static sd_status isolated_recheck(round_env *e)
+{
+    sdi_tune_result *r = e->r;
+    if (r->ours_trial < 0 || (r->best.kind != SDI_IMPL_SPMV && r->best.kind != SDI_IMPL_SPMM))
+        return SD_OK;
+    char cfg[200];
+    sdi_impl_describe(&r->best, cfg, sizeof cfg);
+    sdi_trial *tr = new_trial(r, "isolated", cfg);
+    if (tr == NULL)
+        return SD_OK;
+    sd_status s = sdi_tune_run_isolated(e->w, &r->best, e->matrix, e->timeout_s, tr);
+    if (s != SD_OK)
+        return s;
+    count_trial(e, tr, r->best_t.mean_us);
+    if (tr->status == SD_OK)
+        note(r, "isolated re-check of the built-in winner: %.2f us in a worker", tr->t.mean_us);
+    else
+        note(r, "isolated re-check of the built-in winner FAILED: %.200s", tr->detail);
+    return SD_OK;
+}
+
+/* The plan Π handed to the model: the best built-in plan with its lowering and bounds
+ * (or the top-ranked template when nothing validated). */
+static sd_status plan_for_prompt(const round_env *e, char **out)
+{
+    *out = NULL;
+    const sdi_tune_result *r = e->r;
+    const sdi_impl *im = &r->best;
+    sdi_json j;
+    sdi_json_init(&j, 2);
+    char buf[256];
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "op");
+    sdi_json_string(&j, r->op == SD_OP_SPMV ? "spmv" : "spmm");
+    sdi_json_key(&j, "k");
+    sdi_json_int(&j, r->k);
+    if (r->ours_trial >= 0 && (im->kind == SDI_IMPL_SPMV || im->kind == SDI_IMPL_SPMM)) {
+        sdi_impl_family(im, buf, sizeof buf);
+        sdi_json_key(&j, "family");
+        sdi_json_string(&j, buf);
+        sdi_impl_describe(im, buf, sizeof buf);
+        sdi_json_key(&j, "config");
+        sdi_json_string(&j, buf);
+        sdi_json_key(&j, "lowering");
+        if (im->kind == SDI_IMPL_SPMV)
+            sdi_spmv_plan_json(&im->spmv_plan, &j);
+        else
+            sdi_spmm_lowered_json(&im->spmm_low, &j);
+        int64_t value, meta, work;
+        sdi_impl_bytes(im, &value, &meta, &work);
+        sdi_plan_bounds b;
+        sdi_plan_bounds_compute(value, meta, work, r->op, r->k, e->a->rows, e->a->cols, e->a->nnz, &e->ctx->props,
+                                &b);
+        sdi_json_key(&j, "bounds");
+        sdi_plan_bounds_json(&b, &j);
+    } else if (r->ranking.n > 0) {
+        sdi_json_key(&j, "template");
+        sdi_json_string(&j, r->ranking.e[0].label);
+    }
+    sdi_json_end_object(&j);
+    sd_status s = sdi_json_finish(&j);
+    if (s == SD_OK) {
+        *out = j.buf;
+        j.buf = NULL;
+    }
+    sdi_json_free(&j);
+    return s;
+}
+
+static sd_status write_text(const char *path, const char *a, const char *b)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return SDI_ERR(SD_ERR_IO, "cannot write '%s' (%s)", path, strerror(errno));
+    int bad = fputs(a, f) < 0 || (b != NULL && fputs(b, f) < 0);
+    bad |= fclose(f) != 0;
+    return bad ? SDI_ERR(SD_ERR_IO, "cannot write '%s'", path) : SD_OK;
+}
+
+static sd_status read_file(const char *path, char **out, size_t *size)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return SDI_ERR(SD_ERR_IO, "cannot read '%s' (%s)", path, strerror(errno));
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return SDI_ERR(SD_ERR_IO, "cannot size '%s'", path);
+    }
+    *out = sdi_malloc((size_t)n + 1);
+    if (*out == NULL) {
+        fclose(f);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading '%s'", path);
+    }
+    size_t got = fread(*out, 1, (size_t)n, f);
+    fclose(f);
+    (*out)[got] = '\0';
+    *size = got;
+    return got == (size_t)n ? SD_OK : SDI_ERR(SD_ERR_IO, "short read of '%s'", path);
+}
+
+/* The request for one agent candidate (source to compile, or a prebuilt .so). */
+static sd_status agent_request(const round_env *e, const char *name, const char *src, const char *so,
+                               bool profile_only, char **out)
+{
+    *out = NULL;
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "name");
+    sdi_json_string(&j, name);
+    sdi_json_key(&j, "kind");
+    sdi_json_string(&j, "agent");
+    sdi_json_key(&j, "op");
+    sdi_json_int(&j, e->r->op);
+    sdi_json_key(&j, "k");
+    sdi_json_int(&j, e->r->k);
+    sdi_json_key(&j, "matrix");
+    sdi_json_string(&j, e->matrix);
+    if (src != NULL) {
+        sdi_json_key(&j, "source");
+        sdi_json_string(&j, src);
+    }
+    sdi_json_key(&j, "so");
+    sdi_json_string(&j, so);
+    sdi_json_key(&j, "arch");
+    sdi_json_string(&j, e->ctx->arch[0] ? e->ctx->arch : SD_NVRTC_ARCH_DEFAULT);
+    if (profile_only) {
+        sdi_json_key(&j, "profile_only");
+        sdi_json_bool(&j, true);
+    }
+    sdi_json_end_object(&j);
+    sd_status s = sdi_json_finish(&j);
+    if (s == SD_OK) {
+        *out = j.buf;
+        j.buf = NULL;
+    }
+    sdi_json_free(&j);
+    return s;
+}
+
+/* A cached agent kernel: never trusted, re-validated and re-timed in a worker. */
+static sd_status run_cached(round_env *e, const sdi_cache_entry *entry, bool *used)
+{
+    *used = false;
+    const sdi_cache_blob *so = NULL;
+    for (int i = 0; i < entry->nblobs; i++)
+        if (strcmp(entry->blobs[i].name, "agent_so") == 0)
+            so = &entry->blobs[i];
+    if (so == NULL)
+        return SD_OK;
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/cached.so", e->dir);
+    FILE *f = fopen(path, "wb");
+    bool ok = f != NULL && fwrite(so->data, 1, so->size, f) == so->size;
+    if (f != NULL)
+        ok &= fclose(f) == 0;
+    if (!ok)
+        return SDI_ERR(SD_ERR_IO, "cannot write '%s'", path);
+    char *req = NULL;
+    sd_status s = agent_request(e, "agent (cached)", NULL, path, false, &req);
+    if (s != SD_OK)
+        return s;
+    sdi_worker_reply rep;
+    s = sdi_worker_call(e->w, req, e->timeout_s, &rep);
+    sdi_free(req);
+    if (s != SD_OK)
+        return s;
+    sdi_jvalue rec;
+    const char *model = "?";
+    bool have_rec = sdi_json_parse(entry->record_json ? entry->record_json : "{}", -1, &rec) == SD_OK;
+    if (have_rec)
+        model = sdi_jget_string(&rec, "model", "?");
+    char cfg[200];
+    snprintf(cfg, sizeof cfg, "cached agent kernel (model %s)", model);
+    sdi_trial *tr = new_trial(e->r, "agent", cfg);
+    if (tr != NULL) {
+        sdi_tune_trial_from_reply(&rep, tr);
+        count_trial(e, tr, tr->t.mean_us);
+        if (tr->status == SD_OK) {
+            note(e->r, "agent: cached kernel (model %s) re-validated in a worker: %.2f us", model, tr->t.mean_us);
+            *used = true;
+        } else {
+            note(e->r, "agent: the cached kernel failed its re-check (%.150s): asking the model again", tr->detail);
+        }
+    }
+    if (have_rec)
+        sdi_jvalue_free(&rec);
+    else
+        sdi_error_clear();
+    sdi_worker_reply_free(&rep);
+    return SD_OK;
+}
+
+typedef struct {
+    double us;
+    int attempt;
+    char src[PATH_MAX + 32], so[PATH_MAX + 32];
+    sdi_timing t;
+} agent_best;
+
+/* Stores the winner: plan + provenance record + source and .so blobs. */
+static sd_status store_winner(round_env *e, sdi_cache *cache, const sdi_cache_key *key, const char *plan,
+                              const agent_best *best, const sdi_agent_config *cfg, const char *transcript_path,
+                              double target_us)
+{
+    char *src = NULL, *so = NULL, *record = NULL;
+    size_t src_n = 0, so_n = 0;
+    sdi_json j;
+    sdi_json_init(&j, 0);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(src);                                                                     \
+        sdi_free(so);                                                                      \
+        sdi_json_free(&j);                                                                 \
+    } while (0)
+    SD_TRY(read_file(best->src, &src, &src_n));
+    SD_TRY(read_file(best->so, &so, &so_n));
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "backend");
+    sdi_json_string(&j, "agent");
+    sdi_json_key(&j, "model");
+    sdi_json_string(&j, cfg->model);
+    sdi_json_key(&j, "endpoint");
+    sdi_json_string(&j, cfg->url);
+    sdi_json_key(&j, "transcript");
+    sdi_json_string(&j, transcript_path ? transcript_path : "");
+    sdi_json_key(&j, "attempt");
+    sdi_json_int(&j, best->attempt);
+    sdi_json_key(&j, "time");
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "mean_us");
+    sdi_json_number(&j, best->t.mean_us);
+    sdi_json_key(&j, "min_us");
+    sdi_json_number(&j, best->t.min_us);
+    sdi_json_key(&j, "median_us");
+    sdi_json_number(&j, best->t.median_us);
+    sdi_json_key(&j, "pipelined_us");
+    sdi_json_number(&j, best->t.pipelined_us);
+    sdi_json_end_object(&j);
+    sdi_json_key(&j, "beat_us");
+    sdi_json_number(&j, target_us);
+    sdi_json_key(&j, "validated");
+    sdi_json_bool(&j, true);
+    sdi_json_key(&j, "nvcc");
+    sdi_json_string(&j, sdi_nvcc_path());
+    sdi_json_key(&j, "arch");
+    sdi_json_string(&j, e->ctx->arch);
+    sdi_json_end_object(&j);
+    SD_TRY(sdi_json_finish(&j));
+    record = j.buf;
+    sdi_cache_blob blobs[2];
+    memset(blobs, 0, sizeof blobs);
+    snprintf(blobs[0].name, sizeof blobs[0].name, "agent_source");
+    blobs[0].data = src;
+    blobs[0].size = src_n;
+    snprintf(blobs[1].name, sizeof blobs[1].name, "agent_so");
+    blobs[1].data = so;
+    blobs[1].size = so_n;
+    sdi_cache_entry entry = {(char *)plan, record, 2, blobs};
+    SD_TRY(sdi_cache_store(cache, key, &entry));
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+static void attempt_event(sdi_agent_session *sess, int attempt, const sdi_trial *tr, const char *profile)
+{
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "type");
+    sdi_json_string(&j, "attempt");
+    sdi_json_key(&j, "attempt");
+    sdi_json_int(&j, attempt);
+    sdi_json_key(&j, "status");
+    sdi_json_string(&j, sd_status_string(tr->status));
+    sdi_json_key(&j, "detail");
+    sdi_json_string(&j, tr->detail);
+    if (tr->status == SD_OK) {
+        sdi_json_key(&j, "mean_us");
+        sdi_json_number(&j, tr->t.mean_us);
+    }
+    if (profile != NULL) {
+        sdi_json_key(&j, "profile");
+        sdi_json_string(&j, profile);
+    }
+    sdi_json_end_object(&j);
+    if (sdi_json_finish(&j) == SD_OK)
+        sdi_agent_log_event(sess, j.buf);
+    sdi_json_free(&j);
+}
+
+/* The conversation: attempts until a budget is spent. */
+static sd_status agent_loop(round_env *e, sdi_agent_session *sess, const char *plan, double target_us,
+                            agent_best *best, char *why_stop, size_t cap)
+{
+    sdi_tune_result *r = e->r;
+    char *msg = NULL, *code = NULL, *req = NULL;
+    sdi_worker_reply rep;
+    memset(&rep, 0, sizeof rep);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(msg);                                                                     \
+        sdi_free(code);                                                                    \
+        sdi_free(req);                                                                     \
+        sdi_worker_reply_free(&rep);                                                       \
+    } while (0)
+    SD_TRY(sdi_agent_system_prompt(&msg));
+    SD_TRY(sdi_agent_add(sess, "system", msg));
+    SDI_FREE(msg);
+    sdi_agent_task task;
+    memset(&task, 0, sizeof task);
+    task.op = r->op;
+    task.k = r->k;
+    task.rows = e->a->rows;
+    task.cols = e->a->cols;
+    task.nnz = e->a->nnz;
+    task.plan_json = plan;
+    task.features = &r->features;
+    task.ranking = &r->ranking;
+    task.gpu = &e->ctx->props;
+    task.arch = e->ctx->arch[0] ? e->ctx->arch : SD_NVRTC_ARCH_DEFAULT;
+    task.builtin_us = r->ours_trial >= 0 ? r->trials[r->ours_trial].t.mean_us : 0;
+    if (e->opt != NULL && e->opt->allow_vendor && r->baseline != NULL && r->vendor_best >= 0) {
+        task.vendor_us = r->baseline->v[r->vendor_best].timing.mean_us;
+        task.vendor_name = r->baseline->v[r->vendor_best].name;
+    }
+    SD_TRY(sdi_agent_task_prompt(&task, &msg));
+    SD_TRY(sdi_agent_add(sess, "user", msg));
+    SDI_FREE(msg);
+    char header[PATH_MAX + 32];
+    snprintf(header, sizeof header, "%s/" SDI_AGENT_ABI_HEADER, e->dir);
+    SD_TRY(write_text(header, SDI_AGENT_ABI, NULL));
+
+    for (int attempt = 1;; attempt++) {
+        if (sdi_agent_budget_spent(sess, why_stop, cap))
+            break;
+        const char *reply = NULL;
+        char name[48];
+        snprintf(name, sizeof name, "agent-%d", attempt);
+        char cfg[200];
+        snprintf(cfg, sizeof cfg, "attempt %d (model %s)", attempt, sess->cfg.model);
+        sd_status s = sdi_agent_chat(sess, &reply);
+        if (s == SD_ERR_OUT_OF_MEMORY) {
+            SD_FREE_ALL;
+            return s;
+        }
+        sdi_trial *tr = new_trial(r, "agent", cfg);
+        if (tr == NULL) {
+            snprintf(why_stop, cap, "the trial table is full");
+            break;
+        }
+        if (s != SD_OK) {
+            /* The conversation is unchanged: the next call asks the same question. */
+            tr->status = s;
+            snprintf(tr->detail, sizeof tr->detail, "model call failed: %.170s", sd_last_error());
+            sdi_log(1, "agent: attempt %d: %s", attempt, tr->detail);
+            sdi_error_clear();
+            attempt_event(sess, attempt, tr, NULL);
+            count_trial(e, tr, best->us);
+            continue;
+        }
+        sdi_agent_feedback fb;
+        memset(&fb, 0, sizeof fb);
+        fb.attempt = attempt;
+        fb.target_us = best->us > 0 && (target_us == 0 || best->us < target_us) ? best->us : target_us;
+        char profile_text[1024] = "";
+        const char *compile_log = NULL;
+        s = sdi_agent_extract_code(reply, &code);
+        if (s != SD_OK) {
+            tr->status = SD_ERR_PARSE;
+            snprintf(tr->detail, sizeof tr->detail, "no code: %.180s", sd_last_error());
+            sdi_error_clear();
+            fb.status = "no_code";
+            fb.detail = "your reply held no fenced code block";
+        } else {
+            char src[PATH_MAX + 32], so[PATH_MAX + 32];
+            snprintf(src, sizeof src, "%s/cand_%d.cu", e->dir, attempt);
+            snprintf(so, sizeof so, "%s/cand_%d.so", e->dir, attempt);
+            SD_TRY(write_text(src, "#include \"" SDI_AGENT_ABI_HEADER "\"\n", code));
+            SDI_FREE(code);
+            SD_TRY(agent_request(e, name, src, so, false, &req));
+            SD_TRY(sdi_worker_call(e->w, req, e->timeout_s, &rep));
+            SDI_FREE(req);
+            sdi_tune_trial_from_reply(&rep, tr);
+            if (rep.outcome == SDI_WORKER_REPLIED) {
+                fb.status = sdi_jget_string(&rep.reply, "status", "error");
+                fb.detail = sdi_jget_string(&rep.reply, "detail", "");
+                compile_log = sdi_jget_string(&rep.reply, "compile_log", NULL);
+            } else {
+                fb.status = rep.outcome == SDI_WORKER_TIMEOUT ? "timeout (the worker was killed)" : "crash";
+                fb.detail = rep.cause;
+            }
+            fb.compile_log = compile_log;
+            if (tr->status == SD_OK) {
+                fb.mean_us = tr->t.mean_us;
+                if (sess->cfg.profile) {
+                    /* Profile-guided refinement: the validated candidate once under ncu. */
+                    char reqpath[PATH_MAX + 32], exe[PATH_MAX];
+                    snprintf(reqpath, sizeof reqpath, "%s/profile_%d.json", e->dir, attempt);
+                    SD_TRY(agent_request(e, name, NULL, so, true, &req));
+                    SD_TRY(write_text(reqpath, req, NULL));
+                    SDI_FREE(req);
+                    sdi_worker_exe(exe, sizeof exe);
+                    sdi_profile_diag d;
+                    sdi_ncu_profile(exe, reqpath, e->dir, e->timeout_s, &d);
+                    sdi_profile_diag_text(&d, profile_text, sizeof profile_text);
+                    fb.profile = profile_text;
+                    sdi_log(1, "agent: attempt %d profile: %s", attempt, profile_text);
+                }
+                if (best->us == 0 || tr->t.mean_us < best->us) {
+                    best->us = tr->t.mean_us;
+                    best->t = tr->t;
+                    best->attempt = attempt;
+                    snprintf(best->src, sizeof best->src, "%s", src);
+                    snprintf(best->so, sizeof best->so, "%s", so);
+                }
+            }
+        }
+        sdi_log(1, "agent: attempt %d: %s %s", attempt, sd_status_string(tr->status), tr->detail);
+        attempt_event(sess, attempt, tr, profile_text[0] ? profile_text : NULL);
+        count_trial(e, tr, best->us);
+        SD_TRY(sdi_agent_feedback_prompt(&fb, &msg));
+        sdi_worker_reply_free(&rep);
+        SD_TRY(sdi_agent_add(sess, "user", msg));
+        SDI_FREE(msg);
+    }
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_options *opt, sdi_tune_result *r)
+{
+    const char *iso = getenv("SPARSEDITTO_ISOLATE");
+    bool isolate = iso != NULL && strcmp(iso, "1") == 0;
+    bool agent = sdi_agent_requested();
+    if (!isolate && !agent)
+        return SD_OK;
+    if (r->op != SD_OP_SPMV && r->op != SD_OP_SPMM) {
+        note(r, "agent lowering and isolated runs cover SpMV and SpMM");
+        return SD_OK;
+    }
+    round_env e;
+    memset(&e, 0, sizeof e);
+    e.ctx = ctx;
+    e.a = a;
+    e.opt = opt;
+    e.r = r;
+    sdi_agent_config cfg;
+    sdi_agent_session sess;
+    memset(&sess, 0, sizeof sess);
+    sdi_cache *cache = NULL;
+    sdi_cache_entry entry;
+    memset(&entry, 0, sizeof entry);
+    char *plan = NULL, *transcript = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        env_free(&e);                                                                      \
+        sdi_agent_session_free(&sess);                                                     \
+        sdi_cache_entry_free(&entry);                                                      \
+        sdi_cache_close(cache);                                                            \
+        sdi_free(plan);                                                                    \
+        sdi_free(transcript);                                                              \
+    } while (0)
+    sd_status cs = agent ? sdi_agent_config_from_env(&cfg) : SD_OK;
+    if (cs != SD_OK) {
+        note(r, "agent lowering skipped (%.300s): the built-in backend's kernel is used", sd_last_error());
+        sdi_log(1, "%s", r->diagnosis);
+        sdi_error_clear();
+        agent = false;
+        if (!isolate)
+            return SD_OK;
+    }
+    sd_status s = env_open(&e);
+    if (s != SD_OK) {
+        if (s == SD_ERR_OUT_OF_MEMORY) {
+            SD_FREE_ALL;
+            return s;
+        }
+        note(r, "agent round skipped: %.300s", sd_last_error());
+        sdi_error_clear();
+        SD_FREE_ALL;
+        return SD_OK;
+    }
+    if (isolate)
+        SD_TRY(isolated_recheck(&e));
+    if (!agent) {
+        SD_FREE_ALL;
+        return SD_OK;
+    }
+
+    /* A cached agent kernel for this task: re-check it instead of asking the model. */
+    sdi_cache_key key;
+    sdi_tune_agent_key(ctx, a, r->op, r->k, opt, &key);
+    if (sdi_cache_open(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, &cache) != SD_OK) {
+        sdi_log(1, "agent: kernel cache unusable (%s): nothing will be cached", sd_last_error());
+        sdi_error_clear();
+        cache = NULL;
+    }
+    if (cache != NULL) {
+        bool hit = false, used = false;
+        if (sdi_cache_lookup(cache, &key, &entry, &hit) != SD_OK)
+            sdi_error_clear();
+        if (hit)
+            SD_TRY(run_cached(&e, &entry, &used));
+        sdi_cache_entry_free(&entry);
+        if (used) {
+            SD_FREE_ALL;
+            return SD_OK;
+        }
+    }
+
+    double builtin_us = r->ours_trial >= 0 ? r->trials[r->ours_trial].t.mean_us : 0;
+    double vendor_us = opt != NULL && opt->allow_vendor && r->baseline != NULL && r->vendor_best >= 0
+                           ? r->baseline->v[r->vendor_best].timing.mean_us
+                           : 0;
+    double target_us = builtin_us > 0 && (vendor_us == 0 || builtin_us < vendor_us) ? builtin_us : vendor_us;
+    SD_TRY(plan_for_prompt(&e, &plan));
+    SD_TRY(sdi_agent_session_init(&sess, &cfg));
+    agent_best best;
+    memset(&best, 0, sizeof best);
+    char why_stop[160] = "";
+    SD_TRY(agent_loop(&e, &sess, plan, target_us, &best, why_stop, sizeof why_stop));
+    bool won = best.us > 0 && (target_us == 0 || best.us < target_us);
+    char outcome[400];
+    if (best.us == 0)
+        snprintf(outcome, sizeof outcome, "no candidate validated in %d call(s) (%s)", sess.calls, why_stop);
+    else if (!won)
+        snprintf(outcome, sizeof outcome, "best agent kernel %.2f us (attempt %d) did not beat %.2f us: not cached",
+                 best.us, best.attempt, target_us);
+    else
+        snprintf(outcome, sizeof outcome, "agent kernel %.2f us (attempt %d) beat %.2f us: cached", best.us,
+                 best.attempt, target_us);
+    SD_TRY(sdi_agent_transcript(&sess, outcome, &transcript));
+    char tpath[1300] = "";
+    if (cache != NULL && sdi_cache_write_sidecar(cache, &key, ".transcript.json", transcript, tpath, sizeof tpath) != SD_OK) {
+        sdi_log(1, "agent: could not save the transcript: %s", sd_last_error());
+        sdi_error_clear();
+        tpath[0] = '\0';
+    }
+    if (won && cache != NULL) {
+        s = store_winner(&e, cache, &key, plan, &best, &cfg, tpath, target_us);
+        if (s == SD_ERR_OUT_OF_MEMORY) {
+            SD_FREE_ALL;
+            return s;
+        }
+        if (s != SD_OK) {
+            snprintf(outcome + strlen(outcome), sizeof outcome - strlen(outcome), " (store failed: %.150s)",
+                     sd_last_error());
+            sdi_error_clear();
+        }
+    }
+    note(r, "agent (%s, %d call(s), %ld tokens): %s%s%s", cfg.model, sess.calls, sess.total_tokens, outcome,
+         tpath[0] ? "; transcript " : "", tpath);
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}

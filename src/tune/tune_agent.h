@@ -1,0 +1,47 @@
+/* src/tune/tune_agent.h: the search side of the agent lowering backend and of process
+ * isolation: the worker's request handler (what `sparseditto worker` runs), the agent
+ * round the tuner calls after its built-in rounds, isolated runs of built-in
+ * candidates, and the agent kernel's cache entry with its provenance and transcript. */
+#ifndef SDI_TUNE_AGENT_H
+#define SDI_TUNE_AGENT_H
+
+#include "../cache/cache.h"
+#include "../runtime/worker.h"
+#include "tune.h"
+
+/* The worker process's main loops (cmd_worker.c calls them): requests on fd_in,
+ * replies on fd_out; or one request file → one reply file (under ncu). */
+SDI_HIDDEN int sdi_tune_worker_main(int fd_in, int fd_out);
+SDI_HIDDEN int sdi_tune_worker_once(const char *request_path, const char *reply_path);
+
+/* The agent round (SPARSEDITTO_LOWERING=agent; otherwise it returns at once): after the
+ * built-in rounds, asks the model for a kernel lowering the best built-in plan and
+ * refines it from the worker's outcomes (compile log, validation, time, ncu profile)
+ * within the budgets. Agent attempts are appended to r->trials (family "agent"). A
+ * candidate that validated and beat both the best built-in kernel and cuSPARSE's best
+ * is cached (source + .so + provenance) under the task's key with the agent flag, the
+ * transcript beside it; a cached one is re-validated in a worker instead of calling the
+ * model. Never fails the search for the agent's sake: an unusable endpoint, a model
+ * that writes nothing valid or a crashing candidate end the round with a note in
+ * r->diagnosis. Errors only for host memory. */
+SDI_HIDDEN sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_options *opt,
+                                    sdi_tune_result *r);
+
+/* Builds a worker request for one built-in candidate (its configuration travels as the
+ * bytes of the sdi_impl configuration: worker and tuner are the same build). */
+SDI_HIDDEN sd_status sdi_tune_builtin_request(const sdi_impl *cand, const char *name,
+                                              const char *matrix_path, char **out);
+/* Runs a built-in candidate in a worker: fills tr (status, detail, timing) from the
+ * reply or from the worker's fate. SPARSEDITTO_ISOLATE=1 makes the agent hook
+ * re-check the built-in winner this way. */
+SDI_HIDDEN sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, const char *matrix_path,
+                                           double timeout_s, sdi_trial *tr);
+/* A reply (or a worker fate) → a trial's status, detail and timing. */
+SDI_HIDDEN void sdi_tune_trial_from_reply(const sdi_worker_reply *rep, sdi_trial *tr);
+
+/* The agent entry's cache key: the task's key (pattern, op, K, GPU, versions) with
+ * flag bit 2 set, so built-in and agent entries never collide. */
+SDI_HIDDEN void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                                   const sdi_tune_options *opt, sdi_cache_key *key);
+
+#endif /* SDI_TUNE_AGENT_H */
