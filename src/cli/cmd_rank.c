@@ -12,6 +12,7 @@ static const sdc_option rank_options[] = {
     {"op", 0, true, "operator: spmv (default), spmm or spgemm"},
     {"k", 'K', true, "dense width K of spmm, 1..65536 (default 32)"},
     {"model", 0, true, "energy model weights (from `sparseditto train`); without it the "
+                       "shipped model (SPARSEDITTO_MODELS, models/energy.json) or else the "
                        "rule-based ranking (rules-v1) is used"},
     {"json", 0, false, "print one JSON object on stdout instead of the table"},
 };
@@ -28,7 +29,8 @@ int cmd_rank(int argc, char **argv)
                        "Analyses a matrix and ranks the operator's template vocabulary by energy\n"
                        "(lower is better), printing each template's largest per-feature\n"
                        "contributions: the learned energy model (energy-v1) when --model names\n"
-                       "its weights, else the rule-based ranking (rules-v1). JSON: {\"file\",\n"
+                       "its weights, else the model the search uses (the shipped models/energy.json,\n"
+                       "or rules-v1 without one; README \"Models\"). JSON: {\"file\",\n"
                        "\"op\", \"k\", \"shape_class\", \"model_path\", \"ranking\": {\"model\",\n"
                        "\"templates\": [{\"label\", \"energy\", \"reasons\": [{\"feature\",\n"
                        "\"value\", \"contribution\", \"why\"}]}]}}.",
@@ -100,9 +102,11 @@ int cmd_rank(int argc, char **argv)
     printf("\nshape  %s\n", sd_shape_class_name(f.shape_class));
     if (model_path != NULL)
         printf("model  %s (learned energy model, weights %s)\n\n", r.model, model_path);
+    else if (strcmp(r.model, "rules-v1") == 0)
+        printf("model  %s (rule-based ranking; %s; --model PATH uses a trained energy model)\n\n",
+               r.model, r.note);
     else
-        printf("model  %s (rule-based ranking; --model PATH uses a trained energy model)\n\n",
-               r.model);
+        printf("model  %s (the search's model: %s)\n\n", r.model, r.note);
     printf("rank  template      energy   top contributions (feature = value: contribution)\n");
     for (int i = 0; i < r.n; i++) {
         const sdi_rank_entry *e = &r.e[i];

@@ -1,6 +1,7 @@
 /* src/cli/cmd_train.c: `sparseditto train CORPUS.jsonl -o WEIGHTS.json [--seed N]
  * [--epochs N] [--lambda X] [--temperature T] [--hidden H] [--lr X] [--weight-decay X]
- * [--cv K [--cv-seeds S]]`: trains the energy model on a corpus (format in
+ * [--cv K [--cv-seeds S]] [--forest DECIDER.json [--forest-k K]]`: trains the energy model
+ * (and, with --forest, ParamSpMM's decider from the measured PCSR configurations) on a corpus (format in
  * src/model/corpus.h), prints the loss per epoch, the training time and the fit's metrics,
  * and writes the weights; --cv first reports grouped k-fold held-out metrics. */
 #include <math.h>
@@ -10,6 +11,7 @@
 
 #include "cli.h"
 #include "model/energy.h"
+#include "model/forest.h"
 
 static const sdc_option train_options[] = {
     {"output", 'o', true, "weights file to write (JSON), e.g. models/energy.json (required)"},
@@ -23,9 +25,12 @@ static const sdc_option train_options[] = {
     {"quiet", 'q', false, "no per-epoch lines"},
     {"cv", 0, true, "k-fold cross-validation grouped by matrix first, k >= 2 (-o optional)"},
     {"cv-seeds", 0, true, "training seeds per fold (seed, seed+1, ...; default 5)"},
+    {"forest", 0, true, "also train ParamSpMM's <W,F,V,S> random-forest decider from the "
+                        "corpus's measured PCSR configurations and write it here (-o optional)"},
+    {"forest-k", 0, true, "decider examples from spmm tasks of this K only (default every K)"},
 };
 enum { OPT_OUT, OPT_SEED, OPT_EPOCHS, OPT_LAMBDA, OPT_T, OPT_HIDDEN, OPT_LR, OPT_WD, OPT_QUIET,
-       OPT_CV, OPT_CV_SEEDS, NOPTS };
+       OPT_CV, OPT_CV_SEEDS, OPT_FOREST, OPT_FOREST_K, NOPTS };
 
 /* A finite double ≥ lo (> lo when strict); prints a usage error naming opt. */
 static int parse_double(const char *text, const char *opt, double lo, int strict, double *out)
@@ -36,6 +41,47 @@ static int parse_double(const char *text, const char *opt, double lo, int strict
         return sdc_usage_error("train: %s '%s' is not a number %s %g", opt, text,
                                strict ? ">" : ">=", lo);
     *out = v;
+    return SDC_EXIT_OK;
+}
+
+/* ParamSpMM's decider from the corpus's PCSR measurements (src/model/pcsr_data.c). */
+static int train_decider(const char *corpus, int k, unsigned long long seed, const char *out)
+{
+    double *X = NULL;
+    sdi_paramspmm_params *y = NULL;
+    int n = 0;
+    sd_status s = sdi_paramspmm_examples_read(corpus, k, &X, &y, &n);
+    if (s != SD_OK)
+        return sdc_fail(s);
+    if (n == 0) {
+        fprintf(stderr, "sparseditto: %s: no spmm task%s with measured ParamSpMM (PCSR) "
+                "configurations\n", corpus, k > 0 ? " of that K" : "");
+        sdi_free(X);
+        sdi_free(y);
+        return SDC_EXIT_INPUT;
+    }
+    sdi_forest_opts fo = sdi_forest_opts_default();
+    fo.seed = seed;
+    sdi_paramspmm_decider d;
+    double t0 = sdi_now();
+    s = sdi_paramspmm_decider_fit(X, y, n, &fo, &d);
+    double secs = sdi_now() - t0;
+    int exact = 0;
+    for (int i = 0; s == SD_OK && i < n; i++) {
+        sdi_paramspmm_params p;
+        sdi_paramspmm_decide(&d, X + (size_t)i * SDI_PSPMM_NFEAT, &p);
+        exact += p.w == y[i].w && p.f == y[i].f && p.v == y[i].v && p.s == y[i].s;
+    }
+    if (s == SD_OK)
+        s = sdi_paramspmm_decider_save(&d, out);
+    sdi_paramspmm_decider_free(&d);
+    sdi_free(X);
+    sdi_free(y);
+    if (s != SD_OK)
+        return sdc_fail(s);
+    printf("ParamSpMM decider: %d examples, 4 forests of %d trees in %.3f s; reproduces the "
+           "fastest <W,F,V,S> of %d (%.1f %%) of its training examples; written to %s\n", n,
+           fo.ntrees, secs, exact, 100.0 * exact / n, out);
     return SDC_EXIT_OK;
 }
 
@@ -54,7 +100,10 @@ int cmd_train(int argc, char **argv)
                        "training time and top-1 / regret / capture / cliff on the corpus itself, and\n"
                        "writes the weights as JSON (read by `sparseditto rank --model`). --cv K first\n"
                        "runs K-fold cross-validation grouped by matrix name (--cv-seeds seeds per\n"
-                       "fold) and prints held-out top-1, regret, capture and cliff per run and mean.",
+                       "fold) and prints held-out top-1, regret, capture and cliff per run and mean.\n"
+                       "--forest D.json trains ParamSpMM's <W,F,V,S> decider (random forests) on the\n"
+                       "fastest measured PCSR configuration of each spmm task of a `sparseditto\n"
+                       "corpus` file and writes it to D.json (shipped as models/paramspmm.json).",
                        train_options, NOPTS);
         return SDC_EXIT_OK;
     }
@@ -65,8 +114,13 @@ int cmd_train(int argc, char **argv)
     if (args.value[OPT_CV_SEEDS] != NULL &&
         (rc = sdc_parse_int(args.value[OPT_CV_SEEDS], "--cv-seeds", 1, 100, &cv_seeds)) != 0)
         return rc;
-    if (args.value[OPT_OUT] == NULL && folds == 0)
-        return sdc_usage_error("train: -o WEIGHTS.json is required (unless --cv is given)");
+    if (args.value[OPT_OUT] == NULL && folds == 0 && args.value[OPT_FOREST] == NULL)
+        return sdc_usage_error("train: -o WEIGHTS.json is required (unless --cv or --forest is "
+                               "given)");
+    long long forest_k = 0;
+    if (args.value[OPT_FOREST_K] != NULL &&
+        (rc = sdc_parse_int(args.value[OPT_FOREST_K], "--forest-k", 1, 65536, &forest_k)) != 0)
+        return rc;
     sdi_energy_train_opts o = sdi_energy_train_opts_default();
     long long v;
     if (args.value[OPT_SEED] != NULL) {
@@ -101,6 +155,11 @@ int cmd_train(int argc, char **argv)
         (rc = parse_double(args.value[OPT_WD], "--weight-decay", 0, 0, &o.weight_decay)) != 0)
         return rc;
     o.verbose = !args.present[OPT_QUIET];
+    if (args.value[OPT_FOREST] != NULL &&
+        (rc = train_decider(args.pos[0], (int)forest_k, o.seed, args.value[OPT_FOREST])) != 0)
+        return rc;
+    if (args.value[OPT_OUT] == NULL && folds == 0)
+        return SDC_EXIT_OK;
 
     sdi_corpus c;
     sd_status s = sdi_corpus_read(args.pos[0], &c);

@@ -3,6 +3,7 @@
 #ifndef SDI_RNG_H
 #define SDI_RNG_H
 
+#include <math.h>
 #include <stdint.h>
 
 /* Pseudo-random numbers: splitmix64 (Steele, Lea & Flood 2014) to derive seeds and as a
@@ -79,6 +80,25 @@ static inline uint64_t sdi_rng_below(sdi_rng *r, uint64_t n)
 static inline double sdi_rng_open01(sdi_rng *r)
 {
     return ((double)(sdi_rng_next(r) >> 11) + 0.5) * 0x1p-53;
+}
+
+/* Standard normal (Box–Muller, one of the pair); generators and model initialisation. */
+static inline double sdi_rng_normal(sdi_rng *r)
+{
+    double u1 = 1.0 - sdi_rng_uniform(r); /* (0, 1]: log is finite */
+    double u2 = sdi_rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Fisher–Yates shuffle of order[0..n) from r's stream. */
+static inline void sdi_rng_shuffle_int(sdi_rng *r, int *order, int n)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)sdi_rng_below(r, (uint64_t)i + 1);
+        int tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
 }
 
 #endif /* SDI_RNG_H */

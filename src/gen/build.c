@@ -9,13 +9,6 @@
 
 #include "gen.h"
 
-double sdi_rng_normal(sdi_rng *r)
-{
-    double u1 = 1.0 - sdi_rng_uniform(r); /* (0, 1]: log is finite */
-    double u2 = sdi_rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
 /* ------------------------------------------------------------------ sorting */
 
 static int cmp_i32(const void *x, const void *y)

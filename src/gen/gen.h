@@ -55,11 +55,8 @@ SDI_HIDDEN sd_status sdi_twin_scale(const sdi_twin_target *t, double scale,
  * Internal to src/gen: random numbers, the spec parameters and the builders.
  * ================================================================== */
 
-/* Random numbers: src/core/rng.h (sdi_rng, sdi_hash3, ...). */
+/* Random numbers: src/core/rng.h (sdi_rng, sdi_hash3, sdi_rng_normal, ...). */
 #include "../core/rng.h"
-
-/* Standard normal (Box–Muller, one value per call). */
-SDI_HIDDEN double sdi_rng_normal(sdi_rng *r);
 
 /* Stream ids (any distinct constants). */
 enum {

@@ -11,6 +11,8 @@
 #include "../core/rng.h"
 #include "corpus.h"
 
+#define SDI_EM_NSHAPE_CORPUS 5 /* shape classes (sd_shape_class) */
+
 int sdi_op_from_name(const char *name)
 {
     if (name == NULL)
@@ -235,7 +237,12 @@ sd_status sdi_corpus_parse(const char *text, size_t len, sdi_corpus *out)
                 sdi_corpus_free(out);
                 return s;
             }
-            s = parse_record(&v, line, out, &rcap, &tcap);
+            /* A line with "error" records a (matrix, task) the corpus builder could not
+             * measure: it keeps the builder from retrying and is no example. */
+            if (sdi_jget(&v, "error") != NULL)
+                s = SD_OK;
+            else
+                s = parse_record(&v, line, out, &rcap, &tcap);
             sdi_jvalue_free(&v);
             if (s != SD_OK) {
                 sdi_corpus_free(out);
@@ -379,6 +386,167 @@ sd_status sdi_corpus_folds(const sdi_corpus *c, int folds, unsigned long long se
             }
     }
     sdi_free(names);
+    return SD_OK;
+}
+
+/* ------------------------------------------------------------------ stratified splits */
+typedef struct {
+    const char *name;
+    int record; /* first record of the matrix in file order */
+    int shape;
+    int cls_rank; /* position in its class's shuffled order */
+} strat_group;
+
+static int cmp_group_name(const void *a, const void *b)
+{
+    const strat_group *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c != 0 ? c : x->record - y->record;
+}
+
+/* The matrices (unique names; a matrix takes the shape of its first record) with a rank
+ * in their shape class's order shuffled by seed; cnt[c] = matrices of class c. *groups
+ * (sdi_free) has *ng entries sorted by name. */
+static sd_status stratify(const sdi_corpus *c, unsigned long long seed, strat_group **groups,
+                          int *ng, int cnt[SDI_EM_NSHAPE_CORPUS])
+{
+    *groups = NULL;
+    *ng = 0;
+    memset(cnt, 0, sizeof(int) * SDI_EM_NSHAPE_CORPUS);
+    strat_group *g = sdi_malloc_array(c->nrecords > 0 ? (size_t)c->nrecords : 1, sizeof *g);
+    if (g == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for folds");
+    for (int r = 0; r < c->nrecords; r++)
+        g[r] = (strat_group){c->records[r].matrix, r, (int)c->records[r].shape, 0};
+    qsort(g, (size_t)c->nrecords, sizeof *g, cmp_group_name);
+    int n = 0;
+    for (int r = 0; r < c->nrecords; r++)
+        if (n == 0 || strcmp(g[n - 1].name, g[r].name) != 0)
+            g[n++] = g[r];
+    sdi_rng s;
+    sdi_rng_seed(&s, seed, 0x57a7 /* stream: stratified splits */, 0);
+    for (int cls = 0; cls < SDI_EM_NSHAPE_CORPUS; cls++) {
+        for (int i = 0; i < n; i++)
+            if (g[i].shape == cls)
+                g[i].cls_rank = cnt[cls]++;
+        /* Fisher–Yates over the ranks of the class (groups in name order: the result does
+         * not depend on the file's order). */
+        for (int i = cnt[cls] - 1; i > 0; i--) {
+            int j = (int)sdi_rng_below(&s, (uint64_t)i + 1), gi = -1, gj = -1;
+            for (int q = 0; q < n; q++)
+                if (g[q].shape == cls) {
+                    if (g[q].cls_rank == i)
+                        gi = q;
+                    if (g[q].cls_rank == j)
+                        gj = q;
+                }
+            g[gi].cls_rank = j;
+            g[gj].cls_rank = i;
+        }
+    }
+    *groups = g;
+    *ng = n;
+    return SD_OK;
+}
+
+/* value[r] of every record from its matrix's group value gv. */
+static void assign_by_name(const sdi_corpus *c, const strat_group *g, int ng, const int *gv,
+                           int *value)
+{
+    for (int r = 0; r < c->nrecords; r++) {
+        strat_group key = {c->records[r].matrix, -1, 0, 0};
+        int lo = 0, hi = ng - 1;
+        value[r] = -1;
+        while (lo <= hi) { /* groups are sorted by name */
+            int mid = (lo + hi) / 2, cmp = strcmp(g[mid].name, key.name);
+            if (cmp == 0) {
+                value[r] = gv[mid];
+                break;
+            }
+            if (cmp < 0)
+                lo = mid + 1;
+            else
+                hi = mid - 1;
+        }
+    }
+}
+
+sd_status sdi_corpus_folds_stratified(const sdi_corpus *c, int folds, unsigned long long seed,
+                                      int *fold)
+{
+    if (folds < 2)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "cross-validation needs at least 2 folds (got %d)",
+                       folds);
+    strat_group *g = NULL;
+    int ng = 0, cnt[SDI_EM_NSHAPE_CORPUS];
+    sd_status s = stratify(c, seed, &g, &ng, cnt);
+    if (s != SD_OK)
+        return s;
+    int *gv = sdi_malloc_array(ng > 0 ? (size_t)ng : 1, sizeof *gv);
+    if (gv == NULL || ng < folds) {
+        sdi_free(g);
+        sdi_free(gv);
+        return gv == NULL ? SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for folds")
+                          : SDI_ERR(SD_ERR_INVALID_ARG, "cross-validation: %d matrices for %d folds",
+                                    ng, folds);
+    }
+    /* Class c's members are dealt round-robin starting where class c−1 stopped: each class
+     * spreads evenly (± 1) and so do the fold sizes. */
+    int off[SDI_EM_NSHAPE_CORPUS], acc = 0;
+    for (int cls = 0; cls < SDI_EM_NSHAPE_CORPUS; cls++) {
+        off[cls] = acc;
+        acc += cnt[cls];
+    }
+    for (int i = 0; i < ng; i++)
+        gv[i] = (off[g[i].shape] + g[i].cls_rank) % folds;
+    assign_by_name(c, g, ng, gv, fold);
+    sdi_free(gv);
+    sdi_free(g);
+    return SD_OK;
+}
+
+sd_status sdi_corpus_holdout(const sdi_corpus *c, int nhold, unsigned long long seed, int *held)
+{
+    if (nhold < 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "hold-out: %d matrices", nhold);
+    strat_group *g = NULL;
+    int ng = 0, cnt[SDI_EM_NSHAPE_CORPUS];
+    sd_status s = stratify(c, seed ^ 0x401d07u, &g, &ng, cnt);
+    if (s != SD_OK)
+        return s;
+    int *gv = sdi_malloc_array(ng > 0 ? (size_t)ng : 1, sizeof *gv);
+    if (gv == NULL || nhold >= ng) {
+        sdi_free(g);
+        sdi_free(gv);
+        return gv == NULL ? SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the hold-out")
+                          : SDI_ERR(SD_ERR_INVALID_ARG, "hold-out of %d matrices leaves none of %d "
+                                    "to train on", nhold, ng);
+    }
+    /* Quotas by largest remainder: class c gets ⌊nhold·cnt_c/ng⌋, the rest of nhold goes
+     * to the largest fractional parts (lowest class first on ties). */
+    int quota[SDI_EM_NSHAPE_CORPUS], given = 0;
+    double frac[SDI_EM_NSHAPE_CORPUS];
+    for (int cls = 0; cls < SDI_EM_NSHAPE_CORPUS; cls++) {
+        double want = (double)nhold * cnt[cls] / ng;
+        quota[cls] = (int)floor(want);
+        frac[cls] = want - quota[cls];
+        given += quota[cls];
+    }
+    for (; given < nhold; given++) {
+        int best = -1;
+        for (int cls = 0; cls < SDI_EM_NSHAPE_CORPUS; cls++)
+            if (quota[cls] < cnt[cls] && (best < 0 || frac[cls] > frac[best]))
+                best = cls;
+        quota[best]++;
+        frac[best] = -1;
+    }
+    for (int i = 0; i < ng; i++)
+        gv[i] = g[i].cls_rank < quota[g[i].shape];
+    assign_by_name(c, g, ng, gv, held);
+    for (int r = 0; r < c->nrecords; r++)
+        held[r] = held[r] > 0;
+    sdi_free(gv);
+    sdi_free(g);
     return SD_OK;
 }
 

@@ -12,6 +12,10 @@
  *       "templates": {"csr": 10.1, "sell32": 8.7, ...}}]}  -- times in µs, > 0; keys
  *                                              are labels of V_o (sdi_vocabulary); a
  *                                              template not measured is absent or null
+ * Other members are ignored (the corpus builder adds "op", "k", "source", "gpu",
+ * "templates_detail", "baseline_variant", "pcsr": src/tune/corpus_build.h). A line with
+ * an "error" member is no example and is skipped (the builder's record of a task it
+ * could not measure). The same matrix may span several lines (one per task).
  * The features are sd_analyze's; a line with spgemm tasks holds the SpGEMM analysis (its
  * ten operator-induced features); the model reads those for spgemm tasks only and counts
  * them as 0 for spmv and spmm, as sd_analyze does. Times are DESIGN.md's mean event times
@@ -63,6 +67,16 @@ SDI_HIDDEN sd_status sdi_model_write_file(const char *path, const char *text, si
  * shuffled by seed, so fold sizes differ by at most one matrix. fold has nrecords slots. */
 SDI_HIDDEN sd_status sdi_corpus_folds(const sdi_corpus *c, int folds, unsigned long long seed,
                                       int *fold);
+/* As sdi_corpus_folds, stratified by shape class as well: matrices of each class are
+ * shuffled by seed and dealt round-robin in an order interleaving the classes in
+ * proportion, so every fold holds each class's share (± 1 matrix). */
+SDI_HIDDEN sd_status sdi_corpus_folds_stratified(const sdi_corpus *c, int folds,
+                                                 unsigned long long seed, int *fold);
+/* A held-out test set of nhold matrices (every record of a chosen matrix), stratified by
+ * shape class like the folds: held[r] = 1 for records of held-out matrices. nhold must
+ * leave at least one matrix. */
+SDI_HIDDEN sd_status sdi_corpus_holdout(const sdi_corpus *c, int nhold, unsigned long long seed,
+                                        int *held);
 /* The records r with keep[r] != 0 and their tasks (record indices renumbered). */
 SDI_HIDDEN sd_status sdi_corpus_subset(const sdi_corpus *c, const int *keep, sdi_corpus *out);
 

@@ -77,15 +77,11 @@ sd_status sdi_energy_model_alloc(sdi_energy_model *m, int hidden)
     m->temperature = 0.25;
     for (int o = 0; o < SDI_EM_NOP; o++)
         m->lambda[o] = 0.1;
+    m->trained_ops = (1u << SDI_EM_NOP) - 1;
     return SD_OK;
 }
 
 /* ------------------------------------------------------------------ random numbers */
-static double rng_normal(sdi_rng *s)
-{
-    double u = sdi_rng_open01(s), v = sdi_rng_open01(s);
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
 
 void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed)
 {
@@ -94,11 +90,11 @@ void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed)
     long nh = (long)NIN * m->hidden;
     /* h_j spans the standardised range: slopes ~ N(0,1), thresholds ~ N(0,1). */
     for (long i = 0; i < nh; i++)
-        m->w1[i] = rng_normal(&s);
+        m->w1[i] = sdi_rng_normal(&s);
     for (long i = 0; i < nh; i++)
-        m->b1[i] = rng_normal(&s);
+        m->b1[i] = sdi_rng_normal(&s);
     for (long i = 0; i < (long)m->ntotal * nh; i++)
-        m->w2[i] = 0.05 * rng_normal(&s);
+        m->w2[i] = 0.05 * sdi_rng_normal(&s);
     for (int t = 0; t < m->ntotal; t++)
         m->beta[t] = 0;
     m->seed = seed;
@@ -215,33 +211,32 @@ static double sigmoid(double z)
     return e / (1.0 + e);
 }
 
-double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op, const double *us,
-                            double baseline_us, double lambda, double temperature, double scale,
-                            double *grad)
+double sdi_rank_loss(const double *E, const double *us, int n, double baseline_us, double lambda,
+                     double temperature, double *gE)
 {
-    int H = m->hidden, nm = 0;
+    int nm = 0;
     int idx[SDI_RANK_MAX_TEMPLATES];
-    double t[SDI_RANK_MAX_TEMPLATES], E[SDI_RANK_MAX_TEMPLATES], gE[SDI_RANK_MAX_TEMPLATES];
-    for (int s = 0; s < m->ntemp[op]; s++)
+    double t[SDI_RANK_MAX_TEMPLATES], p[SDI_RANK_MAX_TEMPLATES], q[SDI_RANK_MAX_TEMPLATES];
+    for (int s = 0; s < n; s++) {
+        if (gE != NULL)
+            gE[s] = 0;
         if (us[s] > 0 && isfinite(us[s])) {
             idx[nm] = s;
             t[nm] = log2(baseline_us / us[s]);
             nm++;
         }
+    }
     if (nm == 0)
         return 0.0;
-    double h[NIN * 64];
-    hidden_of(m, x, h);
     double emin = INFINITY, tmax = -INFINITY;
     for (int a = 0; a < nm; a++) {
-        E[a] = energy_of(m, h, m->toff[op] + idx[a], NULL);
-        emin = E[a] < emin ? E[a] : emin;
+        emin = E[idx[a]] < emin ? E[idx[a]] : emin;
         tmax = t[a] > tmax ? t[a] : tmax;
     }
     /* p = softmax(−E), q = softmax(t/T), both shifted for stability. */
-    double zp = 0, zq = 0, p[SDI_RANK_MAX_TEMPLATES], q[SDI_RANK_MAX_TEMPLATES];
+    double zp = 0, zq = 0;
     for (int a = 0; a < nm; a++) {
-        p[a] = exp(-(E[a] - emin));
+        p[a] = exp(-(E[idx[a]] - emin));
         q[a] = exp((t[a] - tmax) / temperature);
         zp += p[a];
         zq += q[a];
@@ -250,18 +245,40 @@ double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op
     for (int a = 0; a < nm; a++) {
         p[a] /= zp;
         q[a] /= zq;
-        loss += q[a] * (E[a] + logz); /* −q log p */
-        gE[a] = q[a] - p[a];
+        loss += q[a] * (E[idx[a]] + logz); /* −q log p */
+        if (gE != NULL)
+            gE[idx[a]] = q[a] - p[a];
     }
     for (int a = 0; a < nm; a++)
         for (int b = 0; b < nm; b++)
             if (t[a] > t[b]) {
-                double d = t[a] - t[b], z = E[a] - E[b];
+                double d = t[a] - t[b], z = E[idx[a]] - E[idx[b]];
                 loss += lambda * d * softplus(z);
-                double g = lambda * d * sigmoid(z);
-                gE[a] += g;
-                gE[b] -= g;
+                if (gE != NULL) {
+                    double g = lambda * d * sigmoid(z);
+                    gE[idx[a]] += g;
+                    gE[idx[b]] -= g;
+                }
             }
+    return loss;
+}
+
+double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op, const double *us,
+                            double baseline_us, double lambda, double temperature, double scale,
+                            double *grad)
+{
+    int H = m->hidden, nt = m->ntemp[op];
+    double E[SDI_RANK_MAX_TEMPLATES], gE[SDI_RANK_MAX_TEMPLATES];
+    int any = 0;
+    for (int s = 0; s < nt; s++)
+        any |= us[s] > 0 && isfinite(us[s]);
+    if (!any)
+        return 0.0;
+    double h[NIN * 64];
+    hidden_of(m, x, h);
+    for (int s = 0; s < nt; s++)
+        E[s] = energy_of(m, h, m->toff[op] + s, NULL);
+    double loss = sdi_rank_loss(E, us, nt, baseline_us, lambda, temperature, gE);
     if (grad == NULL)
         return loss;
     long nh = (long)NIN * H;
@@ -269,8 +286,10 @@ double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op
     double *gbeta = gw2 + (long)m->ntotal * nh;
     double gh[NIN * 64];
     memset(gh, 0, sizeof(double) * (size_t)nh);
-    for (int a = 0; a < nm; a++) {
-        int tg = m->toff[op] + idx[a];
+    for (int a = 0; a < nt; a++) {
+        if (!(us[a] > 0 && isfinite(us[a])))
+            continue;
+        int tg = m->toff[op] + a;
         double g = gE[a];
         gbeta[tg] += scale * g;
         const double *w = m->w2 + (long)tg * nh;
@@ -326,6 +345,19 @@ double sdi_energy_corpus_loss(const sdi_energy_model *m, const sdi_corpus *c)
     return c->ntasks > 0 ? sum / c->ntasks : 0.0;
 }
 
+void sdi_adamw_step(double *theta, const double *grad, double *mom, double *vel, long n,
+                    long step, double lr, double wd, long lo0, long hi0, long lo1, long hi1)
+{
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    const double c1 = 1.0 - pow(b1, (double)step), c2 = 1.0 - pow(b2, (double)step);
+    for (long i = 0; i < n; i++) {
+        mom[i] = b1 * mom[i] + (1 - b1) * grad[i];
+        vel[i] = b2 * vel[i] + (1 - b2) * grad[i] * grad[i];
+        double d = ((i >= lo0 && i < hi0) || (i >= lo1 && i < hi1)) ? wd : 0.0;
+        theta[i] -= lr * ((mom[i] / c1) / (sqrt(vel[i] / c2) + eps) + d * theta[i]);
+    }
+}
+
 sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opts,
                            sdi_energy_model *m)
 {
@@ -354,6 +386,13 @@ sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opt
         return SDI_ERR(SD_ERR_INVALID_ARG, "train: the corpus has no tasks");
     SD_TRY(sdi_energy_model_alloc(m, o.hidden));
     sdi_energy_fit_standardization(m, c);
+    m->trained_ops = 0;
+    for (int t = 0; t < c->ntasks; t++)
+        for (int q = 0; q < SDI_RANK_MAX_TEMPLATES; q++)
+            if (c->tasks[t].us[q] > 0) {
+                m->trained_ops |= 1u << c->tasks[t].op;
+                break;
+            }
     sdi_energy_model_init(m, o.seed);
     m->epochs = o.epochs;
     m->temperature = o.temperature;
@@ -376,16 +415,10 @@ sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opt
     }
     sdi_rng rs;
     sdi_rng_seed(&rs, o.seed, 0x5a1e /* stream: example order */, 0);
-    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
     long step = 0, nh = (long)NIN * m->hidden, nw2end = 2 * nh + (long)m->ntotal * nh;
     double t0 = sdi_now();
     for (int ep = 0; ep < o.epochs; ep++) {
-        for (int i = c->ntasks - 1; i > 0; i--) { /* Fisher–Yates */
-            int j = (int)sdi_rng_below(&rs, (uint64_t)i + 1);
-            int tmp = order[i];
-            order[i] = order[j];
-            order[j] = tmp;
-        }
+        sdi_rng_shuffle_int(&rs, order, c->ntasks);
         double eloss = 0;
         for (int b0 = 0; b0 < c->ntasks; b0 += o.batch) {
             int bn = c->ntasks - b0 < o.batch ? c->ntasks - b0 : o.batch;
@@ -397,17 +430,10 @@ sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opt
                                               task->baseline_us, m->lambda[task->op],
                                               m->temperature, 1.0 / bn, grad);
             }
-            step++;
-            double c1 = 1.0 - pow(b1, (double)step), c2 = 1.0 - pow(b2, (double)step);
-            for (long i = 0; i < P; i++) {
-                mom[i] = b1 * mom[i] + (1 - b1) * grad[i];
-                vel[i] = b2 * vel[i] + (1 - b2) * grad[i] * grad[i];
-                /* Decoupled weight decay (AdamW) on w1 and w2 only: few matrices, 16 K
-                 * parameters, 36 inputs of which many are irrelevant to a template. */
-                double wd = (i < nh || (i >= 2 * nh && i < nw2end)) ? o.weight_decay : 0.0;
-                double step_i = (mom[i] / c1) / (sqrt(vel[i] / c2) + eps);
-                m->theta[i] -= o.lr * (step_i + wd * m->theta[i]);
-            }
+            /* Decoupled weight decay on w1 and w2 only: few matrices, 16 K parameters,
+             * 36 inputs of which many are irrelevant to a template. */
+            sdi_adamw_step(m->theta, grad, mom, vel, P, ++step, o.lr, o.weight_decay, 0, nh,
+                           2 * nh, nw2end);
         }
         if (o.verbose)
             printf("epoch %4d  loss %.6f  (%.3f s)\n", ep + 1, eloss / c->ntasks, sdi_now() - t0);

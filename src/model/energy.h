@@ -47,6 +47,10 @@ typedef struct {
     unsigned long long seed;
     int epochs;
     double lambda[SDI_EM_NOP], temperature;
+    /* Operators with at least one measured task in the training corpus (bit o); the
+     * library ranks only those with the model (others fall back to rules-v1). Weights
+     * files without "trained_ops" count as trained on every operator. */
+    unsigned trained_ops;
 } sdi_energy_model;
 
 typedef struct {
@@ -96,6 +100,19 @@ SDI_HIDDEN void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_o
 SDI_HIDDEN double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op,
                                        const double *us, double baseline_us, double lambda,
                                        double temperature, double scale, double *grad);
+/* The ranking loss of DESIGN.md on energies E[0..n) of one task (any ranker: energy
+ * model, MLP): −Σ q_s log p_s + λ Σ_{t_s > t_s'} (t_s − t_s')·softplus(E_s − E_s') over
+ * the measured templates (us > 0, finite). gE (may be NULL) receives ∂loss/∂E_s (0 for
+ * unmeasured s). 0 when nothing is measured. */
+SDI_HIDDEN double sdi_rank_loss(const double *E, const double *us, int n, double baseline_us,
+                                double lambda, double temperature, double *gE);
+/* One Adam step with decoupled weight decay (AdamW) on theta[0..n) from grad: mom and
+ * vel are the moment estimates (zeroed before the first step), step the 1-based step
+ * count; the decay wd applies to the parameters in [lo0, hi0) and [lo1, hi1) only (the
+ * weight matrices of the energy model and the MLP, not their biases). */
+SDI_HIDDEN void sdi_adamw_step(double *theta, const double *grad, double *mom, double *vel,
+                               long n, long step, double lr, double wd, long lo0, long hi0,
+                               long lo1, long hi1);
 SDI_HIDDEN sdi_energy_train_opts sdi_energy_train_opts_default(void);
 /* Fits standardisation on c, initialises from opts->seed and trains with Adam;
  * m must be unallocated (zeroed) and is owned by the caller on success. */
@@ -127,5 +144,22 @@ SDI_HIDDEN sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model 
 SDI_HIDDEN sd_status sdi_energy_save(const sdi_energy_model *m, const char *path);
 /* SD_ERR_IO when unreadable, SD_ERR_PARSE naming what is wrong; *m zeroed on failure. */
 SDI_HIDDEN sd_status sdi_energy_load(const char *path, sdi_energy_model *m);
+
+/* ---- rank.c: The shipped energy model: the first of
+ *   1. $SPARSEDITTO_MODELS/energy.json when SPARSEDITTO_MODELS is set (an empty value
+ *      means "no model": rules-v1 everywhere);
+ *   2. <directory of the library or program>/models/energy.json (the Python wheel);
+ *   3. <directory of the library or program>/../share/sparseditto/models/energy.json
+ *      (`cmake --install`);
+ *   4. SD_MODELS_DIR/energy.json, compiled in: the checkout's models/ (build trees);
+ * that exists, loaded once per process. A file that exists but does not load (corrupt,
+ * another feature table or vocabulary) gives one warning on stderr and rules-v1 — never
+ * an error. Returns the model (NULL when none is usable); path (may be NULL, cap bytes)
+ * receives the file used or "", note (may be NULL) a one-line explanation. The model
+ * stays valid until sdi_rank_model_reload. */
+SDI_HIDDEN const sdi_energy_model *sdi_rank_model(char *path, size_t path_cap, char *note, size_t note_cap);
+/* Forgets the loaded model so that the next call searches again (tests; not thread-safe
+ * against concurrent rankings). */
+SDI_HIDDEN void sdi_rank_model_reload(void);
 
 #endif /* SDI_ENERGY_H */

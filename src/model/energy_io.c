@@ -5,7 +5,8 @@
  *    "size_features": [names log1p-ed before standardisation],
  *    "vocabulary": {"spmv": [...], "spmm": [...], "spgemm": [...]},
  *    "standardization": {"mean": [36], "std": [36], "log2k_mean": m, "log2k_std": s},
- *    "training": {"seed": "decimal", "epochs": n, "lambda": [3], "temperature": T},
+ *    "training": {"seed": "decimal", "epochs": n, "lambda": [3], "temperature": T,
+ *                 "trained_ops": ["spmv", ...] (optional: absent = every operator)},
  *    "w1": [45·H], "b1": [45·H], "w2": [Σ|V_o|·45·H], "beta": [Σ|V_o|]}
  * Index orders as in energy.h. Numbers are written with 17 significant digits, so the
  * weights read back bit-exactly. Loading checks every name, size and number against
@@ -94,6 +95,12 @@ sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
     num_array(j, "lambda", m->lambda, SDI_EM_NOP);
     sdi_json_key(j, "temperature");
     num(j, m->temperature);
+    sdi_json_key(j, "trained_ops");
+    sdi_json_begin_array(j);
+    for (int o = 0; o < SDI_EM_NOP; o++)
+        if (m->trained_ops & (1u << o))
+            sdi_json_string(j, sdi_op_name((sd_op)o));
+    sdi_json_end_array(j);
     sdi_json_end_object(j);
     num_array(j, "w1", m->w1, nh);
     num_array(j, "b1", m->b1, nh);
@@ -204,6 +211,23 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
         m->temperature = sdi_jget_number(tr, "temperature", m->temperature);
         if (sdi_jget(tr, "lambda") != NULL)
             SD_TRY(read_array(tr, "lambda", "training.lambda", m->lambda, SDI_EM_NOP));
+        const sdi_jvalue *ops = sdi_jget(tr, "trained_ops");
+        if (ops != NULL) {
+            if (ops->type != SDI_JARRAY) {
+                SD_FREE_ALL;
+                return SDI_ERR(SD_ERR_PARSE, "energy model: training.trained_ops is not an array");
+            }
+            m->trained_ops = 0;
+            for (int i = 0; i < ops->n; i++) {
+                int o = ops->items[i].type == SDI_JSTRING ? sdi_op_from_name(ops->items[i].string) : -1;
+                if (o < 0) {
+                    SD_FREE_ALL;
+                    return SDI_ERR(SD_ERR_PARSE, "energy model: training.trained_ops[%d] is not "
+                                   "spmv, spmm or spgemm", i);
+                }
+                m->trained_ops |= 1u << o;
+            }
+        }
     }
     long nh = (long)NIN * m->hidden;
     SD_TRY(read_array(v, "w1", "w1", m->w1, nh));

@@ -98,6 +98,13 @@ SDI_HIDDEN void sdi_paramspmm_decide(const sdi_paramspmm_decider *d,
 SDI_HIDDEN void sdi_paramspmm_decider_free(sdi_paramspmm_decider *d);
 /* {"format": "sparseditto-paramspmm", "version": 1, "features": [18 names],
  *  "values": {"W": [...], ...}, "forests": {"W": forest, "F": ..., "V": ..., "S": ...}} */
+/* Training examples from a corpus file (src/tune/corpus_build.h): for each spmm line
+ * (of K = k_filter, or every K when 0) with a "pcsr" member, ParamSpMM's 18 features and
+ * the fastest measured configuration of ParamSpMM's space (32 threads per PCSR row, W,
+ * F, V, S in the value sets). *X (n × SDI_PSPMM_NFEAT) and *y are sdi_free'd by the
+ * caller. Lines without such data are skipped; a line that is not JSON is SD_ERR_PARSE. */
+SDI_HIDDEN sd_status sdi_paramspmm_examples_read(const char *path, int k_filter, double **X,
+                                                 sdi_paramspmm_params **y, int *n);
 SDI_HIDDEN sd_status sdi_paramspmm_decider_save(const sdi_paramspmm_decider *d, const char *path);
 SDI_HIDDEN sd_status sdi_paramspmm_decider_load(const char *path, sdi_paramspmm_decider *out);
 

@@ -1,5 +1,6 @@
-/* src/model/rank.c: the rule-based energy ("rules-v1") that ranks V_o until the learned
- * energy model ships (issue 9). Each rule is one per-feature term with its reason; the
+/* src/model/rank.c: the ranking the search uses (sdi_rank): the shipped energy model
+ * when one is found and loads (sdi_rank_model: search path and fallback in energy.h),
+ * else the rule-based energy ("rules-v1") below. Each rule is one per-feature term with its reason; the
  * constants are the priors we hold from the mechanisms' costs:
  *   - padded formats pay for their padding: energy + 3·(ρ − 1) (ρ = slots / nnz);
  *   - block formats gain where nonzeros sit in dense tiles: − 2·dense_tile_nnz_frac;
@@ -12,12 +13,22 @@
  *     off when a few rows exceed shared memory (u_max > 32768).
  * The tuner measures several branches, so the ranking only has to put a good family
  * among the first three; the learned model will replace these constants. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../analysis/analysis.h"
+#include "energy.h"
 #include "rank.h"
+
+#ifndef SD_MODELS_DIR
+#define SD_MODELS_DIR "" /* set by CMake: the checkout's models/ */
+#endif
 
 static const char *const vocab_spmv[] = {"csr",  "coo",  "sell16", "sell32", "sell512",
                                          "bsr4", "bsr8", "bsr16",  "tiles16"};
@@ -128,7 +139,7 @@ static void rank_spgemm(const sd_features *f, sdi_rank_entry *e, const char *lab
     }
 }
 
-sd_status sdi_rank(const sd_features *f, sd_op op, int k, sdi_ranking *out)
+sd_status sdi_rank_rules(const sd_features *f, sd_op op, int k, sdi_ranking *out)
 {
     memset(out, 0, sizeof *out);
     int n = 0;
@@ -161,11 +172,125 @@ sd_status sdi_rank(const sd_features *f, sd_op op, int k, sdi_ranking *out)
     return SD_OK;
 }
 
+/* ------------------------------------------------------------------ the shipped model */
+static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
+static int model_searched;
+static sdi_energy_model model_loaded; /* theta == NULL: none usable */
+static char model_path[512], model_note[256];
+
+static int file_exists(const char *path)
+{
+    return path[0] != '\0' && access(path, R_OK) == 0;
+}
+
+/* Directory of the binary this code lives in (the shared library, or the program for
+ * static links); "" when unknown. */
+static void self_dir(char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    Dl_info info;
+    if (dladdr((void *)&sdi_rank_model, &info) == 0 || info.dli_fname == NULL)
+        return;
+    char *real = realpath(info.dli_fname, NULL);
+    const char *p = real != NULL ? real : info.dli_fname;
+    const char *slash = strrchr(p, '/');
+    if (slash != NULL)
+        snprintf(buf, cap, "%.*s", (int)(slash - p), p);
+    free(real); /* realpath allocates with malloc, outside our hooks */
+}
+
+static void search_model(void)
+{
+    char cand[4][512];
+    int n = 0;
+    const char *env = getenv("SPARSEDITTO_MODELS");
+    if (env != NULL) {
+        if (env[0] == '\0') {
+            snprintf(model_note, sizeof model_note, "SPARSEDITTO_MODELS is empty: no model");
+            return;
+        }
+        snprintf(cand[n++], sizeof cand[0], "%.480s/energy.json", env);
+    } else {
+        char dir[400];
+        self_dir(dir, sizeof dir);
+        if (dir[0] != '\0') {
+            snprintf(cand[n++], sizeof cand[0], "%s/models/energy.json", dir);
+            snprintf(cand[n++], sizeof cand[0], "%s/../share/sparseditto/models/energy.json", dir);
+        }
+        if (SD_MODELS_DIR[0] != '\0')
+            snprintf(cand[n++], sizeof cand[0], "%.480s/energy.json", SD_MODELS_DIR);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!file_exists(cand[i]))
+            continue;
+        snprintf(model_path, sizeof model_path, "%.500s", cand[i]);
+        sd_status s = sdi_energy_load(cand[i], &model_loaded);
+        if (s == SD_OK) {
+            snprintf(model_note, sizeof model_note, "weights %.200s", cand[i]);
+        } else {
+            /* Never an error: the search still works with the rules. */
+            snprintf(model_note, sizeof model_note, "unusable model (%.200s): rules-v1",
+                     sd_last_error());
+            sdi_log(0, "warning: %s: ranking with rules-v1", sd_last_error());
+            sdi_error_clear();
+        }
+        return;
+    }
+    snprintf(model_note, sizeof model_note, "no energy.json found%s%.180s: rules-v1",
+             env != NULL ? " in SPARSEDITTO_MODELS=" : "", env != NULL ? env : "");
+}
+
+const sdi_energy_model *sdi_rank_model(char *path, size_t path_cap, char *note, size_t note_cap)
+{
+    pthread_mutex_lock(&model_lock);
+    if (!model_searched) {
+        search_model();
+        model_searched = 1;
+    }
+    if (path != NULL && path_cap > 0)
+        snprintf(path, path_cap, "%s", model_path);
+    if (note != NULL && note_cap > 0)
+        snprintf(note, note_cap, "%s", model_note);
+    const sdi_energy_model *m = model_loaded.theta != NULL ? &model_loaded : NULL;
+    pthread_mutex_unlock(&model_lock);
+    return m;
+}
+
+void sdi_rank_model_reload(void)
+{
+    pthread_mutex_lock(&model_lock);
+    sdi_energy_model_free(&model_loaded);
+    model_searched = 0;
+    model_path[0] = model_note[0] = '\0';
+    pthread_mutex_unlock(&model_lock);
+}
+
+sd_status sdi_rank(const sd_features *f, sd_op op, int k, sdi_ranking *out)
+{
+    char note[256];
+    const sdi_energy_model *m = sdi_rank_model(NULL, 0, note, sizeof note);
+    if (m != NULL && (unsigned)op < SDI_EM_NOP && (m->trained_ops & (1u << op))) {
+        sd_status s = sdi_rank_energy(m, f, op, k, out);
+        if (s == SD_OK)
+            snprintf(out->note, sizeof out->note, "%s", note);
+        return s;
+    }
+    if (m != NULL)
+        snprintf(note, sizeof note, "the energy model has no %s training data: rules-v1",
+                 sdi_op_name(op));
+    sd_status s = sdi_rank_rules(f, op, k, out);
+    if (s == SD_OK)
+        snprintf(out->note, sizeof out->note, "%s", note);
+    return s;
+}
+
 void sdi_ranking_json(const sdi_ranking *r, sdi_json *j)
 {
     sdi_json_begin_object(j);
     sdi_json_key(j, "model");
     sdi_json_string(j, r->model);
+    sdi_json_key(j, "note");
+    sdi_json_string(j, r->note);
     sdi_json_key(j, "templates");
     sdi_json_begin_array(j);
     for (int i = 0; i < r->n; i++) {

@@ -28,16 +28,23 @@ typedef struct {
 typedef struct {
     sd_op op;
     int k;
-    char model[32]; /* "rules-v1" (or the energy model's name) */
+    char model[32]; /* the ranker used: "energy-v1" or "rules-v1" */
+    char note[256]; /* where the model came from, or why the rules ranked ("" = none) */
     int n;
     sdi_rank_entry e[SDI_RANK_MAX_TEMPLATES]; /* sorted by energy, lowest first */
 } sdi_ranking;
 
 /* The vocabulary V_o of op: labels in DESIGN.md's order; *n receives the count. */
 SDI_HIDDEN const char *const *sdi_vocabulary(sd_op op, int *n);
-/* Ranks V_o for features f (sd_analyze of the task) and dense width k (SpMM). */
+/* Ranks V_o for features f (sd_analyze of the task) and dense width k (SpMM): with the
+ * shipped energy model (sdi_rank_model) when one is found, loads and was trained on op,
+ * else with rules-v1. out->model names the ranker and out->note says why. Thread-safe. */
 SDI_HIDDEN sd_status sdi_rank(const sd_features *f, sd_op op, int k, sdi_ranking *out);
-/* {"model":…, "templates":[{"label":…, "energy":…, "reasons":[…]}, …]} */
+/* The rule table alone (rules-v1). */
+SDI_HIDDEN sd_status sdi_rank_rules(const sd_features *f, sd_op op, int k, sdi_ranking *out);
+
+/* The shipped energy model's search and loading: energy.h (sdi_rank_model). */
+/* {"model":…, "note":…, "templates":[{"label":…, "energy":…, "reasons":[…]}, …]} */
 SDI_HIDDEN void sdi_ranking_json(const sdi_ranking *r, sdi_json *j);
 
 #endif /* SDI_RANK_H */

@@ -1,6 +1,9 @@
-# tests/cpu/cli_model.sh: `sparseditto train` and `sparseditto rank`: training on a tiny
-# synthetic corpus written here, ranking with the trained model and with the rules, JSON
-# fields, determinism of the weights, exit codes 1 (bad input) and 2 (usage).
+# tests/cpu/cli_model.sh: `sparseditto train`, `rank`, `evalmodel` and `corpus`: training
+# on a tiny synthetic corpus written here, ranking with the trained model, the model the
+# search finds through SPARSEDITTO_MODELS (and its corrupt-file fallback) and the rules,
+# JSON fields, determinism of the weights, the ranker comparison, the corpus builder's
+# argument errors and missing device, ParamSpMM's decider from builder lines, exit codes
+# 1 (bad input), 2 (usage) and 3 (no device).
 # Usage: bash cli_model.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
@@ -100,10 +103,20 @@ else
 fi
 
 # Without --model: the rules, and the output says so.
-"$BIN" rank "$TMP/m1.mtx" --op spgemm --json > "$TMP/rules.json" 2>&1 || fail "rules exit $?"
+SPARSEDITTO_MODELS= "$BIN" rank "$TMP/m1.mtx" --op spgemm --json > "$TMP/rules.json" 2>&1 || fail "rules exit $?"
 grep -q '"model": "rules-v1"' "$TMP/rules.json" && grep -q '"model_path": null' "$TMP/rules.json" \
   && ok "rules-v1 without --model" || fail "rules JSON: $(head -c 300 "$TMP/rules.json")"
-"$BIN" rank "$TMP/m1.mtx" | grep -q '^model  rules-v1 (rule-based' && ok "table names the rules" || fail "rules table"
+SPARSEDITTO_MODELS= "$BIN" rank "$TMP/m1.mtx" | grep -q '^model  rules-v1 (rule-based' && ok "table names the rules" || fail "rules table"
+# The search's model: SPARSEDITTO_MODELS names the directory of energy.json.
+mkdir -p "$TMP/models" && cp "$TMP/w.json" "$TMP/models/energy.json"
+SPARSEDITTO_MODELS="$TMP/models" "$BIN" rank "$TMP/m1.mtx" --json > "$TMP/shipped.json" 2>&1
+grep -q '"model": "energy-v1"' "$TMP/shipped.json" && grep -q "\"note\": \"weights $TMP/models/energy.json\"" "$TMP/shipped.json" \
+  && ok "rank without --model uses SPARSEDITTO_MODELS/energy.json" || fail "shipped: $(head -c 400 "$TMP/shipped.json")"
+head -c 2000 "$TMP/w.json" > "$TMP/models/energy.json"
+SPARSEDITTO_MODELS="$TMP/models" "$BIN" rank "$TMP/m1.mtx" > "$TMP/corrupt.txt" 2> "$TMP/corrupt.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^model  rules-v1' "$TMP/corrupt.txt" && grep -q 'warning: .*energy.json' "$TMP/corrupt.err" \
+  && ok "corrupt shipped model: warning and rules-v1, exit 0" || fail "corrupt model: rc $rc $(cat "$TMP/corrupt.txt" "$TMP/corrupt.err")"
 
 # Exit codes.
 expect() { # expected-code label command...
@@ -136,6 +149,84 @@ expect 1 "rank model with other feature names" "$BIN" rank "$TMP/m1.mtx" --model
 grep -q 'inputs\[6\] is "row_cz"' "$TMP/err.txt" && ok "names the mismatched input" || fail "message: $(cat "$TMP/err.txt")"
 "$BIN" train --help | grep -q 'usage: sparseditto train' && ok "train --help" || fail "train --help"
 "$BIN" rank --help | grep -q 'usage: sparseditto rank' && ok "rank --help" || fail "rank --help"
+
+# ---- evalmodel: every ranker on the corpus above (spmv tasks only), tables and JSON.
+"$BIN" evalmodel "$TMP/corpus.jsonl" --folds 3 --seeds 2 --holdout 12 --epochs 10 --out "$TMP/eval" > "$TMP/eval.md" 2> "$TMP/eval.err"
+rc=$?
+[ $rc -eq 0 ] && ok "evalmodel exit 0" || { fail "evalmodel exit $rc"; cat "$TMP/eval.err"; }
+for m in energy-v1 energy-nomargin mlp gbt forest rules-v1; do
+  [ "$(grep -c "^| $m |" "$TMP/eval.md")" -eq 2 ] || fail "evalmodel: no cv + test rows for $m"
+done
+grep -q 'Held-out test set: 12 matrices' "$TMP/eval.md" && grep -q '48 matrices' "$TMP/eval.md" \
+  && ok "evalmodel: a cv and a test row per model, 12 held out of 60" || fail "evalmodel table: $(cat "$TMP/eval.md")"
+[ "$(grep -c 'cv runs' "$TMP/eval.err")" -eq 6 ] && ok "a progress line per model" || fail "progress: $(cat "$TMP/eval.err")"
+cmp -s "$TMP/eval.md" "$TMP/eval/evalmodel.md" && [ -s "$TMP/eval/evalmodel.json" ] && ok "--out writes evalmodel.md and .json" || fail "--out files"
+if command -v python3 > /dev/null; then
+  python3 - "$TMP/eval/evalmodel.json" <<'EOP' && ok "evalmodel JSON: six models, per-op metrics, gbt/forest fit the rule" || fail "evalmodel JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["corpus"]["matrices"] == 60 and d["protocol"]["folds"] == 3 and d["protocol"]["holdout_matrices"] == 12
+names = [m["name"] for m in d["models"]]
+assert names == ["energy-v1", "energy-nomargin", "mlp", "gbt", "forest", "rules-v1"], names
+for m in d["models"]:
+    for split in ("cv", "test"):
+        s = m[split]
+        assert s["spmv"]["tasks"] > 0 and s["spmm"]["tasks"] == 0, s
+        for k in ("top1", "regret", "capture", "cliff", "top1_sd"):
+            assert k in s["spmv"], k
+        assert s["spmv"]["regret"] >= 1.0
+# The corpus's rule (row_cv decides) is one threshold: trees find it.
+g = [m for m in d["models"] if m["name"] in ("gbt", "forest")]
+assert all(m["cv"]["spmv"]["top1"] > 0.95 for m in g), [m["cv"]["spmv"] for m in g]
+EOP
+fi
+"$BIN" evalmodel "$TMP/corpus.jsonl" --folds 3 --seeds 1 --holdout 0 --models gbt,rules-v1 --json -q > "$TMP/e2.json" 2>&1 \
+  && grep -q '"name": "gbt"' "$TMP/e2.json" && ! grep -q '"name": "mlp"' "$TMP/e2.json" && grep -q '"test": null' "$TMP/e2.json" \
+  && ok "evalmodel --models --holdout 0 --json" || fail "evalmodel --models: $(head -c 300 "$TMP/e2.json")"
+expect 2 "evalmodel --folds 1" "$BIN" evalmodel "$TMP/corpus.jsonl" --folds 1
+expect 2 "evalmodel --models bogus" "$BIN" evalmodel "$TMP/corpus.jsonl" --models energy-v1,bogus
+expect 2 "evalmodel no corpus" "$BIN" evalmodel
+expect 1 "evalmodel missing corpus" "$BIN" evalmodel "$TMP/none.jsonl"
+expect 1 "evalmodel hold-out too large" "$BIN" evalmodel "$TMP/corpus.jsonl" --holdout 59
+grep -q 'lower --holdout' "$TMP/err.txt" && ok "says to lower --holdout" || fail "message: $(cat "$TMP/err.txt")"
+
+# ---- corpus: argument errors (no GPU needed), then no device -> exit 3.
+printf 'stencil2d:n=8\n' > "$TMP/list.txt"
+expect 2 "corpus without --set" "$BIN" corpus --out "$TMP/c.jsonl"
+expect 2 "corpus without --out" "$BIN" corpus --set "$TMP/list.txt"
+expect 2 "corpus bad --ops" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --ops spmv,spmm
+expect 2 "corpus bad --sweep" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --sweep 99
+expect 2 "corpus bad --time-limit" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --time-limit -3
+expect 2 "corpus bad --max-nnz" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --max-nnz lots
+expect 1 "corpus missing list" "$BIN" corpus --set "$TMP/nolist.txt" --out "$TMP/c.jsonl"
+printf 'stencil2d:n=8 size=3\n' > "$TMP/badlist.txt"
+expect 1 "corpus bad list line" "$BIN" corpus --set "$TMP/badlist.txt" --out "$TMP/c.jsonl"
+grep -q 'line 1' "$TMP/err.txt" && ok "list error names the line" || fail "message: $(cat "$TMP/err.txt")"
+printf '# nothing\n' > "$TMP/empty.txt"
+expect 1 "corpus empty list" "$BIN" corpus --set "$TMP/empty.txt" --out "$TMP/c.jsonl"
+CUDA_VISIBLE_DEVICES= expect 3 "corpus without a device" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl"
+grep -q 'needs a GPU' "$TMP/err.txt" && ok "no device: says a GPU is needed" || fail "message: $(cat "$TMP/err.txt")"
+"$BIN" corpus --help | grep -q 'usage: sparseditto corpus' && ok "corpus --help" || fail "corpus --help"
+
+# ---- train --forest: ParamSpMM's decider from builder lines with PCSR measurements.
+awk 'BEGIN {
+  split("rows cols nnz density row_mean row_max row_cv row_q25 row_q50 row_q75 empty_row_frac col_max col_cv row_span col_gap diag_frac dense_tile_frac dense_tile_nnz_frac rho_ell rho_sell16 rho_sell32 rho_sell512 rho_bsr4 rho_bsr8 rho_bsr16 rho_bell16 u_total u_max u_p95 u_cv ut_total ut_cv fit_512 fit_4k fit_32k gamma", names, " ");
+  for (m = 0; m < 40; m++) {
+    f = ""; for (i = 1; i <= 36; i++) f = f sprintf("%s\"%s\":%d", (i > 1 ? "," : ""), names[i], m + i);
+    long = (m % 2);   # long rows: W 8, balancing on; short rows: W 1, off
+    p = sprintf("[%d,%d,%d,0.01,%d,%d,%d,0.5,0.5,0.2,0.3,0.3,0.2,0.5,%d,%d,0.1,0.3]", 1000+m, 1000, 10000, (long ? 300 : 3), (long ? 300 : 3), (long ? 900 : 9), 100, 200);
+    c1 = sprintf("{\"w\":8,\"f\":2,\"v\":2,\"s\":1,\"group\":32,\"us\":%d}", long ? 5 : 9);
+    c2 = sprintf("{\"w\":1,\"f\":1,\"v\":1,\"s\":0,\"group\":32,\"us\":%d}", long ? 9 : 5);
+    printf "{\"matrix\":\"p%d\",\"op\":\"spmm\",\"k\":32,\"features\":{%s},\"shape_class\":\"uniform\",\"tasks\":[{\"op\":\"spmm\",\"k\":32,\"baseline_us\":10,\"templates\":{\"csr\":5}}],\"pcsr\":{\"features\":%s,\"configs\":[%s,%s]}}\n", m, f, p, c1, c2;
+  }
+}' > "$TMP/pcsr.jsonl"
+"$BIN" train "$TMP/pcsr.jsonl" --forest "$TMP/decider.json" > "$TMP/forest.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q 'ParamSpMM decider: 40 examples' "$TMP/forest.txt" && grep -q 'of 40 (100.0 %)' "$TMP/forest.txt" \
+  && grep -q '"format":"sparseditto-paramspmm"' "$TMP/decider.json" && ok "train --forest: 40 examples, fits them, writes the decider" \
+  || fail "train --forest: rc $rc $(cat "$TMP/forest.txt")"
+expect 1 "train --forest without PCSR data" "$BIN" train "$TMP/corpus.jsonl" --forest "$TMP/d2.json"
+expect 1 "train --forest-k without examples" "$BIN" train "$TMP/pcsr.jsonl" --forest "$TMP/d2.json" --forest-k 8
 
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 [ $fails -eq 0 ]
