@@ -95,6 +95,16 @@ SD_API sd_status sd_csr_write(const char *path, /* input: file path */
 SD_API sd_status sd_csr_check(const sd_csr *a);
 /* Frees the arrays of a and zeroes it; accepts NULL and zeroed input. */
 SD_API void sd_csr_free(sd_csr *a);
+/* out = aᵀ (columns sorted per row by construction), owned by the caller (sd_csr_free).
+ * a must satisfy the structural invariants (values are not checked). Thread-safe. */
+SD_API sd_status sd_csr_transpose(const sd_csr *a, /* input */
+                                  sd_csr *out);    /* output: owned by the caller */
+/* 32 lowercase hex digits + NUL: the XXH3-128 hash of a's pattern (rows, cols, rowptr,
+ * colind) that keys the kernel cache, or, when with_values is nonzero, of the pattern
+ * and the values (two matrices with equal hashes run the same kernel). Thread-safe. */
+SD_API sd_status sd_csr_hash(const sd_csr *a,  /* input */
+                             int with_values,  /* input: 0 pattern only, 1 pattern + values */
+                             char hex[33]);    /* output */
 
 /* ---------------------------------------------------------------- analysis */
 
@@ -129,6 +139,34 @@ SD_API const char *sd_feature_description(int i);
 /* "uniform", "moderate", "skewed", "power-law", "bimodal"; "unknown" out of range. */
 SD_API const char *sd_shape_class_name(sd_shape_class c);
 
+/* ---------------------------------------------------------------- inspection */
+
+/* The ranking of op's template vocabulary for a, as `sparseditto rank --json` prints it
+ * (less "file"): {"op", "k", "shape_class", "model_path", "ranking": {"model",
+ * "templates": [{"label", "energy", "reasons": [...]}]}}. model_path: weights from
+ * `sparseditto train`, or NULL for the rule-based ranking. k is K for SD_OP_SPMM
+ * (1 ≤ k ≤ 65536) and ignored otherwise. Needs no GPU. *json_out is NUL-terminated
+ * text owned by the caller (sd_json_free); NULL after a failure. Thread-safe. */
+SD_API sd_status sd_rank(const sd_csr *a,          /* input */
+                         sd_op op,                 /* input */
+                         int k,                    /* input */
+                         const char *model_path,   /* input: NULL = rules */
+                         char **json_out);         /* output: owned by the caller */
+/* The first-round candidate plans for a (the ranked families' default θ_H), lowered on
+ * the host with their static bounds, as `sparseditto plan --json`: {"gpu": {"name",
+ * "from_device"}, "plans": [...], "record": {ranking, trials, times by stage}}. gpu: a
+ * built-in profile name ("H200", ...), or NULL for device 0 when usable, else the H200
+ * profile. branches: families of the first round, 0 = 3. SD_OP_SPGEMM plans C = A·A for
+ * square A and A·Aᵀ otherwise. Nothing is compiled or timed. Ownership as sd_rank. */
+SD_API sd_status sd_plan(const sd_csr *a,     /* input */
+                         sd_op op,            /* input */
+                         int k,               /* input */
+                         const char *gpu,     /* input: profile name or NULL */
+                         int branches,        /* input: 0 = 3 */
+                         char **json_out);    /* output: owned by the caller */
+/* Frees text returned by sd_rank / sd_plan; accepts NULL. */
+SD_API void sd_json_free(char *json);
+
 /* ---------------------------------------------------------------- context */
 
 typedef struct sd_context sd_context;
@@ -157,21 +195,30 @@ typedef struct {
 SD_API sd_compile_options sd_compile_options_default(void);
 /* Analysis → ranking → synthesis → lowering → validation → measurement → refinement,
  * or a cache hit. k is the dense width for SpMM (1 ≤ k ≤ 65536) and ignored otherwise.
+ * SD_OP_SPGEMM compiles C = A·A for square A and C = A·Aᵀ otherwise (as
+ * sd_compile_spgemm with b = NULL); run it with sd_spgemm.
  * NULL options mean the defaults; a given struct is taken literally (0 = off) except
  * budget 0, which means the default budget (25 candidates).
  * Statuses: SD_ERR_INVALID_ARG (arguments; a matrix that breaks the CSR invariants,
  * naming the first offending row), SD_ERR_NO_DEVICE / SD_ERR_CUDA (the context),
  * SD_ERR_VALIDATION (no candidate validated and cuSPARSE not allowed),
- * SD_ERR_UNSUPPORTED (K > 65536; SD_OP_SPGEMM, which this version does not compile).
+ * SD_ERR_UNSUPPORTED (K > 65536).
  * Thread-safe: searches are serialised per process (they time the GPU); cache hits
  * run concurrently. The cache is read and written unless use_cache = 0; an unusable
  * cache directory degrades to compiling without it. */
 SD_API sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                             const sd_compile_options *opts, sd_kernel **out);
-/* General C = A·B: a kernel for the patterns of both operands; run with sd_spgemm. */
+/* General C = A·B: a kernel for the patterns of both operands; run with sd_spgemm.
+ * b = NULL or b == a means C = A·A for square A and C = A·Aᵀ otherwise. The kernel
+ * keeps copies of both operands; the cache key covers both patterns. Statuses as
+ * sd_compile, plus SD_ERR_INVALID_ARG when a->cols != b->rows or B breaks the CSR
+ * invariants. deterministic = 1 admits only plans without floating-point atomics: our
+ * thread-per-row plan (rows of at most 32 products) and cuSPARSE's algorithms. */
 SD_API sd_status sd_compile_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b,
                                    const sd_compile_options *opts, sd_kernel **out);
-/* Replaces the values (same pattern, nnz entries, host memory); rejects NaN/Inf. */
+/* Replaces the values (same pattern, host memory); rejects NaN/Inf. vals_host holds
+ * nnz(A) values — for a SpGEMM kernel of a general A·B, nnz(A) values of A followed by
+ * nnz(B) values of B. */
 SD_API sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host);
 
 /* ---------------------------------------------------------------- execute */
@@ -190,9 +237,15 @@ typedef struct {
     int32_t *colind; /* device memory */
     float *vals;     /* device memory */
 } sd_device_csr;
-/* C = A·A or A·Aᵀ (or A·B for sd_compile_spgemm kernels); columns sorted per row.
- * Allocates c_out's device arrays; free them with sd_device_csr_free. */
+/* C = A·A or A·Aᵀ (or A·B for sd_compile_spgemm kernels); columns strictly increasing
+ * per row, 64-bit row pointers. Allocates c_out's device arrays (stream-ordered, from
+ * the device's default memory pool; an empty C has no column or value arrays) and waits
+ * once on `stream` for nnz(C); the last kernels may still run on `stream` when it
+ * returns. c_out is owned by the caller: free it with sd_device_csr_free. Not for graph
+ * capture. Statuses: SD_ERR_INVALID_ARG (NULL, a kernel of another operator),
+ * SD_ERR_OUT_OF_MEMORY, SD_ERR_CUDA; on failure c_out is zeroed. */
 SD_API sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream);
+/* Frees the device arrays (cudaFree: waits for the device) and zeroes c. */
 SD_API void sd_device_csr_free(sd_device_csr *c);
 
 /* Writes the kernel's plan and timings as JSON into json[cap]; a NULL or too small

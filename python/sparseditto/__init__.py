@@ -5,6 +5,7 @@ and one GPU.
     import sparseditto as sd
     A = sd.CSRMatrix.read("A.mtx")             # or from_scipy / from_torch / from_coo
     sd.analyze(A)["shape_class"]               # the 36 features and the shape class (CPU)
+    sd.rank(A, "spmm", K=32), sd.plan(A, "spmm", K=32)   # the CLI's rank / plan as dicts
     k = sd.compile(A, "spmv")                  # needs a GPU (SparseDittoError NO_DEVICE otherwise)
     y = k(x)                                   # x: CUDA float32 torch tensor of shape (cols,)
 
@@ -20,22 +21,25 @@ Why ctypes over the shared library (and not a C extension, Cython, pybind11 or c
     asynchronously on the GPU), so ctypes' per-call overhead (microseconds) is noise.
 The binding is thin, as STYLE.md asks: argument conversion and error mapping only.
 
+PyTorch: sparseditto.torch (SpMM autograd, GCNAggregation); synthetic graphs and GCN
+normalisation: sparseditto.graphs (numpy, or torch on a GPU).
+
 Errors: every failed C call raises SparseDittoError(status, message) with the library's
 sd_last_error() text; wrong Python types or shapes raise TypeError or ValueError.
 """
 from ._lib import (Op, ShapeClass, SparseDittoError, Status, last_error, library_path,
                    status_string, version)
-from .api import (Context, Kernel, analyze, compile, default_context, feature_descriptions,
-                  feature_names)
+from .api import (Context, DeviceCSR, Kernel, analyze, compile, default_context,
+                  feature_descriptions, feature_names, plan, rank)
 from .matrix import CSRMatrix, as_matrix
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Op", "ShapeClass", "SparseDittoError", "Status", "last_error", "library_path",
-    "status_string", "version", "Context", "Kernel", "analyze", "compile",
+    "status_string", "version", "Context", "DeviceCSR", "Kernel", "analyze", "compile",
     "default_context", "feature_descriptions", "feature_names", "CSRMatrix", "as_matrix",
-    "read",
+    "read", "rank", "plan",
 ]
 
 

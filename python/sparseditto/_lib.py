@@ -141,11 +141,20 @@ _declare("sd_csr_read", _c_status, ctypes.c_char_p, _p_csr)
 _declare("sd_csr_write", _c_status, ctypes.c_char_p, _p_csr)
 _declare("sd_csr_check", _c_status, _p_csr)
 _declare("sd_csr_free", None, _p_csr)
+_declare("sd_csr_transpose", _c_status, _p_csr, _p_csr)
+_declare("sd_csr_hash", _c_status, _p_csr, ctypes.c_int, ctypes.c_char_p)
 # --- analysis
 _declare("sd_analyze", _c_status, _p_csr, ctypes.c_int, ctypes.POINTER(SdFeatures))
 _declare("sd_feature_name", ctypes.c_char_p, ctypes.c_int)
 _declare("sd_feature_description", ctypes.c_char_p, ctypes.c_int)
 _declare("sd_shape_class_name", ctypes.c_char_p, ctypes.c_int)
+# --- inspection: JSON text owned by the caller (a void pointer, so that ctypes keeps the
+# address to hand back to sd_json_free instead of converting it to bytes)
+_declare("sd_rank", _c_status, _p_csr, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+         ctypes.POINTER(_p_void))
+_declare("sd_plan", _c_status, _p_csr, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+         ctypes.c_int, ctypes.POINTER(_p_void))
+_declare("sd_json_free", None, _p_void)
 # --- context (opaque handles are void pointers)
 _declare("sd_context_create", _c_status, ctypes.POINTER(SdContextOptions),
          ctypes.POINTER(_p_void))
@@ -197,6 +206,17 @@ class SparseDittoError(RuntimeError):
 
     def __reduce__(self):  # picklable (multiprocessing, pytest-xdist)
         return (type(self), (int(self.status), self.message))
+
+
+def take_json(fn, *args):
+    """Calls fn(*args, &text) (sd_rank, sd_plan), checks the status, and returns the text
+    as a str after freeing it with sd_json_free."""
+    out = ctypes.c_void_p()
+    check(fn(*args, ctypes.byref(out)))
+    try:
+        return ctypes.string_at(out.value).decode()
+    finally:
+        lib.sd_json_free(out)
 
 
 def check(status):

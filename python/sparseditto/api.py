@@ -11,8 +11,8 @@ from . import _lib
 from ._lib import Op, ShapeClass, SparseDittoError, Status
 from .matrix import CSRMatrix, as_matrix
 
-__all__ = ["analyze", "feature_names", "feature_descriptions", "Context", "default_context",
-           "compile", "Kernel"]
+__all__ = ["analyze", "rank", "plan", "feature_names", "feature_descriptions", "Context",
+           "default_context", "compile", "Kernel", "DeviceCSR"]
 
 _OPS = {"spmv": Op.SPMV, "spmm": Op.SPMM, "spgemm": Op.SPGEMM}
 _K_MAX = 65536
@@ -52,6 +52,49 @@ def analyze(a, op="spmv"):
         "features": {names[i]: float(f.values[i]) for i in range(_lib.NUM_FEATURES)},
         "shape_class": _lib.lib.sd_shape_class_name(int(f.shape_class)).decode(),
     }
+
+
+def _width(o, K, fn, default):
+    """K for SpMM (default when None; the library's range), 1 for the other operators."""
+    if o != Op.SPMM:
+        if K is not None:
+            raise ValueError(f"{fn}: K is the SpMM width; it means nothing for {o.name.lower()}")
+        return 1
+    if K is None:
+        K = default
+    if not isinstance(K, (int, np.integer)) or isinstance(K, bool):
+        raise TypeError(f"{fn}: K must be an int, got {type(K).__name__}")
+    return int(K)
+
+
+def rank(a, op="spmv", K=None, model=None):
+    """The operator's template vocabulary ranked by energy for matrix a (lowest first), as
+    `sparseditto rank --json` gives it (sd_rank; no GPU): {"op", "k", "shape_class",
+    "model_path", "ranking": {"model", "templates": [{"label", "energy", "reasons"}]}}.
+    K: the SpMM width (default 32, as the CLI); model: energy-model weights from
+    `sparseditto train` (None: the model the search itself uses)."""
+    m = as_matrix(a)
+    o = _op(op)
+    k = _width(o, K, "rank", 32)
+    path = os.fsencode(model) if model is not None else None
+    return json.loads(_lib.take_json(_lib.lib.sd_rank, ctypes.byref(m._as_sd_csr()), int(o),
+                                     k, path))
+
+
+def plan(a, op="spmv", K=None, gpu=None, branches=0):
+    """The first-round candidate plans for matrix a with their lowering and static bounds,
+    as `sparseditto plan --json` (sd_plan; nothing compiled or timed, no GPU needed):
+    {"gpu": {"name", "from_device"}, "plans": [...], "record": {...}}. K: the SpMM width
+    (default 32); gpu: a built-in profile name ("H200", "A100", ...) or None for device 0
+    when usable, else H200; branches: families of the first round (0 = 3)."""
+    m = as_matrix(a)
+    o = _op(op)
+    k = _width(o, K, "plan", 32)
+    if not isinstance(branches, (int, np.integer)) or isinstance(branches, bool):
+        raise TypeError(f"plan: branches must be an int, got {type(branches).__name__}")
+    g = gpu.encode() if gpu is not None else None
+    return json.loads(_lib.take_json(_lib.lib.sd_plan, ctypes.byref(m._as_sd_csr()), int(o),
+                                     k, g, int(branches)))
 
 
 # ---------------------------------------------------------------- context
@@ -118,13 +161,23 @@ def default_context(device=0):
 # ---------------------------------------------------------------- compile
 
 def compile(a, op="spmv", K=None, budget=None, use_cache=True, allow_vendor=True,
-            deterministic=False, context=None, report_path=None):
-    """sd_compile: the specialised kernel for matrix a and operator op ("spmv", "spmm").
+            deterministic=False, context=None, report_path=None, b=None):
+    """sd_compile: the specialised kernel for matrix a and operator op ("spmv", "spmm",
+    "spgemm": C = A·A for square a, A·Aᵀ otherwise, or A·B with b; sd_compile_spgemm).
 
     K is the dense width for SpMM (1 ≤ K ≤ 65536; required) and must be None otherwise.
     Needs a GPU: without one, SparseDittoError(NO_DEVICE) with the library's message."""
     m = as_matrix(a)
     o = _op(op)
+    mb = None
+    if b is not None:
+        if o != Op.SPGEMM:
+            raise ValueError("compile: b is the second SpGEMM operand; use op='spgemm'")
+        mb = as_matrix(b)
+        if mb.shape[0] != m.shape[1]:
+            raise SparseDittoError(Status.INVALID_ARG,
+                                   f"compile: A is {m.shape[0]}x{m.shape[1]} and B is "
+                                   f"{mb.shape[0]}x{mb.shape[1]}: inner sizes differ")
     if o == Op.SPMM:
         if K is None:
             raise SparseDittoError(Status.INVALID_ARG, "compile: SpMM needs the dense width K")
@@ -151,10 +204,60 @@ def compile(a, op="spmv", K=None, budget=None, use_cache=True, allow_vendor=True
     opts.report_path = report
     ctx = context if context is not None else default_context()
     h = ctypes.c_void_p()
+    if mb is not None:
+        _lib.check(_lib.lib.sd_compile_spgemm(ctx.handle, ctypes.byref(m._as_sd_csr()),
+                                              ctypes.byref(mb._as_sd_csr()), ctypes.byref(opts),
+                                              ctypes.byref(h)))
+        kern = Kernel(h, ctx, m, o, None)
+        kern.nnz = m.nnz + mb.nnz  # update_values takes A's values, then B's
+        return kern
     _lib.check(_lib.lib.sd_compile(ctx.handle, ctypes.byref(m._as_sd_csr()), int(o),
                                    K if o == Op.SPMM else 0, ctypes.byref(opts),
                                    ctypes.byref(h)))
     return Kernel(h, ctx, m, o, K if o == Op.SPMM else None)
+
+
+class _DeviceArray:
+    """One device array of a DeviceCSR, readable by torch / CuPy through
+    __cuda_array_interface__ (zero copy); it keeps its DeviceCSR alive."""
+
+    def __init__(self, owner, ptr, n, typestr):
+        self._owner = owner
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr,
+                                         "data": (int(ptr or 0), False), "version": 3,
+                                         "strides": None}
+
+
+class DeviceCSR:
+    """C of a SpGEMM kernel (sd_device_csr), owned here and freed by close() or when
+    collected: rows, cols, nnz and the device arrays rowptr (int64, rows + 1), colind
+    (int32) and vals (float32) as __cuda_array_interface__ objects, e.g.
+    torch.as_tensor(c.vals, device="cuda")."""
+
+    def __init__(self, c):
+        self._c = c
+        self.rows, self.cols, self.nnz = int(c.rows), int(c.cols), int(c.nnz)
+        self.rowptr = _DeviceArray(self, c.rowptr, self.rows + 1, "<i8")
+        self.colind = _DeviceArray(self, c.colind, self.nnz, "<i4")
+        self.vals = _DeviceArray(self, c.vals, self.nnz, "<f4")
+
+    @property
+    def shape(self):
+        return (self.rows, self.cols)
+
+    def close(self):
+        if self._c is not None:
+            _lib.lib.sd_device_csr_free(ctypes.byref(self._c))
+            self._c = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return f"DeviceCSR(shape={self.shape}, nnz={self.nnz})"
 
 
 # ---------------------------------------------------------------- device operands
@@ -188,8 +291,9 @@ def _operand(x, what):
         return o
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is None:
-        raise TypeError(f"{what}: expected a CUDA torch tensor or an object with "
-                        f"__cuda_array_interface__, got {type(x).__name__}")
+        raise TypeError(f"{what}: expected a CUDA torch tensor, an object with "
+                        f"__cuda_array_interface__ or a CUDA DLPack producer, got "
+                        f"{type(x).__name__}")
     if cai.get("typestr") not in ("<f4", "=f4", "|f4"):
         raise TypeError(f"{what}: typestr is {cai.get('typestr')!r}; kernels take float32 "
                         "('<f4') and the binding never converts operands")
@@ -211,6 +315,40 @@ def _operand(x, what):
     o.device = None
     o.readonly = bool(readonly)
     return o
+
+
+_DLPACK_CUDA = 2  # kDLCUDA in DLPack's DLDeviceType
+
+
+def _from_dlpack(x, what):
+    """A torch tensor sharing x's memory (DLPack's consumer side is torch.from_dlpack,
+    which also orders x's producer stream before torch's current one)."""
+    try:
+        import torch
+    except ImportError:
+        raise TypeError(f"{what}: DLPack operands are read through torch.from_dlpack, and "
+                        "PyTorch is not installed (pass __cuda_array_interface__ objects "
+                        "instead)") from None
+    return torch.from_dlpack(x)
+
+
+def _dlpack_as_torch(x, what):
+    """x as is when torch or __cuda_array_interface__ can read it, else (a DLPack
+    producer) a torch view of it."""
+    if (_torch_if_tensor(x) is not None or hasattr(x, "__cuda_array_interface__")
+            or not hasattr(x, "__dlpack__")):
+        return x
+    dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else None
+    if dev is not None and int(dev[0]) != _DLPACK_CUDA:
+        return x  # host memory (numpy ≥ 1.22 speaks DLPack too): _operand's TypeError
+    return _from_dlpack(x, what)
+
+
+def _torch_if_loaded():
+    """torch when the program already imported it (never imported here), else None."""
+    import sys
+    t = sys.modules.get("torch")
+    return t if t is not None and hasattr(t, "cuda") and t.cuda.is_available() else None
 
 
 def _torch_if_tensor(x):
@@ -250,11 +388,29 @@ class Kernel:
             return (cols,), (rows,)
         return (cols, self.K), (rows, self.K)
 
-    def __call__(self, x, out=None, stream=None):
+    def __call__(self, x=None, out=None, stream=None):
+        if self.op == Op.SPGEMM:
+            # k() → C as a DeviceCSR (sd_spgemm allocates it; it waits once for nnz(C)).
+            if x is not None or out is not None:
+                raise ValueError("Kernel: a SpGEMM kernel takes no operands: call k()")
+            if stream is None:
+                torch = _torch_if_loaded()
+                stream = (torch.cuda.current_stream(self.context.device).cuda_stream
+                          if torch is not None else 0)
+            c = _lib.SdDeviceCsr()
+            _lib.check(_lib.lib.sd_spgemm(self.handle, ctypes.byref(c),
+                                          ctypes.c_void_p(int(stream))))
+            return DeviceCSR(c)
+        if x is None:
+            raise TypeError("Kernel: x is required for SpMV and SpMM kernels")
         if self.op not in (Op.SPMV, Op.SPMM):
             raise SparseDittoError(Status.UNSUPPORTED,
                                    f"Kernel: {self.op.name.lower()} kernels are not callable")
         in_shape, out_shape = self._shapes()
+        # DLPack producers (JAX, CuPy ≥ 10, ...) become torch views, then run as tensors.
+        x = _dlpack_as_torch(x, "x")
+        if out is not None:
+            out = _dlpack_as_torch(out, "out")
         xi = _operand(x, "x")
         if xi.shape != in_shape:
             raise ValueError(f"x: shape {xi.shape}, expected {in_shape} for a "

@@ -117,6 +117,11 @@ class CSRMatrix:
         duplicates summed); the arrays are copied into numpy and the C arrays freed."""
         c = SdCsr()
         _lib.check(_lib.lib.sd_csr_read(os.fsencode(path), ctypes.byref(c)))
+        return cls._adopt(c)
+
+    @classmethod
+    def _adopt(cls, c):
+        """A CSRMatrix holding numpy copies of an sd_csr the library filled; frees c."""
         try:
             rows, cols, nnz = int(c.rows), int(c.cols), int(c.nnz)
             rowptr = _copy(c.rowptr, rows + 1, np.int64)
@@ -189,17 +194,28 @@ class CSRMatrix:
         if t.dim() != 2:
             raise ValueError(f"from_torch: a matrix has 2 dimensions, got {t.dim()}")
         t = t.detach()
+        shape = _check_shape(tuple(t.shape), "from_torch")
         if t.layout == torch.sparse_coo:
-            t = t.cpu().coalesce()
+            t = t.cpu().coalesce()  # sorted by (row, column), duplicates summed: canonical
             idx = t.indices().numpy()
-            return cls.from_coo(idx[0], idx[1], t.values().numpy(), tuple(t.shape))
+            if idx.shape[1] and (idx.min() < 0 or idx[0].max() >= shape[0]
+                                 or idx[1].max() >= shape[1]):
+                raise ValueError("from_torch: an index lies outside the shape")
+            rowptr = np.zeros(shape[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(idx[0], minlength=shape[0]), out=rowptr[1:])
+            return cls(rowptr, idx[1], t.values().numpy(), shape)
         if t.layout == torch.sparse_csr:
             t = t.cpu()
             rowptr = t.crow_indices().numpy().astype(np.int64)
             colind = t.col_indices().numpy()
+            vals = t.values().numpy()
+            try:  # usually canonical already (sd_csr_check says so in O(nnz))
+                return cls(rowptr, colind, vals, shape)
+            except SparseDittoError:
+                pass
             # torch does not promise sorted, unique columns: canonicalise through COO.
-            row = np.repeat(np.arange(t.shape[0], dtype=np.int64), np.diff(rowptr))
-            return cls.from_coo(row, colind, t.values().numpy(), tuple(t.shape))
+            row = np.repeat(np.arange(shape[0], dtype=np.int64), np.diff(rowptr))
+            return cls.from_coo(row, colind, vals, shape)
         raise TypeError(f"from_torch: layout {t.layout} is not sparse CSR or COO "
                         "(dense tensors: call .to_sparse_csr() first)")
 
@@ -226,13 +242,10 @@ class CSRMatrix:
         return np.repeat(np.arange(self.shape[0], dtype=np.int64), np.diff(self.rowptr))
 
     def transpose(self):
-        """Aᵀ in canonical form (a stable counting sort by column keeps rows sorted)."""
-        rows, cols = self.shape
-        order = np.argsort(self.colind, kind="stable")
-        rowptr = np.zeros(cols + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.colind, minlength=cols), out=rowptr[1:])
-        colind = self.row_of_entries()[order]
-        return CSRMatrix(rowptr, colind, self.vals[order], (cols, rows))
+        """Aᵀ in canonical form (sd_csr_transpose: one counting sort, O(nnz))."""
+        c = SdCsr()
+        _lib.check(_lib.lib.sd_csr_transpose(ctypes.byref(self._as_sd_csr()), ctypes.byref(c)))
+        return CSRMatrix._adopt(c)
 
     def is_symmetric(self):
         """True when A equals Aᵀ exactly (pattern and values)."""
@@ -241,6 +254,13 @@ class CSRMatrix:
         t = self.transpose()
         return (np.array_equal(t.rowptr, self.rowptr) and np.array_equal(t.colind, self.colind)
                 and np.array_equal(t.vals, self.vals))
+
+    def hash(self, values=True):
+        """32 hex digits: XXH3-128 of the pattern (the kernel cache's key) or, by default,
+        of the pattern and the values (sd_csr_hash): equal hashes, same kernel."""
+        buf = ctypes.create_string_buffer(33)
+        _lib.check(_lib.lib.sd_csr_hash(ctypes.byref(self._as_sd_csr()), int(bool(values)), buf))
+        return buf.value.decode()
 
     def __repr__(self):
         return f"CSRMatrix(shape={self.shape}, nnz={self.nnz})"
@@ -251,7 +271,7 @@ def _copy(ptr, n, dtype):
     if n == 0:
         return np.zeros(0, dtype=dtype)
     if not ptr:
-        raise SparseDittoError(Status.INTERNAL, "sd_csr_read returned a NULL array with "
+        raise SparseDittoError(Status.INTERNAL, "the library returned a NULL array with "
                                f"{n} entries")
     return np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True)
 

@@ -5,20 +5,40 @@
     Y = SpMM.apply(graph, X)          # X: CUDA float32 (cols, K); Y: (rows, K)
     Y.sum().backward()                # X.grad = Aᵀ·1 through a kernel compiled for Aᵀ
 
-A is a constant of the graph (an adjacency, a stencil): it gets no gradient. Kernels are
-compiled once per (graph, device, width K, direction) and kept in the graph's dict; the
-backward pass uses a kernel compiled for Aᵀ, or the forward kernel when A is symmetric
-(then Aᵀ = A). torch is imported lazily: SpMM and GCNAggregation are built at first
-access, so `import sparseditto` works without torch.
+A is a constant of the graph (an adjacency, a stencil): it gets no gradient. The backward
+pass uses a kernel compiled for Aᵀ, or the forward kernel when A is symmetric (pattern
+and values; checked once per graph, O(nnz)). Kernels are compiled once per (matrix,
+device, width K, compile options): each graph keeps its kernels, and a process-wide table
+keyed by the matrix's hash (sd_csr_hash of pattern and values) lets graphs built from the
+same matrix share them — two GCN layers over one adjacency compile once. Across
+processes the library's on-disk cache turns a repeated compile into a lookup. torch is
+imported lazily: SpMM and GCNAggregation are built at first access, so
+`import sparseditto` works without torch.
 """
 import threading
+import weakref
 
-import numpy as np
-
+from . import graphs as _graphs
 from .api import compile as _compile, default_context
 from .matrix import CSRMatrix, as_matrix
 
-__all__ = ["SparseGraph", "SpMM", "GCNAggregation", "gcn_normalize", "spmm"]
+__all__ = ["SparseGraph", "SpMM", "GCNAggregation", "gcn_normalize", "spmm",
+           "clear_kernel_table"]
+
+# (matrix hash, shape, device, K, options) -> Kernel, shared by every SparseGraph of the
+# process. Weak values: a kernel lives as long as some graph holds it.
+_kernel_table = weakref.WeakValueDictionary()
+_kernel_table_lock = threading.Lock()
+
+
+def clear_kernel_table():
+    """Forgets the process-wide kernel table (graphs keep the kernels they hold)."""
+    with _kernel_table_lock:
+        _kernel_table.clear()
+
+
+def _options_key(opts):
+    return tuple(sorted((k, repr(v)) for k, v in opts.items()))
 
 
 class SparseGraph:
@@ -29,10 +49,15 @@ class SparseGraph:
 
     def __init__(self, a, **compile_options):
         self.matrix = as_matrix(a)
+        if "context" in compile_options:
+            raise ValueError("SparseGraph: the context follows the tensors' device; "
+                             "do not pass context=")
         self.compile_options = compile_options
         self._transpose = None
         self._symmetric = None
+        self._hashes = {}   # transposed -> sd_csr_hash of the matrix (or of Aᵀ)
         self._kernels = {}  # (device, K, transposed) -> Kernel
+        self.compile_seconds = 0.0  # wall time this graph spent obtaining kernels
         self._lock = threading.Lock()
 
     @property
@@ -54,25 +79,41 @@ class SparseGraph:
         return self._transpose
 
     def kernel(self, K, device, transposed=False):
-        """The SpMM kernel for A (or Aᵀ) at width K on a CUDA device ordinal, compiled at
-        first use and cached."""
+        """The SpMM kernel for A (or Aᵀ) at width K on a CUDA device ordinal: from this
+        graph, else from the process-wide table, else compiled (once)."""
+        import time
         if transposed and self.symmetric:
             transposed = False  # Aᵀ = A: one kernel serves both directions
         key = (int(device), int(K), bool(transposed))
         with self._lock:
             k = self._kernels.get(key)
-            if k is None:
-                m = self.transpose() if transposed else self.matrix
-                k = _compile(m, "spmm", K=int(K), context=default_context(int(device)),
-                             **self.compile_options)
-                self._kernels[key] = k
+            if k is not None:
+                return k
+            t0 = time.perf_counter()
+            m = self.transpose() if transposed else self.matrix
+            h = self._hashes.get(transposed)
+            if h is None:
+                h = self._hashes[transposed] = m.hash(values=True)
+            gkey = (h, m.shape, key[0], key[1], _options_key(self.compile_options))
+            with _kernel_table_lock:  # compiles are serialised by the library anyway
+                k = _kernel_table.get(gkey)
+                if k is None:
+                    k = _compile(m, "spmm", K=key[1], context=default_context(key[0]),
+                                 **self.compile_options)
+                    _kernel_table[gkey] = k
+            self._kernels[key] = k
+            self.compile_seconds += time.perf_counter() - t0
             return k
 
-    def close(self):
-        """Releases every compiled kernel (they are compiled again on next use)."""
+    def kernels(self):
+        """{(device, K, transposed): Kernel} held by this graph (a copy)."""
         with self._lock:
-            for k in self._kernels.values():
-                k.close()
+            return dict(self._kernels)
+
+    def close(self):
+        """Drops this graph's kernels; each is destroyed when no graph holds it any more
+        (they are obtained again on next use)."""
+        with self._lock:
             self._kernels.clear()
 
     def __repr__(self):
@@ -82,24 +123,13 @@ class SparseGraph:
 def gcn_normalize(a, add_self_loops=True):
     """Â = D^-1/2 (A + I) D^-1/2 (Kipf and Welling), D the row sums of A + I; rows with
     zero degree get 0. A self loop adds 1 to an existing diagonal entry. Returns a
-    CSRMatrix; a symmetric A gives a symmetric Â."""
+    CSRMatrix; a symmetric A gives a bitwise symmetric Â (graphs.gcn_normalize, O(nnz))."""
     m = as_matrix(a)
     rows, cols = m.shape
     if rows != cols:
         raise ValueError(f"gcn_normalize: the adjacency must be square, got {rows}x{cols}")
-    r = m.row_of_entries()
-    c = m.colind.astype(np.int64)
-    v = m.vals.astype(np.float64)
-    if add_self_loops:
-        d = np.arange(rows, dtype=np.int64)
-        r, c, v = np.concatenate([r, d]), np.concatenate([c, d]), np.concatenate([v, np.ones(rows)])
-    summed = CSRMatrix.from_coo(r, c, v, (rows, cols))
-    rr = summed.row_of_entries()
-    deg = np.bincount(rr, weights=summed.vals.astype(np.float64), minlength=rows)
-    with np.errstate(divide="ignore"):
-        dinv = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)), 0.0)
-    vals = summed.vals.astype(np.float64) * dinv[rr] * dinv[summed.colind]
-    return CSRMatrix(summed.rowptr, summed.colind, vals, (rows, cols))
+    rp, ci, v = _graphs.gcn_normalize(m.rowptr, m.colind, m.vals, add_self_loops=add_self_loops)
+    return CSRMatrix(rp, ci, v, (rows, cols))
 
 
 def _prepare(torch, t, what, device=None):
@@ -178,11 +208,21 @@ def _build():
             """The propagation step of a graph convolution, H' = Â·H, with Â the
             normalised adjacency (gcn_normalize) or the given matrix as is.
 
-            adjacency: a CSRMatrix, path, scipy.sparse or torch sparse matrix (square).
-            normalize: apply gcn_normalize (with self loops when add_self_loops)."""
+            adjacency: a CSRMatrix, path, scipy.sparse or torch sparse matrix (square), or
+            a SparseGraph used as is (layers sharing one graph share its kernels).
+            normalize: apply gcn_normalize (with self loops when add_self_loops); the
+            default is True for a matrix and False for a SparseGraph."""
 
-            def __init__(self, adjacency, normalize=True, add_self_loops=True, **compile_options):
+            def __init__(self, adjacency, normalize=None, add_self_loops=True, **compile_options):
                 super().__init__()
+                if isinstance(adjacency, SparseGraph):
+                    if normalize or compile_options:
+                        raise ValueError("GCNAggregation: a SparseGraph is used as is (its "
+                                         "matrix and compile options are fixed)")
+                    self.graph = adjacency
+                    return
+                if normalize is None:
+                    normalize = True
                 m = as_matrix(adjacency)
                 if m.shape[0] != m.shape[1]:
                     raise ValueError(f"GCNAggregation: the adjacency must be square, got "
