@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/rng.h"
 #include "runtime.h"
 
 void sdi_program_init(sdi_program *p) { memset(p, 0, sizeof *p); }
@@ -251,6 +252,13 @@ sd_status sdi_program_run(sd_context *ctx, sdi_program *p, cudaStream_t stream)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_program_run: program is NULL");
     if (p->use_graph) {
         if (p->graph == NULL || p->graph_stale || p->graph_stream != stream) {
+            uint64_t sig = sdi_hash3((uint64_t)(uintptr_t)stream, (uint64_t)p->nbuffers, 0);
+            for (int i = 0; i < p->nbuffers; i++)
+                sig = sdi_hash3(sig, (uint64_t)(uintptr_t)p->buffers[i].dev, (uint64_t)i);
+            if (p->graph != NULL && sig != p->stale_binding) {
+                p->stale_binding = sig;
+                return run_launches(ctx, p, stream);
+            }
             sd_status s = sdi_program_capture(ctx, p, stream);
             if (s != SD_OK)
                 return s;

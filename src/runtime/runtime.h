@@ -135,6 +135,11 @@ SDI_HIDDEN bool sdi_cuda_error_is_sticky(cudaError_t e);
 SDI_HIDDEN sd_status sdi_device_malloc(sd_context *ctx, void **p, size_t bytes,
                                        const char *what);
 SDI_HIDDEN void sdi_device_free(void *p);
+/* Stream-ordered hooks (cudaMallocAsync / cudaFreeAsync on the default pool), counted
+ * and fault-injected like the others; sdi_device_free also releases such memory. */
+SDI_HIDDEN sd_status sdi_device_malloc_async(sd_context *ctx, void **p, size_t bytes,
+                                             cudaStream_t stream, const char *what);
+SDI_HIDDEN void sdi_device_free_async(void *p, cudaStream_t stream);
 /* Fault injection: the n-th device allocation from now (0 = the next) and every later
  * one fails with SD_ERR_OUT_OF_MEMORY; n < 0 turns it off. Returns the number of device
  * allocations made since the last call. Process-wide; tests only. */
@@ -248,6 +253,11 @@ typedef struct {
     cudaGraphExec_t graph;
     cudaStream_t graph_stream; /* the stream the graph was captured on */
     bool graph_stale;
+    /* Buffers + stream of the last run that found the graph stale: the graph is
+     * re-captured only when a binding repeats (a caller whose operands move every call,
+     * e.g. a training loop's fresh tensors, gets plain launches instead of a capture and
+     * instantiation per call). */
+    uint64_t stale_binding;
 } sdi_program;
 
 SDI_HIDDEN void sdi_program_init(sdi_program *p);
@@ -340,6 +350,9 @@ typedef struct {
     int64_t *count; /* rows */
     double *absum;  /* rows × k */
     sdi_ref_csr c;  /* SpGEMM */
+    /* Device mirror for large dense outputs (FP32 reference + conservative bound),
+     * built on the first check; see sdi_check_dense_output. Owned. */
+    struct sdi_ref_device *dev;
 } sdi_reference;
 
 /* CPU reference for SpMV (k = 1, xb = x) or SpMM (xb = B, cols × k row-major). */
@@ -348,7 +361,13 @@ SDI_HIDDEN sd_status sdi_reference_dense(const sd_csr *a, sd_op op, const float 
 /* CPU reference for C = A·B. */
 SDI_HIDDEN sd_status sdi_reference_spgemm(const sd_csr *a, const sd_csr *b, sdi_reference *out);
 SDI_HIDDEN void sdi_reference_free(sdi_reference *r);
-/* Copies rows × k floats back from d_out and applies DESIGN.md's rule (or exactness). */
+/* Applies DESIGN.md's rule (or exactness) to the rows × k floats at d_out. Large outputs
+ * (≥ SDI_DEVICE_CHECK_MIN entries) are checked on the device against a mirror of the
+ * reference built on the first call (FP32 reference + bound minus its rounding, so a
+ * device pass implies the exact rule); whatever the device flags, and every small
+ * output, is copied back and judged on the host, so failures carry the host's message.
+ * SPARSEDITTO_HOST_VALIDATION=1 forces the host path. */
+#define SDI_DEVICE_CHECK_MIN (1 << 18)
 SDI_HIDDEN sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference *r,
                                             const float *d_out, sdi_validation *val);
 /* Copies a device CSR back (row pointers of 4 or 8 bytes) and applies the SpGEMM rule. */
@@ -383,6 +402,7 @@ typedef struct {
 typedef struct {
     int k;            /* SpMM dense width */
     int aat;          /* SpGEMM: 1 = A·Aᵀ, 0 = A·A (needs square A), -1 = by shape */
+    const sd_csr *b;  /* SpGEMM: a general B (A·B; aat is then ignored); NULL = A or Aᵀ */
     int exact;        /* inputs are small integers: validate exactly */
     const char *only; /* NULL = every variant; else a comma list of variant names */
     int max_padding_ratio; /* Blocked-ELL: skip when slots > ratio × nnz (0 = 64) */
@@ -392,6 +412,7 @@ typedef struct {
     sd_op op;
     int k;
     int aat;
+    int general_b; /* SpGEMM: B was a general operand (A·B) */
     int32_t rows, cols;
     int64_t nnz;
     int64_t nnz_c; /* SpGEMM output nnz (from the reference) */

@@ -1,10 +1,40 @@
 /* src/runtime/validate_device.c: CPU references for the operators (src/ref, double
- * accumulation) kept per task, and the check of a device output against them: the
- * output is copied back and DESIGN.md's rule applied (src/ref/validate.c). */
+ * accumulation) kept per task, and the check of a device output against them:
+ * DESIGN.md's rule (src/ref/validate.c) on the host, preceded for large dense outputs
+ * by a device-side check against a mirror of the reference. Why the mirror: a search
+ * validates every candidate, and copying a 10⁸-entry SpMM output back and judging it
+ * on the host cost about a second per candidate, which dominated compile time on large
+ * tasks; the device check reads back 16 bytes. */
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/sd_validate.cuh"
 #include "runtime.h"
+
+struct sdi_ref_device {
+    pthread_mutex_t lock;
+    int state;              /* 0 not built yet, 1 ready, -1 unavailable: host path */
+    const sd_context *ctx;  /* the context the mirror was built in */
+    float *want;            /* rows × k, the reference rounded to FP32 */
+    float *tol;             /* rows × k, conservative bound (negative: host decides) */
+    unsigned long long *result; /* sd_validate_args.result */
+    sdi_module mod;
+};
+
+static void ref_device_free(struct sdi_ref_device *d)
+{
+    if (d == NULL)
+        return;
+    sdi_device_free(d->want);
+    sdi_device_free(d->tol);
+    sdi_device_free(d->result);
+    sdi_module_unload(&d->mod);
+    pthread_mutex_destroy(&d->lock);
+    sdi_free(d);
+}
 
 void sdi_reference_free(sdi_reference *r)
 {
@@ -14,6 +44,7 @@ void sdi_reference_free(sdi_reference *r)
     sdi_free(r->count);
     sdi_free(r->absum);
     sdi_ref_csr_free(&r->c);
+    ref_device_free(r->dev);
     memset(r, 0, sizeof *r);
 }
 
@@ -42,6 +73,9 @@ sd_status sdi_reference_dense(const sd_csr *a, sd_op op, const float *xb, int k,
     SD_CHECK_ALLOC(r.want, "reference output");
     SD_CHECK_ALLOC(r.absum, "reference bounds");
     SD_CHECK_ALLOC(r.count, "reference counts");
+    r.dev = sdi_calloc(1, sizeof *r.dev);
+    SD_CHECK_ALLOC(r.dev, "reference device mirror");
+    pthread_mutex_init(&r.dev->lock, NULL);
     if (op == SD_OP_SPMV)
         SD_TRY(sdi_ref_spmv(a, xb, r.want, r.count, r.absum));
     else
@@ -67,6 +101,128 @@ sd_status sdi_reference_spgemm(const sd_csr *a, const sd_csr *b, sdi_reference *
     return s;
 }
 
+/* Builds the device mirror of r (d->lock held). Entry e gets want_f = (float)want and
+ * tol_f = bound − |want_f − want| rounded towards zero (the double terms nudged by
+ * 2⁻⁵⁰ the safe way), so |got − want_f| ≤ tol_f implies |got − want| ≤ bound exactly;
+ * tol_f < 0 when the rounding alone uses up the bound (the host judges that entry).
+ * Exact mode: bound 0, so only entries whose reference is an FP32 value pass. */
+static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
+                                  struct sdi_ref_device *d)
+{
+    const int64_t rows = r->rows, k = r->k;
+    const size_t n = (size_t)rows * (size_t)k;
+    float *hw = sdi_malloc_array(n, sizeof *hw), *ht = sdi_malloc_array(n, sizeof *ht);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(hw);                                                                      \
+        sdi_free(ht);                                                                      \
+    } while (0)
+    SD_CHECK_ALLOC(hw, "device-check reference");
+    SD_CHECK_ALLOC(ht, "device-check bounds");
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t c = 0; c < k; c++) {
+            const size_t e = (size_t)(i * k + c);
+            const double want = r->want[e];
+            const float wf = (float)want;
+            const double bound =
+                r->exact ? 0.0 : sdi_validation_bound(want, r->count[i], r->absum[e]);
+            const double left =
+                bound * (1.0 - 0x1p-50) - fabs((double)wf - want) * (1.0 + 0x1p-50);
+            float tf = -1.0f;
+            if (isfinite(want) && isfinite(wf) && left >= 0.0) {
+                tf = (float)left;
+                if ((double)tf > left)
+                    tf = nextafterf(tf, 0.0f);
+            }
+            hw[e] = wf;
+            ht[e] = tf;
+        }
+    }
+    SD_TRY(sdi_device_upload(ctx, (void **)&d->want, hw, n * sizeof *hw, "device-check reference"));
+    SD_TRY(sdi_device_upload(ctx, (void **)&d->tol, ht, n * sizeof *ht, "device-check bounds"));
+    SD_TRY(sdi_device_malloc(ctx, (void **)&d->result, 2 * sizeof *d->result, "device-check result"));
+    sdi_jit_request req;
+    memset(&req, 0, sizeof req);
+    req.template_name = "sd_validate.cuh";
+    req.kernel_name = "sd_validate_dense";
+    SD_TRY(sdi_module_build(ctx, &req, "sd_validate_dense", &d->mod));
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+static bool host_validation_forced(void)
+{
+    const char *e = getenv("SPARSEDITTO_HOST_VALIDATION");
+    return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
+}
+
+/* The device check: *passed = true when every entry passed (val filled), false when
+ * the host must judge (entries flagged, or no mirror could be built: out of device
+ * memory is not an error here, the host path needs none). */
+static sd_status device_check(sd_context *ctx, const sdi_reference *r, const float *d_out,
+                              sdi_validation *val, bool *passed)
+{
+    struct sdi_ref_device *d = r->dev;
+    *passed = false;
+    sd_status s = SD_OK;
+    pthread_mutex_lock(&d->lock);
+    if (d->state == 0) {
+        s = ref_device_build(ctx, r, d);
+        if (s == SD_OK) {
+            d->state = 1;
+            d->ctx = ctx;
+        } else {
+            sdi_log(1, "validation: no device mirror of the reference (%s); checking on the host",
+                    sd_last_error());
+            sdi_device_free(d->want);
+            sdi_device_free(d->tol);
+            sdi_device_free(d->result);
+            sdi_module_unload(&d->mod);
+            d->want = d->tol = NULL;
+            d->result = NULL;
+            d->state = -1;
+            /* Only a broken CUDA context stops the check; the host path covers the rest. */
+            s = ctx->broken ? s : SD_OK;
+            sdi_error_clear();
+        }
+    }
+    if (s == SD_OK && d->state == 1 && d->ctx == ctx) {
+        const size_t n = (size_t)r->rows * (size_t)r->k;
+        sd_validate_args a = {d_out, d->want, d->tol, (long long)n, d->result};
+        long long blocks = ((long long)n + SD_VALIDATE_THREADS - 1) / SD_VALIDATE_THREADS;
+        const long long cap = 8LL * (ctx->props.sm_count > 0 ? ctx->props.sm_count : 132);
+        if (blocks > cap)
+            blocks = cap;
+        void *params[1] = {&a};
+        dim3 g = {(unsigned)blocks, 1, 1}, b = {SD_VALIDATE_THREADS, 1, 1};
+        unsigned long long res[2] = {0, 0};
+        s = sdi_cuda_status(ctx, cudaMemsetAsync(d->result, 0, sizeof res, ctx->stream),
+                            "clearing the device-check result", NULL);
+        if (s == SD_OK)
+            s = sdi_cuda_status(ctx,
+                                cudaLaunchKernel((const void *)d->mod.functions[0].kernel, g, b,
+                                                 params, 0, ctx->stream),
+                                "launching", "sd_validate_dense");
+        if (s == SD_OK)
+            s = sdi_copy_to_host(ctx, res, d->result, sizeof res, "the device-check result");
+        if (s == SD_OK && res[0] == 0) {
+            unsigned bits = (unsigned)res[1];
+            float worst;
+            memcpy(&worst, &bits, sizeof worst);
+            memset(val, 0, sizeof *val);
+            val->ok = true;
+            val->n_checked = (int64_t)n;
+            val->row = val->col = -1;
+            val->ratio = worst; /* against the conservative bound: ≥ the exact ratio */
+            *passed = true;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
 sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference *r, const float *d_out,
                                  sdi_validation *val)
 {
@@ -77,6 +233,13 @@ sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference *r, const 
     if (r == NULL || d_out == NULL || (r->op != SD_OP_SPMV && r->op != SD_OP_SPMM))
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_check_dense_output: bad arguments");
     size_t n = (size_t)r->rows * (size_t)r->k;
+    if (r->dev != NULL && n >= SDI_DEVICE_CHECK_MIN && !host_validation_forced()) {
+        bool passed = false;
+        sd_status s = device_check(ctx, r, d_out, val, &passed);
+        if (s != SD_OK || passed)
+            return s;
+        memset(val, 0, sizeof *val); /* flagged: the host gives the verdict */
+    }
     float *got = sdi_malloc_array(n, sizeof *got);
     if (got == NULL)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the device output "

@@ -128,6 +128,18 @@ static void test_compile_errors(void)
     SDT_STATUS(sdi_jit_compile(NULL, &c), SD_ERR_INVALID_ARG);
 }
 
+/* The device-side validation kernel compiles for sm_90 (its launches run in the GPU
+ * lane: tests/gpu/test_validate_device.c). */
+static void test_validate_kernel_compiles(void)
+{
+    sdi_jit_request req = {.template_name = "sd_validate.cuh", .arch = "sm_90",
+                           .kernel_name = "sd_validate_dense"};
+    sdi_cubin c;
+    SDT_OK(sdi_jit_compile(&req, &c));
+    SDT_CHECK(is_elf(&c), "sd_validate.cuh: a CUBIN");
+    sdi_cubin_free(&c);
+}
+
 /* Every host allocation of the JIT may fail: the status says so and nothing leaks. */
 static void test_jit_fault_injection(void)
 {
@@ -231,6 +243,7 @@ int main(void)
     SDT_RUN(test_spmv_template_variants);
     SDT_RUN(test_keys);
     SDT_RUN(test_compile_errors);
+    SDT_RUN(test_validate_kernel_compiles);
     SDT_RUN(test_jit_fault_injection);
     SDT_RUN(test_device_hook_injection);
     SDT_RUN(test_roofline_bytes);
