@@ -427,9 +427,11 @@ sd_status sdi_model_evaluate(const sdi_corpus *c, const sdi_model_eval_opts *opt
     for (int t = 0; t < c->ntasks; t++)
         out->ntasks_op[c->tasks[t].op]++;
     if (o.holdout > 0) {
-        if (out->nmatrices - o.holdout < o.folds)
+        if (out->nmatrices - o.holdout < o.folds) {
+            SD_FREE_ALL;
             return SDI_ERR(SD_ERR_INVALID_ARG, "evaluation: %d matrices cannot give a hold-out of "
                            "%d and %d folds (lower --holdout)", out->nmatrices, o.holdout, o.folds);
+        }
         SD_TRY(sdi_corpus_holdout(c, o.holdout, o.split_seed, held));
     }
     for (int r = 0; r < c->nrecords; r++)
