@@ -19,6 +19,8 @@ int cmd_rank(int argc, char **argv);
 int cmd_worker(int argc, char **argv); /* hidden: not in the command table's help */
 int cmd_corpus(int argc, char **argv);
 int cmd_evalmodel(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 static const sdc_command commands[] = {
     {"version", cmd_version, "print the library version"},
@@ -34,6 +36,8 @@ static const sdc_command commands[] = {
     {"rank", cmd_rank, "rank the template vocabulary of an operator for a matrix, with reasons"},
     {"corpus", cmd_corpus, "measure the training corpus of the ranking models (resumable, GPU)"},
     {"evalmodel", cmd_evalmodel, "compare the energy model with its baselines on a corpus"},
+    {"bench", cmd_bench, "the compiler benchmark suite: every task of a set against cuSPARSE"},
+    {"profile", cmd_profile, "Nsight Compute counters of a compiled kernel vs cuSPARSE (Table 1)"},
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 

@@ -155,6 +155,31 @@ SDI_HIDDEN const char *sdi_ncu_metrics(void);
 /* Parses `ncu --csv` output (long form: "Metric Name","Metric Unit","Metric Value";
  * or the raw page: one column per metric) into d. SD_ERR_PARSE when no metric is found. */
 SDI_HIDDEN sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d);
+/* The general parser under it (either form): for each names[i], the sum of its values
+ * over every kernel row (sums[i], scaled to bytes or seconds by the metric's unit:
+ * Kbyte.., nsecond..) and how many rows had it (counts[i]); *kernels = launches seen.
+ * SD_ERR_PARSE when none of the names appear (e.g. ncu could not read the counters). */
+SDI_HIDDEN sd_status sdi_ncu_parse_metrics(const char *text, const char *const *names, int nnames,
+                                           double *sums, int *counts, int *kernels);
+/* The memory-hierarchy counters of `sparseditto profile` (the paper's Table 1), per
+ * execution of an implementation whose launches ncu profiled `runs` times. */
+typedef struct {
+    int launches;          /* kernel launches per execution */
+    double gpu_us;         /* gpu__time_duration, summed over an execution's launches */
+    double l1_hit_pct;     /* pooled: L1 sector hits / sectors over every launch */
+    double l1_requests;    /* l1tex__t_requests.sum */
+    double l2_hit_pct;     /* pooled: L2 sector hits / sectors */
+    double l2_requests;    /* lts__t_requests.sum */
+    double dram_read;      /* bytes */
+    double dram_write;     /* bytes */
+    double occupancy_pct;  /* achieved: warps active, % of peak, mean over launches */
+    double dram_bw;        /* bytes/s: (read + written) / kernel time */
+} sdi_ncu_memory;           /* NaN where ncu gave no value */
+/* The metrics to request for sdi_ncu_parse_memory (comma-separated). */
+SDI_HIDDEN const char *sdi_ncu_memory_metrics(void);
+/* Pools `ncu --csv` output of `runs` executions into per-execution figures. SD_ERR_PARSE
+ * when none of the metrics appear; SD_ERR_INVALID_ARG when runs < 1. */
+SDI_HIDDEN sd_status sdi_ncu_parse_memory(const char *text, int runs, sdi_ncu_memory *m);
 /* Runs `ncu --csv --clock-control none --metrics ... <worker> worker --once req out`
  * on the request file and parses the result. Never fails the search: without ncu, or
  * when it fails (permissions), d->available = false and d->why says why. */

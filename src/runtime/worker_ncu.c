@@ -3,6 +3,7 @@
  * its counters parsed into a diagnosis (DRAM bytes, L1/L2 hit rates, occupancy, the
  * largest warp-stall reasons) that the tuner logs and the agent's next prompt quotes. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,53 +87,37 @@ static double parse_num(const char *s, bool *ok)
     return *ok ? v : 0;
 }
 
+/* The factor that turns a value in `unit` into bytes or seconds (1 for other units). */
 static double unit_scale(const char *unit)
 {
+    static const struct {
+        const char *unit;
+        double scale;
+    } units[] = {{"Kbyte", 1e3},   {"KB", 1e3},      {"Mbyte", 1e6},   {"MB", 1e6},
+                 {"Gbyte", 1e9},   {"GB", 1e9},      {"Tbyte", 1e12},  {"nsecond", 1e-9},
+                 {"usecond", 1e-6}, {"msecond", 1e-3}};
     if (unit == NULL)
         return 1;
-    if (strcmp(unit, "Kbyte") == 0 || strcmp(unit, "KB") == 0)
-        return 1e3;
-    if (strcmp(unit, "Mbyte") == 0 || strcmp(unit, "MB") == 0)
-        return 1e6;
-    if (strcmp(unit, "Gbyte") == 0 || strcmp(unit, "GB") == 0)
-        return 1e9;
-    if (strcmp(unit, "Tbyte") == 0)
-        return 1e12;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(unit, units[i].unit) == 0)
+            return units[i].scale;
     return 1;
 }
 
-typedef struct {
-    double sum[4 + NSTALLS];
-    int count[4 + NSTALLS];
-} accum;
-
-static int metric_slot(const char *name)
+static int name_slot(const char *name, const char *const *names, int n)
 {
-    static const char *const main4[4] = {"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct",
-                                         "l1tex__t_sector_hit_rate.pct",
-                                         "sm__warps_active.avg.pct_of_peak_sustained_active"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(name, main4[i]) == 0)
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
             return i;
-    size_t lp = strlen(STALL_PREFIX), ls = strlen(STALL_SUFFIX), ln = strlen(name);
-    if (ln > lp + ls && strncmp(name, STALL_PREFIX, lp) == 0 && strcmp(name + ln - ls, STALL_SUFFIX) == 0)
-        for (int i = 0; i < NSTALLS; i++)
-            if (strlen(stall_reasons[i]) == ln - lp - ls && strncmp(name + lp, stall_reasons[i], ln - lp - ls) == 0)
-                return 4 + i;
     return -1;
 }
 
-static void add(accum *acc, int slot, double v)
+sd_status sdi_ncu_parse_metrics(const char *text, const char *const *names, int nnames, double *sums,
+                                int *counts, int *kernels_out)
 {
-    acc->sum[slot] += v;
-    acc->count[slot]++;
-}
-
-sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
-{
-    memset(d, 0, sizeof *d);
-    accum acc;
-    memset(&acc, 0, sizeof acc);
+    for (int i = 0; i < nnames; i++)
+        sums[i] = 0, counts[i] = 0;
+    *kernels_out = 0;
     size_t len = strlen(text);
     char *copy = sdi_malloc(len + 1);
     if (copy == NULL)
@@ -153,7 +138,7 @@ sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
         if (next)
             *next++ = '\0';
         if (line[0] != '"')
-            continue; /* ==PROF== messages and the worker's own output */
+            continue; /* ==PROF== messages and the profiled program's own output */
         int n = csv_split(line, fields, 256);
         if (form == NONE) {
             for (int i = 0; i < n; i++) {
@@ -172,7 +157,7 @@ sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
             }
             /* The raw page: one column per metric, a units row, then one row per kernel. */
             for (int i = 0; i < n; i++) {
-                raw_slot[i] = metric_slot(fields[i]);
+                raw_slot[i] = name_slot(fields[i], names, nnames);
                 if (raw_slot[i] >= 0)
                     form = RAW;
             }
@@ -183,14 +168,13 @@ sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
         if (form == LONG_FORM) {
             if (n <= c_name || n <= c_value)
                 continue;
-            int slot = metric_slot(fields[c_name]);
+            int slot = name_slot(fields[c_name], names, nnames);
             bool ok;
             double v = parse_num(fields[c_value], &ok);
             if (slot < 0 || !ok)
                 continue;
-            if (slot == 0)
-                v *= unit_scale(c_unit >= 0 && c_unit < n ? fields[c_unit] : NULL);
-            add(&acc, slot, v);
+            sums[slot] += v * unit_scale(c_unit >= 0 && c_unit < n ? fields[c_unit] : NULL);
+            counts[slot]++;
             if (c_kernel >= 0 && c_kernel < n && strcmp(fields[c_kernel], last_kernel_id) != 0) {
                 snprintf(last_kernel_id, sizeof last_kernel_id, "%s", fields[c_kernel]);
                 kernels++;
@@ -205,9 +189,8 @@ sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
                 double v = parse_num(fields[i], &ok);
                 if (raw_slot[i] < 0 || !ok)
                     continue;
-                if (raw_slot[i] == 0)
-                    v *= unit_scale(units[i]);
-                add(&acc, raw_slot[i], v);
+                sums[raw_slot[i]] += v * unit_scale(units[i]);
+                counts[raw_slot[i]]++;
             }
             if (!units_row)
                 kernels++;
@@ -216,24 +199,45 @@ sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
     }
     sdi_free(copy);
     int found = 0;
-    for (int i = 0; i < 4 + NSTALLS; i++)
-        found += acc.count[i] > 0;
+    for (int i = 0; i < nnames; i++)
+        found += counts[i] > 0;
     if (found == 0)
         return SDI_ERR(SD_ERR_PARSE, "ncu output holds none of the requested metrics");
+    *kernels_out = kernels;
+    return SD_OK;
+}
+
+sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
+{
+    memset(d, 0, sizeof *d);
+    /* The slots: dram bytes, L2 hit, L1 hit, warps active, then the stall reasons. */
+    char stall_names[NSTALLS][96];
+    const char *names[4 + NSTALLS] = {"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct",
+                                      "l1tex__t_sector_hit_rate.pct",
+                                      "sm__warps_active.avg.pct_of_peak_sustained_active"};
+    for (int i = 0; i < NSTALLS; i++) {
+        snprintf(stall_names[i], sizeof stall_names[i], "%s%s%s", STALL_PREFIX, stall_reasons[i], STALL_SUFFIX);
+        names[4 + i] = stall_names[i];
+    }
+    double sum[4 + NSTALLS];
+    int count[4 + NSTALLS], kernels = 0;
+    sd_status s = sdi_ncu_parse_metrics(text, names, 4 + NSTALLS, sum, count, &kernels);
+    if (s != SD_OK)
+        return s;
     d->available = true;
-    d->nkernels = kernels > 0 ? kernels : acc.count[0];
-    d->dram_bytes_read = acc.sum[0]; /* bytes add up over the kernels of one execution */
-    d->l2_hit_pct = acc.count[1] ? acc.sum[1] / acc.count[1] : 0;
-    d->l1_hit_pct = acc.count[2] ? acc.sum[2] / acc.count[2] : 0;
-    d->warps_active_pct = acc.count[3] ? acc.sum[3] / acc.count[3] : 0;
+    d->nkernels = kernels > 0 ? kernels : count[0];
+    d->dram_bytes_read = sum[0]; /* bytes add up over the kernels of one execution */
+    d->l2_hit_pct = count[1] ? sum[1] / count[1] : 0;
+    d->l1_hit_pct = count[2] ? sum[2] / count[2] : 0;
+    d->warps_active_pct = count[3] ? sum[3] / count[3] : 0;
     /* The largest stall reasons, largest first. */
     bool used[NSTALLS] = {false};
     for (int r = 0; r < SDI_PROFILE_MAX_STALLS; r++) {
         int best = -1;
         double bv = 0;
         for (int i = 0; i < NSTALLS; i++) {
-            double v = acc.count[4 + i] ? acc.sum[4 + i] / acc.count[4 + i] : 0;
-            if (!used[i] && acc.count[4 + i] && (best < 0 || v > bv))
+            double v = count[4 + i] ? sum[4 + i] / count[4 + i] : 0;
+            if (!used[i] && count[4 + i] && (best < 0 || v > bv))
                 best = i, bv = v;
         }
         if (best < 0)
@@ -242,6 +246,52 @@ sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
         snprintf(d->stall_name[d->nstalls], sizeof d->stall_name[0], "%s", stall_reasons[best]);
         d->stall_value[d->nstalls++] = bv;
     }
+    return SD_OK;
+}
+
+/* Raw sectors and hits pool the hit rates over launches; the .pct forms are the
+ * fallback where a GPU lacks the raw counters. */
+static const char *const mem_metrics[] = {
+    "l1tex__t_sector_hit_rate.pct", "l1tex__t_sectors.sum",    "l1tex__t_sector_hits.sum",
+    "l1tex__t_requests.sum",        "lts__t_sector_hit_rate.pct", "lts__t_sectors.sum",
+    "lts__t_sector_hits.sum",       "lts__t_requests.sum",     "dram__bytes_read.sum",
+    "dram__bytes_write.sum",        "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "gpu__time_duration.sum"};
+enum { M_L1PCT, M_L1SEC, M_L1HIT, M_L1REQ, M_L2PCT, M_L2SEC, M_L2HIT, M_L2REQ, M_DRAMR, M_DRAMW, M_OCC, M_TIME,
+       M_COUNT };
+
+const char *sdi_ncu_memory_metrics(void)
+{
+    static char list[1024];
+    if (list[0] == '\0')
+        for (int i = 0; i < M_COUNT; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", mem_metrics[i]);
+    return list;
+}
+
+sd_status sdi_ncu_parse_memory(const char *text, int runs, sdi_ncu_memory *m)
+{
+    memset(m, 0, sizeof *m);
+    if (runs < 1)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_ncu_parse_memory: runs %d < 1", runs);
+    double sum[M_COUNT];
+    int count[M_COUNT], kernels = 0;
+    sd_status s = sdi_ncu_parse_metrics(text, mem_metrics, M_COUNT, sum, count, &kernels);
+    if (s != SD_OK)
+        return s;
+    m->launches = (kernels + runs - 1) / runs;
+    m->l1_hit_pct = sum[M_L1SEC] > 0 ? 100 * sum[M_L1HIT] / sum[M_L1SEC]
+                    : count[M_L1PCT] ? sum[M_L1PCT] / count[M_L1PCT] : NAN;
+    m->l2_hit_pct = sum[M_L2SEC] > 0 ? 100 * sum[M_L2HIT] / sum[M_L2SEC]
+                    : count[M_L2PCT] ? sum[M_L2PCT] / count[M_L2PCT] : NAN;
+    m->l1_requests = count[M_L1REQ] ? sum[M_L1REQ] / runs : NAN;
+    m->l2_requests = count[M_L2REQ] ? sum[M_L2REQ] / runs : NAN;
+    m->dram_read = count[M_DRAMR] ? sum[M_DRAMR] / runs : NAN;
+    m->dram_write = count[M_DRAMW] ? sum[M_DRAMW] / runs : NAN;
+    m->occupancy_pct = count[M_OCC] ? sum[M_OCC] / count[M_OCC] : NAN;
+    m->gpu_us = count[M_TIME] ? sum[M_TIME] / runs * 1e6 : NAN;
+    double bytes = (count[M_DRAMR] ? sum[M_DRAMR] : 0) + (count[M_DRAMW] ? sum[M_DRAMW] : 0);
+    m->dram_bw = count[M_TIME] && sum[M_TIME] > 0 ? bytes / sum[M_TIME] : NAN;
     return SD_OK;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cpu/cli_plots.sh: the benchmark report tooling on the committed results:
 # bench/summarize_compile.py reproduces bench/results/bench_compile.md byte for byte from the
-# part JSON files; bench/sets/ matches bench_compile.c's quick set and make_sets.sh's output;
+# part JSON files; bench/sets/ matches bench_suite.c's quick set and make_sets.sh's output;
 # bench/plots.py writes every PNG and SVG, non-empty.
 # Usage (ctest): bash cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
 # Exit 77 (skipped, visibly) when python3 is missing, or when matplotlib is not importable
@@ -26,15 +26,15 @@ cmp "$tmp/bench_compile.md" bench/results/bench_compile.md ||
   fail "summarize_compile.py no longer reproduces bench/results/bench_compile.md"
 echo "cli_plots: summarize_compile.py reproduces bench_compile.md"
 
-# 2. bench/sets/quick.txt lists bench_compile.c's quick set (quick_gen, then quick_real).
+# 2. bench/sets/quick.txt lists bench_suite.c's quick set (quick_gen, then quick_real).
 {
-  sed -n '/^static const char \*quick_gen\[\] = {/,/^};/p' bench/bench_compile.c | grep -o '"[^"]*"'
-  sed -n 's/^static const char \*quick_real\[\] = {\(.*\)};/\1/p' bench/bench_compile.c | grep -o '"[^"]*"'
+  sed -n '/^static const char \*quick_gen\[\] = {/,/^};/p' src/cli/bench_suite.c | grep -o '"[^"]*"'
+  sed -n 's/^static const char \*quick_real\[\] = {\(.*\)};/\1/p' src/cli/bench_suite.c | grep -o '"[^"]*"'
 } | tr -d '"' >"$tmp/quick.c.txt"
-[ "$(wc -l <"$tmp/quick.c.txt")" -ge 2 ] || fail "could not read the quick set from bench/bench_compile.c"
+[ "$(wc -l <"$tmp/quick.c.txt")" -ge 2 ] || fail "could not read the quick set from src/cli/bench_suite.c"
 grep -v '^#' bench/sets/quick.txt | diff "$tmp/quick.c.txt" - ||
-  fail "bench/sets/quick.txt differs from bench_compile.c's quick set (< the C source, > the file)"
-echo "cli_plots: bench/sets/quick.txt matches bench_compile.c ($(wc -l <"$tmp/quick.c.txt") matrices)"
+  fail "bench/sets/quick.txt differs from bench_suite.c's quick set (< the C source, > the file)"
+echo "cli_plots: bench/sets/quick.txt matches bench_suite.c ($(wc -l <"$tmp/quick.c.txt") matrices)"
 
 # 3. real.txt and paper60.txt are what make_sets.sh writes from the matrices' tables.
 if [ -r "$matrices/suitesparse/INDEX.tsv" ] && [ -r "$matrices/paper60.tsv" ]; then
