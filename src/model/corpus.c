@@ -711,3 +711,17 @@ sd_status sdi_corpus_synthetic(unsigned long long seed, int nrecords, sdi_corpus
     out->nrecords = nrecords;
     return SD_OK;
 }
+
+int sdi_corpus_count_matrices(const sdi_corpus *c, const int *keep)
+{
+    int n = 0;
+    for (int r = 0; r < c->nrecords; r++) {
+        if (keep != NULL && !keep[r])
+            continue;
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = (keep == NULL || keep[q]) && strcmp(c->records[q].matrix, c->records[r].matrix) == 0;
+        n += !seen;
+    }
+    return n;
+}

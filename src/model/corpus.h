@@ -77,6 +77,9 @@ SDI_HIDDEN sd_status sdi_corpus_folds_stratified(const sdi_corpus *c, int folds,
  * leave at least one matrix. */
 SDI_HIDDEN sd_status sdi_corpus_holdout(const sdi_corpus *c, int nhold, unsigned long long seed,
                                         int *held);
+/* Distinct matrix names among the records r with keep[r] != 0 (keep NULL: all). A record
+ * is one matrix's line for one task, so a matrix usually has several. */
+SDI_HIDDEN int sdi_corpus_count_matrices(const sdi_corpus *c, const int *keep);
 /* The records r with keep[r] != 0 and their tasks (record indices renumbered). */
 SDI_HIDDEN sd_status sdi_corpus_subset(const sdi_corpus *c, const int *keep, sdi_corpus *out);
 

@@ -347,20 +347,6 @@ static void run_finish(const run_acc *a, sdi_eval_summary *out)
     }
 }
 
-static int count_matrices(const sdi_corpus *c, const int *keep)
-{
-    int n = 0;
-    for (int r = 0; r < c->nrecords; r++) {
-        if (keep != NULL && !keep[r])
-            continue;
-        int seen = 0;
-        for (int q = 0; q < r && !seen; q++)
-            seen = (keep == NULL || keep[q]) && strcmp(c->records[q].matrix, c->records[r].matrix) == 0;
-        n += !seen;
-    }
-    return n;
-}
-
 /* Trains kind with seed on train, scores test; adds the metrics to acc and the times. */
 static sd_status one_run(sdi_ranker_kind kind, const sdi_model_eval_opts *o, unsigned long long seed,
                          const sdi_corpus *train, const sdi_corpus *test, run_acc *acc,
@@ -422,7 +408,7 @@ sd_status sdi_model_evaluate(const sdi_corpus *c, const sdi_model_eval_opts *opt
     SD_CHECK_ALLOC(fold, "folds");
     keep = sdi_malloc_array(nr, sizeof *keep);
     SD_CHECK_ALLOC(keep, "folds");
-    out->nmatrices = count_matrices(c, NULL);
+    out->nmatrices = sdi_corpus_count_matrices(c, NULL);
     out->ntasks = c->ntasks;
     for (int t = 0; t < c->ntasks; t++)
         out->ntasks_op[c->tasks[t].op]++;
@@ -438,8 +424,8 @@ sd_status sdi_model_evaluate(const sdi_corpus *c, const sdi_model_eval_opts *opt
         keep[r] = !held[r];
     SD_TRY(sdi_corpus_subset(c, keep, &rest));
     SD_TRY(sdi_corpus_subset(c, held, &test));
-    out->holdout_matrices = o.holdout > 0 ? count_matrices(&test, NULL) : 0;
-    out->cv_matrices = count_matrices(&rest, NULL);
+    out->holdout_matrices = o.holdout > 0 ? sdi_corpus_count_matrices(&test, NULL) : 0;
+    out->cv_matrices = sdi_corpus_count_matrices(&rest, NULL);
     SD_TRY(sdi_corpus_folds_stratified(&rest, o.folds, o.split_seed, fold));
     for (int k = 0; k < SDI_RANKER_COUNT; k++) {
         if (!(o.kinds & (1u << k)))

@@ -183,6 +183,12 @@ fi
 "$BIN" evalmodel "$TMP/corpus.jsonl" --folds 3 --seeds 1 --holdout 0 --models gbt,rules-v1 --json -q > "$TMP/e2.json" 2>&1 \
   && grep -q '"name": "gbt"' "$TMP/e2.json" && ! grep -q '"name": "mlp"' "$TMP/e2.json" && grep -q '"test": null' "$TMP/e2.json" \
   && ok "evalmodel --models --holdout 0 --json" || fail "evalmodel --models: $(head -c 300 "$TMP/e2.json")"
+"$BIN" evalmodel "$TMP/corpus.jsonl" --folds 3 --seeds 1 --holdout 12 --epochs 10 --models rules-v1 \
+    --importance 2 --out "$TMP/imp" -q > "$TMP/imp.md" 2>&1 \
+  && grep -q '^| row_cv |' "$TMP/imp/importance.md" && grep -q 'regret_increase_pct' "$TMP/imp/importance.json" \
+  && grep -q 'measured on the hold-out (12 matrices)' "$TMP/imp.md" \
+  && ok "evalmodel --importance writes importance.md and .json" || fail "evalmodel --importance: $(head -c 400 "$TMP/imp.md")"
+expect 2 "evalmodel --importance 0" "$BIN" evalmodel "$TMP/corpus.jsonl" --importance 0
 expect 2 "evalmodel --folds 1" "$BIN" evalmodel "$TMP/corpus.jsonl" --folds 1
 expect 2 "evalmodel --models bogus" "$BIN" evalmodel "$TMP/corpus.jsonl" --models energy-v1,bogus
 expect 2 "evalmodel no corpus" "$BIN" evalmodel
