@@ -1083,11 +1083,11 @@ sd_status sdi_corpus_build(sd_context *ctx, const sdi_corpus_build_opts *o,
                 jr.bad_lines > 0 ? "; some lines do not parse (ignored)" : "");
     for (int i = 0; i < o->nentries; i++) {
         const sdi_corpus_entry *e = &o->entries[i];
-        int todo = 0;
+        int unfinished = 0;
         for (int q = 0; q < o->nops; q++)
-            todo += !sdi_corpus_journal_done(&jr, e->name, o->ops[q]);
-        sum->already_done += o->nops - todo;
-        if (todo == 0)
+            unfinished += !sdi_corpus_journal_done(&jr, e->name, o->ops[q]);
+        sum->already_done += o->nops - unfinished;
+        if (unfinished == 0)
             continue;
         if (o->max_nnz > 0 && e->nnz_hint > o->max_nnz) {
             sum->too_big++;
@@ -1095,7 +1095,7 @@ sd_status sdi_corpus_build(sd_context *ctx, const sdi_corpus_build_opts *o,
         }
         if (o->time_limit_s > 0 && sdi_now() - t0 > o->time_limit_s) {
             sum->stopped_by_time = 1;
-            sum->remaining += todo;
+            sum->remaining += unfinished;
             continue;
         }
         sd_status s = load_entry(e, &a);
