@@ -219,10 +219,15 @@ static sd_status start(sdi_worker *w, char *cause, size_t cap)
             envp[ne++] = environ[i];
     envp[ne] = NULL;
     int logfd = open(w->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    pid_t pid = fork();
+    /* A pipe that closes when the child execs: an exec failure is known here, before any
+     * request is written (otherwise it races with the write and reads as a crash). */
+    int ex[2] = {-1, -1};
+    pid_t pid = pipe2(ex, O_CLOEXEC) == 0 ? fork() : -1;
     if (pid < 0) {
         int e = errno;
         close(req[0]), close(req[1]), close(rep[0]), close(rep[1]);
+        if (ex[0] >= 0)
+            close(ex[0]), close(ex[1]);
         if (logfd >= 0)
             close(logfd);
         sdi_free(envp);
@@ -248,14 +253,31 @@ static sd_status start(sdi_worker *w, char *cause, size_t cap)
         char *argv[] = {w->exe, (char *)"worker", (char *)"--fd-in", (char *)"3",
                         (char *)"--fd-out", (char *)"4", NULL};
         execvpe(w->exe, argv, envp);
+        int e = errno;
+        if (write(ex[1], &e, sizeof e) < 0) {
+        }
         _exit(127);
     }
     sdi_free(envp);
     setpgid(pid, pid); /* also from the parent: no race with the first kill */
     close(req[0]);
     close(rep[1]);
+    close(ex[1]);
     if (logfd >= 0)
         close(logfd);
+    int exec_errno = 0;
+    ssize_t n;
+    while ((n = read(ex[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+    }
+    close(ex[0]);
+    if (n == (ssize_t)sizeof exec_errno) {
+        close(req[1]);
+        close(rep[0]);
+        kill_and_reap(pid, NULL);
+        snprintf(cause, cap, "cannot execute the worker (%s; set SPARSEDITTO_WORKER to the sparseditto command): '%s'",
+                 strerror(exec_errno), w->exe);
+        return SD_ERR_IO;
+    }
     w->pid = pid;
     w->to_fd = req[1];
     w->from_fd = rep[0];
@@ -351,7 +373,8 @@ sd_status sdi_worker_call(sdi_worker *w, const char *request_json, double timeou
         out->outcome = out->exit_code == 127 ? SDI_WORKER_NOT_STARTED : SDI_WORKER_CRASHED;
         snprintf(out->cause, sizeof out->cause, "candidate '%s': worker %s%s%s%s", name, why,
                  out->exit_code == 127 ? " (cannot execute the worker '" : "",
-                 out->exit_code == 127 ? w->exe : "", out->exit_code == 127 ? "')" : tail[0] ? "; log: " : "");
+                 out->exit_code == 127 ? w->exe : "",
+                 out->exit_code == 127 ? "'; set SPARSEDITTO_WORKER to the sparseditto command)" : tail[0] ? "; log: " : "");
         if (out->exit_code != 127 && tail[0])
             snprintf(out->cause + strlen(out->cause), sizeof out->cause - strlen(out->cause), "%s", tail);
         out->wall_s = sdi_now() - t0;
