@@ -13,6 +13,7 @@
 #include "cache/cache.h"
 #include "plan/plan.h"
 #include "tune/tune.h"
+#include "tune/tune_agent.h"
 
 #define SDI_KERNEL_MAGIC 0x53444b524e4cull /* "SDKRNL" */
 
@@ -150,6 +151,9 @@ static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cac
     key->op = kern->op;
     key->k = kern->op == SD_OP_SPMM ? kern->k : 0;
     key->flags |= (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
+    /* A winner found with the agent round is not one found without it (and vice versa). */
+    if (kern->op != SD_OP_SPGEMM && sdi_agent_requested())
+        key->flags |= SDI_CACHE_FLAG_AGENT_SEARCHED;
     snprintf(key->gpu_name, sizeof key->gpu_name, "%s", kern->ctx->props.name);
     key->cc_major = kern->ctx->props.cc_major;
     key->cc_minor = kern->ctx->props.cc_minor;
@@ -223,6 +227,9 @@ static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int 
 
 static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_kernel *kern)
 {
+    /* An agent winner was cached by its round, under the agent key, with its provenance. */
+    if (kern->impl.kind == SDI_IMPL_AGENT)
+        return SD_OK;
     impl_record r;
     memset(&r, 0, sizeof r);
     r.kind = kern->impl.kind;
@@ -403,6 +410,19 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
             kern->from_cache = done;
         }
         sdi_cache_entry_free(&entry);
+        if (!done && kern->op != SD_OP_SPGEMM) {
+            /* An agent kernel that won this task is cached under its own key (the built-in
+             * entry is not written for it): re-checked in a worker, it runs with no search. */
+            sdi_tune_options to;
+            memset(&to, 0, sizeof to);
+            to.allow_vendor = o.allow_vendor;
+            to.deterministic = o.deterministic;
+            bool used = false;
+            SD_TRY(sdi_tune_agent_cached(ctx, &kern->a, kern->op, kern->k, &to, &kern->impl, &kern->record_json,
+                                         &used));
+            done = used;
+            kern->from_cache = used;
+        }
     }
     if (!done)
         SD_TRY(search(kern, &o, progress, progress_arg));

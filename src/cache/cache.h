@@ -17,7 +17,9 @@ typedef struct {
     int32_t op; /* sd_op */
     int32_t k;  /* dense width for SpMM, else 0 */
     int32_t flags; /* options that change the winner: bit 0 allow_vendor, bit 1 deterministic;
-                      bit 2 (SDI_CACHE_FLAG_GENERAL_B) SpGEMM A·B with a general B */
+                      bit 2 (SDI_CACHE_FLAG_GENERAL_B) SpGEMM A·B with a general B;
+                      bit 3 (SDI_CACHE_FLAG_AGENT) an agent kernel's entry; bit 4
+                      (SDI_CACHE_FLAG_AGENT_SEARCHED) a winner whose search had the agent round */
     char gpu_name[64];
     int32_t cc_major, cc_minor;
     int32_t nvrtc_major, nvrtc_minor;
@@ -53,6 +55,8 @@ SDI_HIDDEN const char *sdi_cache_root(const sdi_cache *c);
 /* Fills key fields that do not depend on the task (library version, generator). */
 SDI_HIDDEN void sdi_cache_key_init(sdi_cache_key *key);
 #define SDI_CACHE_FLAG_GENERAL_B 4
+#define SDI_CACHE_FLAG_AGENT 8
+#define SDI_CACHE_FLAG_AGENT_SEARCHED 16
 /* The pattern part of the key: A's pattern hash and sizes, or for SpGEMM A·B (b not
  * NULL) a hash of both patterns and B's shape, with SDI_CACHE_FLAG_GENERAL_B set. */
 SDI_HIDDEN void sdi_cache_key_pattern(sdi_cache_key *key, const sd_csr *a, const sd_csr *b);

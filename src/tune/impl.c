@@ -1,6 +1,7 @@
 /* src/tune/impl.c: build, run and refresh one implementation (ours or cuSPARSE's). */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "impl.h"
 
@@ -11,6 +12,7 @@ void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap)
     case SDI_IMPL_SPMM: snprintf(buf, cap, "spmm.%s", sdi_spmm_template_name(im->spmm_cfg.tmpl)); break;
     case SDI_IMPL_VENDOR: snprintf(buf, cap, "cusparse.%s", im->vendor_name); break;
     case SDI_IMPL_SPGEMM: snprintf(buf, cap, "spgemm.%s", sdi_spgemm_family_name(im->spgemm_cfg.family)); break;
+    case SDI_IMPL_AGENT: snprintf(buf, cap, "agent"); break;
     default: snprintf(buf, cap, "none"); break;
     }
 }
@@ -22,6 +24,9 @@ void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap)
     case SDI_IMPL_SPMM: sdi_spmm_config_describe(&im->spmm_cfg, buf, cap); break;
     case SDI_IMPL_VENDOR: snprintf(buf, cap, "cusparse %s", im->vendor_name); break;
     case SDI_IMPL_SPGEMM: sdi_spgemm_config_describe(&im->spgemm_cfg, buf, cap); break;
+    case SDI_IMPL_AGENT:
+        snprintf(buf, cap, "agent kernel (model %s)", im->agent_model[0] ? im->agent_model : "?");
+        break;
     default: snprintf(buf, cap, "none"); break;
     }
 }
@@ -65,6 +70,8 @@ bool sdi_impl_uses_atomics(const sdi_impl *im)
             return false;
         return !(strcmp(im->vendor_name, "csr_alg2") == 0 || strcmp(im->vendor_name, "coo_alg2") == 0);
     case SDI_IMPL_SPGEMM: return spgemm_uses_atomics(im);
+    /* Foreign code: what it does cannot be checked, so it is never called reproducible. */
+    case SDI_IMPL_AGENT: return true;
     default: return false;
     }
 }
@@ -89,6 +96,7 @@ void sdi_impl_release(sdi_impl *im)
         im->sg_ops = NULL;
         im->sg_owns_ops = 0;
     }
+    sdi_harness_unload(&im->agent_h);
     im->built = 0;
 }
 
@@ -162,6 +170,15 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
         im->cubin_hit = in->compile_ms == 0;
         break;
     }
+    case SDI_IMPL_AGENT:
+        if (im->op != SD_OP_SPMV && im->op != SD_OP_SPMM)
+            return SDI_ERR(SD_ERR_UNSUPPORTED, "impl: agent kernels cover SpMV and SpMM");
+        SD_TRY(sdi_harness_load(im->agent_so, &im->agent_h));
+        /* Mapped: the file is no longer needed (no file outlives a crash later on). */
+        if (im->agent_unlink)
+            unlink(im->agent_so);
+        SD_TRY(sdi_harness_prepare(&im->agent_h, a, im->op, im->k));
+        break;
     default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
     }
     im->load_ms = (sdi_now() - t0) * 1e3 - im->compile_ms;
@@ -185,6 +202,13 @@ sd_status sdi_impl_run(sd_context *ctx, sdi_impl *im, const float *in, float *ou
         if (im->op == SD_OP_SPGEMM)
             break;
         return sdi_vendor_run(im->vendor, in, out, stream);
+    case SDI_IMPL_AGENT: {
+        int rc = im->agent_h.compute(im->agent_h.state, in, out, stream);
+        if (rc != 0)
+            return SDI_ERR(SD_ERR_CUDA, "agent kernel: sd_agent_compute returned %d (%s)", rc,
+                           cudaGetErrorString((cudaError_t)rc));
+        return SD_OK;
+    }
     default: break;
     }
     return SDI_ERR(SD_ERR_INTERNAL, "impl: not a dense-output implementation");
@@ -243,6 +267,14 @@ sd_status sdi_impl_update_values(sd_context *ctx, sdi_impl *im, const sd_csr *a)
         return sdi_vendor_update_values(im->vendor, a->vals);
     case SDI_IMPL_SPGEMM:
         return sdi_spgemm_operands_set_values(im->sg_ops, a->vals, im->sg_b ? im->sg_b->vals : NULL);
+    case SDI_IMPL_AGENT:
+        /* The harness has no value-refresh entry point: its representation is rebuilt from
+         * the new values (preprocess copies what it needs; the pattern is unchanged). */
+        if (im->agent_h.prepared)
+            im->agent_h.cleanup(im->agent_h.state);
+        im->agent_h.prepared = false;
+        im->agent_h.state = NULL;
+        return sdi_harness_prepare(&im->agent_h, a, im->op, im->k);
     default: return SDI_ERR(SD_ERR_INTERNAL, "impl: no implementation kind");
     }
 }

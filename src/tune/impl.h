@@ -9,13 +9,17 @@
 #include "../runtime/spgemm_exec.h"
 #include "../runtime/runtime.h"
 #include "../runtime/vendor.h"
+#include "../runtime/worker.h"
 
 typedef enum {
     SDI_IMPL_NONE = 0,
     SDI_IMPL_SPMV, /* our SpMV family (sdi_spmv_config) */
     SDI_IMPL_SPMM, /* our SpMM template (sdi_spmm_config) */
     SDI_IMPL_VENDOR, /* a cuSPARSE variant by name (SpGEMM: "spgemm_alg1", ...) */
-    SDI_IMPL_SPGEMM  /* our SpGEMM plan (sdi_spgemm_config) */
+    SDI_IMPL_SPGEMM, /* our SpGEMM plan (sdi_spgemm_config) */
+    SDI_IMPL_AGENT   /* an LLM-written SpMV/SpMM kernel (a shared object with the harness ABI,
+                        lower/agent/agent.h) that compiled, validated and won in a worker:
+                        only such a kernel is ever loaded into this process */
 } sdi_impl_kind;
 
 typedef struct {
@@ -45,6 +49,12 @@ typedef struct {
     char sg_label[64];
     int64_t sg_value_bytes; /* values of A (and of a general B) on the device */
     sdi_vendor_spgemm *sg_vendor;
+    /* Agent kernel: the .so to load (agent_unlink: remove the file once it is mapped),
+     * the model that wrote it (for descriptions), the loaded harness. */
+    char agent_so[1024];
+    char agent_model[96];
+    int agent_unlink;
+    sdi_harness agent_h;
     double lower_ms, load_ms, compile_ms; /* host format build, upload+load, NVRTC */
     int cubin_hit;
 } sdi_impl;

@@ -536,7 +536,8 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
         SD_TRY(vendor_round(t, host_in));
     /* Agent lowering / isolated re-check (tune_agent.c): a no-op unless asked for. */
     SD_TRY(sdi_tune_agent(ctx, a, opt, out));
-    if (opt->allow_vendor && out->vendor_best >= 0) {
+    /* An adopted agent kernel already beat cuSPARSE's best (its target was the faster). */
+    if (opt->allow_vendor && out->vendor_best >= 0 && !out->winner_is_agent) {
         const sdi_variant_result *v = &out->baseline->v[out->vendor_best];
         if (out->ours_trial < 0 || v->timing.mean_us < t->best_ours_us) {
             sdi_impl vend;
@@ -560,7 +561,7 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
             }
         }
     }
-    if (out->ours_trial < 0 && !out->winner_is_vendor) {
+    if (out->ours_trial < 0 && !out->winner_is_vendor && !out->winner_is_agent) {
         SD_FREE_ALL;
         return SDI_ERR(SD_ERR_VALIDATION,
                        "no candidate validated (%d tried: %d invalid, %d refused, %d failed)%s",
@@ -610,6 +611,8 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
     sdi_json_string(j, buf);
     sdi_json_key(j, "vendor");
     sdi_json_bool(j, r->winner_is_vendor);
+    sdi_json_key(j, "agent");
+    sdi_json_bool(j, r->winner_is_agent);
     sdi_json_key(j, "time");
     timing_json(j, &r->best_t);
     sdi_json_key(j, "roofline_frac");

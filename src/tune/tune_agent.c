@@ -18,7 +18,6 @@
 #include "../plan/plan.h"
 #include "tune_agent.h"
 
-#define AGENT_KEY_FLAG 4              /* cache key flag: an agent entry */
 #define WORKER_TIMEOUT_DEFAULT_S 300  /* one request: nvcc + load + validate + time */
 #define NVCC_TIMEOUT_S 240
 
@@ -422,7 +421,7 @@ void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k,
     key->nnz = a->nnz;
     key->op = op;
     key->k = op == SD_OP_SPMM ? k : 0;
-    key->flags = (opt && opt->allow_vendor ? 1 : 0) | (opt && opt->deterministic ? 2 : 0) | AGENT_KEY_FLAG;
+    key->flags = (opt && opt->allow_vendor ? 1 : 0) | (opt && opt->deterministic ? 2 : 0) | SDI_CACHE_FLAG_AGENT;
     snprintf(key->gpu_name, sizeof key->gpu_name, "%s", ctx->props.name);
     key->cc_major = ctx->props.cc_major;
     key->cc_minor = ctx->props.cc_minor;
@@ -686,18 +685,26 @@ static sd_status agent_request(const round_env *e, const char *name, const char 
     return s;
 }
 
+/* What the re-check of a cached agent kernel found. */
+typedef struct {
+    bool used; /* re-validated: the model is not asked again */
+    sdi_timing t;
+    char so[PATH_MAX + 16];
+    char model[96];
+} cached_check;
+
 /* A cached agent kernel: never trusted, re-validated and re-timed in a worker. */
-static sd_status run_cached(round_env *e, const sdi_cache_entry *entry, bool *used)
+static sd_status run_cached(round_env *e, const sdi_cache_entry *entry, cached_check *cc)
 {
-    *used = false;
+    memset(cc, 0, sizeof *cc);
     const sdi_cache_blob *so = NULL;
     for (int i = 0; i < entry->nblobs; i++)
         if (strcmp(entry->blobs[i].name, "agent_so") == 0)
             so = &entry->blobs[i];
     if (so == NULL)
         return SD_OK;
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/cached.so", e->dir);
+    char *path = cc->so;
+    snprintf(path, sizeof cc->so, "%s/cached.so", e->dir);
     FILE *f = fopen(path, "wb");
     bool ok = f != NULL && fwrite(so->data, 1, so->size, f) == so->size;
     if (f != NULL)
@@ -726,7 +733,9 @@ static sd_status run_cached(round_env *e, const sdi_cache_entry *entry, bool *us
         count_trial(e, tr, tr->t.mean_us);
         if (tr->status == SD_OK) {
             note(e->r, "agent: cached kernel (model %s) re-validated in a worker: %.2f us", model, tr->t.mean_us);
-            *used = true;
+            cc->used = true;
+            cc->t = tr->t;
+            snprintf(cc->model, sizeof cc->model, "%s", model);
         } else {
             note(e->r, "agent: the cached kernel failed its re-check (%.150s): asking the model again", tr->detail);
         }
@@ -736,6 +745,38 @@ static sd_status run_cached(round_env *e, const sdi_cache_entry *entry, bool *us
     else
         sdi_error_clear();
     sdi_worker_reply_free(&rep);
+    return SD_OK;
+}
+
+/* Makes an agent kernel that compiled, validated and won in a worker the search's
+ * winner: the same .so is loaded into this process (the worker ran it on the same
+ * operand, so a fault would have shown there) and replaces r->best. A kernel that
+ * cannot be loaded here leaves the built-in winner in place with a note. */
+static sd_status adopt(round_env *e, const char *so, const char *model, const sdi_timing *t)
+{
+    sdi_tune_result *r = e->r;
+    sdi_impl im;
+    memset(&im, 0, sizeof im);
+    im.kind = SDI_IMPL_AGENT;
+    im.op = r->op;
+    im.k = r->op == SD_OP_SPMM ? r->k : 1;
+    snprintf(im.agent_so, sizeof im.agent_so, "%s", so);
+    snprintf(im.agent_model, sizeof im.agent_model, "%s", model);
+    sd_status s = sdi_impl_build(e->ctx, e->a, &im, NULL, 0);
+    if (s != SD_OK) {
+        if (s == SD_ERR_OUT_OF_MEMORY || e->ctx->broken)
+            return s;
+        note(r, "agent kernel validated in the worker but not loadable here (%.200s): the built-in "
+             "winner stays", sd_last_error());
+        sdi_error_clear();
+        return SD_OK;
+    }
+    sdi_impl_release(&r->best);
+    r->best = im;
+    r->best_t = *t;
+    r->best_roofline = r->roofline_us > 0 && t->mean_us > 0 ? r->roofline_us / t->mean_us : 0;
+    r->winner_is_agent = 1;
+    r->winner_is_vendor = 0;
     return SD_OK;
 }
 
@@ -989,6 +1030,13 @@ sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_option
         note(r, "agent lowering and isolated runs cover SpMV and SpMM");
         return SD_OK;
     }
+    if (agent && opt != NULL && opt->deterministic) {
+        /* Whether foreign code uses floating-point atomics cannot be checked. */
+        note(r, "agent lowering skipped in deterministic mode");
+        agent = false;
+        if (!isolate)
+            return SD_OK;
+    }
     round_env e;
     memset(&e, 0, sizeof e);
     e.ctx = ctx;
@@ -1046,24 +1094,32 @@ sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_option
         sdi_error_clear();
         cache = NULL;
     }
-    if (cache != NULL) {
-        bool hit = false, used = false;
-        if (sdi_cache_lookup(cache, &key, &entry, &hit) != SD_OK)
-            sdi_error_clear();
-        if (hit)
-            SD_TRY(run_cached(&e, &entry, &used));
-        sdi_cache_entry_free(&entry);
-        if (used) {
-            SD_FREE_ALL;
-            return SD_OK;
-        }
-    }
-
     double builtin_us = r->ours_trial >= 0 ? r->trials[r->ours_trial].t.mean_us : 0;
     double vendor_us = opt != NULL && opt->allow_vendor && r->baseline != NULL && r->vendor_best >= 0
                            ? r->baseline->v[r->vendor_best].timing.mean_us
                            : 0;
     double target_us = builtin_us > 0 && (vendor_us == 0 || builtin_us < vendor_us) ? builtin_us : vendor_us;
+    if (cache != NULL) {
+        bool hit = false;
+        cached_check cc;
+        memset(&cc, 0, sizeof cc);
+        if (sdi_cache_lookup(cache, &key, &entry, &hit) != SD_OK)
+            sdi_error_clear();
+        if (hit)
+            SD_TRY(run_cached(&e, &entry, &cc));
+        sdi_cache_entry_free(&entry);
+        if (cc.used) {
+            /* It won when it was cached; it is the winner again only if it still wins. */
+            if (target_us == 0 || cc.t.mean_us < target_us)
+                SD_TRY(adopt(&e, cc.so, cc.model, &cc.t));
+            else
+                note(r, "agent: the cached kernel (%.2f us) no longer beats %.2f us: not used", cc.t.mean_us,
+                     target_us);
+            SD_FREE_ALL;
+            return SD_OK;
+        }
+    }
+
     SD_TRY(plan_for_prompt(&e, &plan));
     SD_TRY(sdi_agent_session_init(&sess, &cfg));
     agent_best best;
@@ -1101,6 +1157,119 @@ sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_option
     }
     note(r, "agent (%s, %d call(s), %ld tokens): %s%s%s", cfg.model, sess.calls, sess.total_tokens, outcome,
          tpath[0] ? "; transcript " : "", tpath);
+    if (won)
+        SD_TRY(adopt(&e, best.so, cfg.model, &best.t));
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_tune_options *opt,
+                                sdi_impl *out, char **record_json, bool *used)
+{
+    memset(out, 0, sizeof *out);
+    *record_json = NULL;
+    *used = false;
+    if (!sdi_agent_requested() || (op != SD_OP_SPMV && op != SD_OP_SPMM) || (opt != NULL && opt->deterministic))
+        return SD_OK;
+    round_env e;
+    memset(&e, 0, sizeof e);
+    sdi_cache *cache = NULL;
+    sdi_cache_entry entry;
+    memset(&entry, 0, sizeof entry);
+    sdi_tune_result *r = NULL;
+    sdi_json j;
+    sdi_json_init(&j, 0);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        env_free(&e);                                                                      \
+        sdi_cache_entry_free(&entry);                                                      \
+        sdi_cache_close(cache);                                                            \
+        if (r != NULL)                                                                     \
+            sdi_tune_result_free(r);                                                       \
+        sdi_free(r);                                                                       \
+        sdi_json_free(&j);                                                                 \
+    } while (0)
+    sdi_cache_key key;
+    sdi_tune_agent_key(ctx, a, op, k, opt, &key);
+    if (sdi_cache_open(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, &cache) != SD_OK) {
+        sdi_error_clear();
+        return SD_OK;
+    }
+    bool hit = false;
+    if (sdi_cache_lookup(cache, &key, &entry, &hit) != SD_OK)
+        sdi_error_clear();
+    if (!hit) {
+        SD_FREE_ALL;
+        return SD_OK;
+    }
+    r = sdi_calloc(1, sizeof *r);
+    SD_CHECK_ALLOC(r, "the agent cache check");
+    r->op = op;
+    r->k = op == SD_OP_SPMM ? k : 1;
+    r->ours_trial = -1;
+    r->vendor_best = -1;
+    e.ctx = ctx;
+    e.a = a;
+    e.opt = opt;
+    e.r = r;
+    sd_status s = env_open(&e);
+    if (s != SD_OK) {
+        if (s == SD_ERR_OUT_OF_MEMORY) {
+            SD_FREE_ALL;
+            return s;
+        }
+        sdi_log(1, "agent: the cached kernel cannot be re-checked (%s): searching", sd_last_error());
+        sdi_error_clear();
+        SD_FREE_ALL;
+        return SD_OK;
+    }
+    cached_check cc;
+    SD_TRY(run_cached(&e, &entry, &cc));
+    if (cc.used)
+        SD_TRY(adopt(&e, cc.so, cc.model, &cc.t));
+    if (!r->winner_is_agent) {
+        sdi_log(1, "agent: cached kernel not used (%s): searching", r->diagnosis);
+        SD_FREE_ALL;
+        return SD_OK;
+    }
+    /* The record: the winner as a search record names it, the provenance, the re-check. */
+    char buf[256];
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "winner");
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "family");
+    sdi_json_string(&j, "agent");
+    sdi_impl_describe(&r->best, buf, sizeof buf);
+    sdi_json_key(&j, "config");
+    sdi_json_string(&j, buf);
+    sdi_json_key(&j, "vendor");
+    sdi_json_bool(&j, false);
+    sdi_json_key(&j, "agent");
+    sdi_json_bool(&j, true);
+    sdi_json_key(&j, "time");
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "mean_us");
+    sdi_json_number(&j, cc.t.mean_us);
+    sdi_json_key(&j, "min_us");
+    sdi_json_number(&j, cc.t.min_us);
+    sdi_json_key(&j, "median_us");
+    sdi_json_number(&j, cc.t.median_us);
+    sdi_json_key(&j, "pipelined_us");
+    sdi_json_number(&j, cc.t.pipelined_us);
+    sdi_json_end_object(&j);
+    sdi_json_end_object(&j);
+    sdi_json_key(&j, "provenance");
+    sdi_json_raw(&j, entry.record_json != NULL && entry.record_json[0] ? entry.record_json : "null");
+    sdi_json_key(&j, "diagnosis");
+    sdi_json_string(&j, r->diagnosis);
+    sdi_json_end_object(&j);
+    SD_TRY(sdi_json_finish(&j));
+    *out = r->best;
+    memset(&r->best, 0, sizeof r->best);
+    *record_json = j.buf;
+    j.buf = NULL;
+    *used = true;
     SD_FREE_ALL;
     return SD_OK;
 #undef SD_FREE_ALL

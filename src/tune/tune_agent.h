@@ -27,6 +27,16 @@ SDI_HIDDEN int sdi_tune_worker_once(const char *request_path, const char *reply_
 SDI_HIDDEN sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_options *opt,
                                     sdi_tune_result *r);
 
+/* sd_compile's agent cache path (SPARSEDITTO_LOWERING=agent, SpMV/SpMM, not
+ * deterministic): when the task's agent entry exists, its kernel is re-validated and
+ * re-timed in a worker and, if it passes, loaded into *out (built, SDI_IMPL_AGENT) with
+ * *record_json (sdi_malloc'd: the winner, the cached provenance, the re-check) and
+ * *used = true — no search runs. Otherwise *used = false and the caller searches.
+ * Errors only for host memory or a broken CUDA context. */
+SDI_HIDDEN sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_op op, int k,
+                                           const sdi_tune_options *opt, sdi_impl *out, char **record_json,
+                                           bool *used);
+
 /* Builds a worker request for one built-in candidate (its configuration travels as the
  * bytes of the sdi_impl configuration: worker and tuner are the same build). */
 SDI_HIDDEN sd_status sdi_tune_builtin_request(const sdi_impl *cand, const char *name,

@@ -20,6 +20,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "lower/agent/agent.h"
+#include "ref/ref.h"
 #include "sdt.h"
 #include "tune/tune_agent.h"
 
@@ -235,12 +236,21 @@ static void write_file(const char *path, const char *text)
     }
 }
 
+static int build_so_from(const char *name, const char *text, char *so, size_t cap)
+{
+    char src[400], log[400];
+    snprintf(src, sizeof src, "%s/%s.c", g_tmp, name);
+    snprintf(so, cap, "%s/%s.so", g_tmp, name);
+    snprintf(log, sizeof log, "%s/%s.log", g_tmp, name);
+    write_file(src, text);
+    char *argv[] = {(char *)"cc", (char *)"-shared", (char *)"-fPIC", (char *)"-O1", (char *)"-o", so, src, NULL};
+    int code = -1;
+    return sdi_subprocess_run(argv, log, 60, &code) == SD_OK ? code : -1;
+}
+
 /* A candidate .so from plain C (host code only: these crash before touching CUDA). */
 static int build_host_so(const char *name, const char *body, char *so, size_t cap)
 {
-    char src[400];
-    snprintf(src, sizeof src, "%s/%s.c", g_tmp, name);
-    snprintf(so, cap, "%s/%s.so", g_tmp, name);
     char text[2048];
     snprintf(text, sizeof text,
              "#include <stdlib.h>\n#include <signal.h>\n"
@@ -248,12 +258,116 @@ static int build_host_so(const char *name, const char *body, char *so, size_t ca
              "int sd_agent_compute(void *s, const float *x, float *y, void *st) { (void)s; (void)x; (void)y; (void)st; return 0; }\n"
              "void sd_agent_cleanup(void *s) { (void)s; }\n",
              body);
-    write_file(src, text);
-    char log[400];
-    snprintf(log, sizeof log, "%s/%s.log", g_tmp, name);
-    char *argv[] = {(char *)"cc", (char *)"-shared", (char *)"-fPIC", (char *)"-o", so, src, NULL};
-    int code = -1;
-    return sdi_subprocess_run(argv, log, 60, &code) == SD_OK ? code : -1;
+    return build_so_from(name, text, so, cap);
+}
+
+/* A host-only harness .so that really computes y = A·x (or C = A·B) on host pointers:
+ * the in-process agent implementation's plumbing (load, problem mirror, compute,
+ * value refresh, cleanup) is exercised without a GPU. */
+static const char *const HOST_SPMM_SO =
+    "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    "typedef struct { int op, k; int32_t rows, cols; int64_t nnz; const int64_t *rp; const int32_t *ci; const float *v; } prob;\n"
+    "typedef struct { int k; int32_t rows; int64_t *rp; int32_t *ci; float *v; } st;\n"
+    "int sd_agent_preprocess(const void *pp, void **out) {\n"
+    "  const prob *p = pp; st *s = calloc(1, sizeof *s); if (!s) return 2;\n"
+    "  s->k = p->k; s->rows = p->rows;\n"
+    "  s->rp = malloc(sizeof(int64_t) * (p->rows + 1)); s->ci = malloc(4 * (p->nnz + 1)); s->v = malloc(4 * (p->nnz + 1));\n"
+    "  memcpy(s->rp, p->rp, sizeof(int64_t) * (p->rows + 1)); memcpy(s->ci, p->ci, 4 * p->nnz); memcpy(s->v, p->v, 4 * p->nnz);\n"
+    "  *out = s; return 0; }\n"
+    "int sd_agent_compute(void *ss, const float *x, float *y, void *stream) { (void)stream; st *s = ss;\n"
+    "  for (int32_t i = 0; i < s->rows; i++) for (int c = 0; c < s->k; c++) { double acc = 0;\n"
+    "    for (int64_t q = s->rp[i]; q < s->rp[i + 1]; q++) acc += (double)s->v[q] * x[(int64_t)s->ci[q] * s->k + c];\n"
+    "    y[(int64_t)i * s->k + c] = (float)acc; }\n"
+    "  return 0; }\n"
+    "void sd_agent_cleanup(void *ss) { st *s = ss; if (!s) return; free(s->rp); free(s->ci); free(s->v); free(s); }\n";
+
+static void test_agent_impl_in_process(void)
+{
+    char so[400];
+    SDT_CHECK(build_so_from("host_spmm", HOST_SPMM_SO, so, sizeof so) == 0, "cc host_spmm");
+    sd_csr a;
+    memset(&a, 0, sizeof a);
+    SDT_OK(sdi_gen("powerlaw:rows=400,deg=6", 11, &a));
+    const int k = 3;
+    float *x = calloc((size_t)a.cols * k, sizeof *x), *y = calloc((size_t)a.rows * k, sizeof *y);
+    double *want = calloc((size_t)a.rows * k, sizeof *want);
+    int64_t *count = calloc((size_t)a.rows, sizeof *count);
+    double *absum = calloc((size_t)a.rows * k, sizeof *absum);
+    SDT_CHECK(x && y && want && count && absum, "host memory");
+    for (int64_t i = 0; i < (int64_t)a.cols * k; i++)
+        x[i] = (float)((i * 37 % 19) - 9) / 8.0f;
+    long long live0 = sdi_alloc_live_bytes();
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: SpMM K = 3; pass 1: SpMV. */
+        int kk = pass == 0 ? k : 1;
+        sdi_impl im;
+        memset(&im, 0, sizeof im);
+        im.kind = SDI_IMPL_AGENT;
+        im.op = pass == 0 ? SD_OP_SPMM : SD_OP_SPMV;
+        im.k = kk;
+        snprintf(im.agent_model, sizeof im.agent_model, "replay-model");
+        /* A copy the implementation may unlink once mapped. */
+        snprintf(im.agent_so, sizeof im.agent_so, "%s/owned_%d.so", g_tmp, pass);
+        char cmd[2200];
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", so, im.agent_so);
+        SDT_CHECK(system(cmd) == 0, "copy the .so");
+        im.agent_unlink = 1;
+        SDT_OK(sdi_impl_build(NULL, &a, &im, NULL, 0));
+        SDT_CHECK(access(im.agent_so, F_OK) != 0, "the mapped .so is unlinked");
+        char buf[128];
+        sdi_impl_family(&im, buf, sizeof buf);
+        SDT_CHECK(strcmp(buf, "agent") == 0, "family %s", buf);
+        sdi_impl_describe(&im, buf, sizeof buf);
+        SDT_CHECK(strstr(buf, "replay-model") != NULL, "describe %s", buf);
+        SDT_CHECK(sdi_impl_uses_atomics(&im), "foreign code is never called reproducible");
+        SDT_OK(sdi_impl_run(NULL, &im, x, y, NULL));
+        if (kk == 1)
+            SDT_OK(sdi_ref_spmv(&a, x, want, count, absum));
+        else
+            SDT_OK(sdi_ref_spmm(&a, x, kk, want, count, absum));
+        sdi_validation val;
+        SDT_OK(sdi_validate_dense(y, want, count, absum, a.rows, kk, &val));
+        /* New values, same pattern: the harness rebuilds its representation. */
+        for (int64_t q = 0; q < a.nnz; q++)
+            a.vals[q] *= -2.0f;
+        SDT_OK(sdi_impl_update_values(NULL, &im, &a));
+        SDT_OK(sdi_impl_run(NULL, &im, x, y, NULL));
+        if (kk == 1)
+            SDT_OK(sdi_ref_spmv(&a, x, want, count, absum));
+        else
+            SDT_OK(sdi_ref_spmm(&a, x, kk, want, count, absum));
+        SDT_OK(sdi_validate_dense(y, want, count, absum, a.rows, kk, &val));
+        sdi_impl_release(&im);
+        SDT_CHECK(!im.built && im.agent_h.dl == NULL, "released");
+    }
+    SDT_CHECK(sdi_alloc_live_bytes() == live0, "nothing of ours left allocated");
+    /* A .so without the entry points and one whose preprocess fails: statuses, no leak. */
+    char bad[400];
+    SDT_CHECK(build_so_from("no_entry", "int unrelated(void) { return 1; }\n", bad, sizeof bad) == 0, "cc no_entry");
+    sdi_impl im;
+    memset(&im, 0, sizeof im);
+    im.kind = SDI_IMPL_AGENT;
+    im.op = SD_OP_SPMV;
+    im.k = 1;
+    snprintf(im.agent_so, sizeof im.agent_so, "%s", bad);
+    SDT_CHECK(sdi_impl_build(NULL, &a, &im, NULL, 0) == SD_ERR_COMPILE && strstr(sd_last_error(), "sd_agent_"),
+              "missing entry point: %s", sd_last_error());
+    SDT_CHECK(!im.built && access(bad, F_OK) == 0, "not built; a file not owned is kept");
+    char failing[400];
+    SDT_CHECK(build_host_so("prep_fails", "return 7;", failing, sizeof failing) == 0, "cc prep_fails");
+    snprintf(im.agent_so, sizeof im.agent_so, "%s", failing);
+    SDT_CHECK(sdi_impl_build(NULL, &a, &im, NULL, 0) == SD_ERR_CUDA && strstr(sd_last_error(), "returned 7"),
+              "preprocess failure: %s", sd_last_error());
+    SDT_CHECK(!im.built && im.agent_h.dl == NULL, "nothing kept after a failed build");
+    im.op = SD_OP_SPGEMM;
+    SDT_CHECK(sdi_impl_build(NULL, &a, &im, NULL, 0) == SD_ERR_UNSUPPORTED, "SpGEMM is not an agent operator");
+    sdi_error_clear();
+    free(x);
+    free(y);
+    free(want);
+    free(count);
+    free(absum);
+    sd_csr_free(&a);
 }
 
 static char *agent_req(const char *name, const char *so, const char *matrix)
@@ -573,6 +687,7 @@ int main(void)
         SDT_RUN(test_client_replay);
     }
     SDT_RUN(test_worker_survives_crashes);
+    SDT_RUN(test_agent_impl_in_process);
     SDT_RUN(test_ncu_parse);
     SDT_RUN(test_agent_round_unconfigured);
     if (sdi_agent_built())

@@ -4,8 +4,10 @@
  * candidate afterwards still validates and is timed in a fresh worker; a wrong one
  * fails validation; a built-in candidate runs isolated; an ncu profile when ncu is
  * usable; then `--lowering agent` against the replay server: a validated agent kernel
- * cached with its provenance and transcript, re-validated (no model call) on the next
- * search, and the CLI's `compile --lowering agent`. About 30-60 s on an H200. */
+ * cached with its provenance and transcript and adopted as the winner (loaded into this
+ * process, checked against the reference), re-validated (no model call) on the next
+ * search, returned by sd_compile from the cache with no search (sd_spmv runs it), and
+ * the CLI's `compile --lowering agent`. About 30-60 s on an H200. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sys/wait.h>
@@ -15,6 +17,7 @@
 #include "core/io.h"
 #include "core/json_parse.h"
 #include "gen/gen.h"
+#include "ref/ref.h"
 #include "sdt.h"
 #include "tune/tune_agent.h"
 
@@ -170,6 +173,67 @@ static void test_faults_kill_only_the_worker(void)
 
 /* ------------------------------------------------------------------ the agent, end to end */
 
+/* y = A·x on the device through fn, checked against the double reference. */
+static void check_spmv_with(sd_context *ctx, sd_status (*fn)(void *arg, const float *dx, float *dy), void *arg)
+{
+    float *x = malloc(sizeof(float) * (size_t)g_a.cols), *y = malloc(sizeof(float) * (size_t)g_a.rows);
+    double *want = malloc(sizeof(double) * (size_t)g_a.rows), *absum = malloc(sizeof(double) * (size_t)g_a.rows);
+    int64_t *count = malloc(sizeof(int64_t) * (size_t)g_a.rows);
+    float *dx = NULL, *dy = NULL;
+    SDT_CHECK(x && y && want && absum && count, "host memory");
+    for (int32_t j = 0; j < g_a.cols; j++)
+        x[j] = (float)((j * 7919 % 23) - 11) / 16.0f;
+    SDT_CHECK(cudaMalloc((void **)&dx, sizeof(float) * (size_t)g_a.cols) == cudaSuccess &&
+                  cudaMalloc((void **)&dy, sizeof(float) * (size_t)g_a.rows) == cudaSuccess,
+              "device memory");
+    cudaMemcpy(dx, x, sizeof(float) * (size_t)g_a.cols, cudaMemcpyHostToDevice);
+    cudaMemset(dy, 0xff, sizeof(float) * (size_t)g_a.rows);
+    SDT_OK(fn(arg, dx, dy));
+    SDT_CHECK(cudaDeviceSynchronize() == cudaSuccess, "run");
+    cudaMemcpy(y, dy, sizeof(float) * (size_t)g_a.rows, cudaMemcpyDeviceToHost);
+    SDT_OK(sdi_ref_spmv(&g_a, x, want, count, absum));
+    sdi_validation val;
+    SDT_OK(sdi_validate_dense(y, want, count, absum, g_a.rows, 1, &val));
+    (void)ctx;
+    cudaFree(dx);
+    cudaFree(dy);
+    free(x);
+    free(y);
+    free(want);
+    free(absum);
+    free(count);
+}
+
+typedef struct {
+    sd_context *ctx;
+    sdi_impl *im;
+    sd_kernel *kern;
+} run_target;
+
+static sd_status run_impl(void *arg, const float *dx, float *dy)
+{
+    run_target *t = arg;
+    return sdi_impl_run(t->ctx, t->im, dx, dy, t->ctx->stream);
+}
+
+static sd_status run_kernel(void *arg, const float *dx, float *dy)
+{
+    run_target *t = arg;
+    return sd_spmv(t->kern, dx, dy, NULL);
+}
+
+static void check_in_process(sd_context *ctx, sdi_impl *im)
+{
+    run_target t = {ctx, im, NULL};
+    check_spmv_with(ctx, run_impl, &t);
+}
+
+static void check_public(sd_context *ctx, sd_kernel *kern)
+{
+    run_target t = {ctx, NULL, kern};
+    check_spmv_with(ctx, run_kernel, &t);
+}
+
 static void test_agent_end_to_end(void)
 {
     char cache[300];
@@ -207,6 +271,10 @@ static void test_agent_end_to_end(void)
     printf("  %s\n", r->diagnosis);
     SDT_CHECK(r->ntrials == 1 && r->trials[0].status == SD_OK, "the agent kernel validated: %s",
               r->ntrials ? r->trials[0].detail : "no trial");
+    /* The winner is adopted: loaded into this process and runnable as the result's best. */
+    SDT_CHECK(r->winner_is_agent && r->best.kind == SDI_IMPL_AGENT && r->best.built, "adopted: %s", r->diagnosis);
+    if (r->best.built)
+        check_in_process(ctx, &r->best);
     sdi_cache *c = NULL;
     SDT_OK(sdi_cache_open(cache, &c));
     sdi_cache_key key;
@@ -237,7 +305,27 @@ static void test_agent_end_to_end(void)
     SDT_CHECK(replay_requests(&srv) == 1, "no model call on a cache hit: %d", replay_requests(&srv));
     SDT_CHECK(r->ntrials == 1 && r->trials[0].status == SD_OK && strstr(r->trials[0].config, "cached"),
               "cached kernel re-validated");
+    SDT_CHECK(r->winner_is_agent && r->best.kind == SDI_IMPL_AGENT && r->best.built, "cached kernel adopted");
+    sdi_tune_result_free(r);
     free(r);
+
+    /* The public path: sd_compile finds the agent entry (no built-in entry exists for this
+     * task with the agent round), re-checks it in a worker and returns it — no search, no
+     * model call; sd_spmv runs the agent's code. */
+    sd_compile_options o = sd_compile_options_default();
+    o.allow_vendor = 0; /* the entry above was made with allow_vendor off */
+    sd_kernel *kern = NULL;
+    SDT_OK(sd_compile(ctx, &g_a, SD_OP_SPMV, 1, &o, &kern));
+    char desc[4096] = "";
+    if (kern != NULL)
+        SDT_OK(sd_kernel_describe(kern, desc, sizeof desc));
+    printf("  %.300s\n", desc);
+    SDT_CHECK(strstr(desc, "\"family\":\"agent\"") && strstr(desc, "\"from_cache\":true"), "sd_compile returns the "
+              "cached agent kernel: %.300s", desc);
+    SDT_CHECK(replay_requests(&srv) == 1, "no model call from sd_compile: %d", replay_requests(&srv));
+    if (kern != NULL)
+        check_public(ctx, kern);
+    sd_kernel_destroy(kern);
     sd_context_destroy(ctx);
 
     /* The command: a built-in search, then the agent round (it may or may not beat the
