@@ -333,6 +333,8 @@ typedef sd_status (*sdi_check_fn)(sd_context *ctx, void *arg);
 SDI_HIDDEN sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn run,
                                  void *run_arg, sdi_check_fn check, void *check_arg,
                                  sdi_timing *out);
+/* {"mean_us", "min_us", "median_us", "pipelined_us"}: a timing in reports and records. */
+SDI_HIDDEN void sdi_timing_json(sdi_json *j, const sdi_timing *t);
 /* Measures (once per context) the device-to-device copy bandwidth and the event-timed
  * empty-launch latency. Thread-safe. */
 SDI_HIDDEN sd_status sdi_device_calibrate(sd_context *ctx);

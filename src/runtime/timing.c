@@ -230,3 +230,17 @@ double sdi_roofline_bytes(sd_op op, int64_t rows, int64_t cols, int64_t nnz, int
     default: return 0;
     }
 }
+
+void sdi_timing_json(sdi_json *j, const sdi_timing *t)
+{
+    sdi_json_begin_object(j);
+    sdi_json_key(j, "mean_us");
+    sdi_json_number(j, t->mean_us);
+    sdi_json_key(j, "min_us");
+    sdi_json_number(j, t->min_us);
+    sdi_json_key(j, "median_us");
+    sdi_json_number(j, t->median_us);
+    sdi_json_key(j, "pipelined_us");
+    sdi_json_number(j, t->pipelined_us);
+    sdi_json_end_object(j);
+}

@@ -136,20 +136,6 @@ static sd_status check_fn(sd_context *ctx, void *arg)
     return sdi_check_dense_output(ctx, m->ref, m->d_out, &m->val);
 }
 
-static void timing_json(sdi_json *j, const sdi_timing *t)
-{
-    sdi_json_begin_object(j);
-    sdi_json_key(j, "mean_us");
-    sdi_json_number(j, t->mean_us);
-    sdi_json_key(j, "min_us");
-    sdi_json_number(j, t->min_us);
-    sdi_json_key(j, "median_us");
-    sdi_json_number(j, t->median_us);
-    sdi_json_key(j, "pipelined_us");
-    sdi_json_number(j, t->pipelined_us);
-    sdi_json_end_object(j);
-}
-
 sd_status sdi_candidate_measure(sd_context *ctx, const sd_csr *a, sd_op op, int k, const char *name,
                                 const sdi_candidate_exec *ex, sdi_json *reply, bool *fatal)
 {
@@ -207,7 +193,7 @@ sd_status sdi_candidate_measure(sd_context *ctx, const sd_csr *a, sd_op op, int 
     sdi_json_end_object(reply);
     if (s == SD_OK) {
         sdi_json_key(reply, "timing");
-        timing_json(reply, &t);
+        sdi_timing_json(reply, &t);
         if (ctx->copy_bw > 0) {
             double lim = sdi_roofline_bytes(op, a->rows, a->cols, a->nnz, kk) / ctx->copy_bw * 1e6;
             sdi_json_key(reply, "roofline_frac");

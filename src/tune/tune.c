@@ -583,20 +583,6 @@ void sdi_tune_result_free(sdi_tune_result *r)
     r->baseline = NULL;
 }
 
-static void timing_json(sdi_json *j, const sdi_timing *t)
-{
-    sdi_json_begin_object(j);
-    sdi_json_key(j, "mean_us");
-    sdi_json_number(j, t->mean_us);
-    sdi_json_key(j, "min_us");
-    sdi_json_number(j, t->min_us);
-    sdi_json_key(j, "median_us");
-    sdi_json_number(j, t->median_us);
-    sdi_json_key(j, "pipelined_us");
-    sdi_json_number(j, t->pipelined_us);
-    sdi_json_end_object(j);
-}
-
 void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
 {
     char buf[256];
@@ -614,7 +600,7 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
     sdi_json_key(j, "agent");
     sdi_json_bool(j, r->winner_is_agent);
     sdi_json_key(j, "time");
-    timing_json(j, &r->best_t);
+    sdi_timing_json(j, &r->best_t);
     sdi_json_key(j, "roofline_frac");
     sdi_json_number(j, r->best_roofline);
     if (r->op == SD_OP_SPGEMM) {
@@ -640,7 +626,7 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
         sdi_json_key(j, "config");
         sdi_json_string(j, r->trials[r->ours_trial].config);
         sdi_json_key(j, "time");
-        timing_json(j, &r->trials[r->ours_trial].t);
+        sdi_timing_json(j, &r->trials[r->ours_trial].t);
         sdi_json_end_object(j);
     }
     if (r->baseline != NULL && r->vendor_best >= 0) {
@@ -650,7 +636,7 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
         sdi_json_key(j, "variant");
         sdi_json_string(j, v->name);
         sdi_json_key(j, "time");
-        timing_json(j, &v->timing);
+        sdi_timing_json(j, &v->timing);
         sdi_json_end_object(j);
         if (r->ours_trial >= 0) {
             const sdi_timing *o = &r->trials[r->ours_trial].t;
@@ -700,7 +686,7 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
         sdi_json_string(j, sd_status_string(tr->status));
         if (tr->status == SD_OK) {
             sdi_json_key(j, "time");
-            timing_json(j, &tr->t);
+            sdi_timing_json(j, &tr->t);
             sdi_json_key(j, "roofline_frac");
             sdi_json_number(j, tr->roofline_frac);
         } else {
