@@ -1,14 +1,17 @@
 /* src/cli/cmd_evalmodel.c: `sparseditto evalmodel CORPUS.jsonl [--folds 5] [--seeds 5]
- * [--holdout 100] [--models LIST] [--json] [--out DIR]`: the comparison of the energy
- * model with its baselines (src/model/rankers.h) under the protocol of
- * sdi_model_evaluate, printed as markdown tables (or JSON) and optionally written to
- * DIR/evalmodel.md and DIR/evalmodel.json. */
+ * [--holdout 100] [--models LIST] [--cv-only] [energy training options] [--json]
+ * [--out DIR]`: the comparison of the energy model with its baselines
+ * (src/model/rankers.h) under the protocol of sdi_model_evaluate, printed as markdown
+ * tables (or JSON) and optionally written to DIR/evalmodel.md and DIR/evalmodel.json.
+ * --cv-only runs the cross-validation on the matrices outside the hold-out and never
+ * scores the hold-out: the mode for choosing training settings. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "energy_opts.h"
 #include "model/importance.h"
 #include "model/rankers.h"
 
@@ -19,16 +22,19 @@ static const sdc_option eval_options[] = {
     {"split-seed", 0, true, "seed of the hold-out and fold assignment (default 1)"},
     {"models", 0, true, "comma list of energy-v1, energy-nomargin, mlp, gbt, forest, rules-v1 "
                         "(default all)"},
-    {"epochs", 0, true, "epochs of the energy model and the MLP (defaults 60 / 80)"},
     {"json", 0, false, "print the result as one JSON object instead of the tables"},
     {"out", 0, true, "directory to write evalmodel.md and evalmodel.json into"},
     {"quiet", 'q', false, "no progress lines on stderr"},
     {"importance", 0, true, "also the energy model's permutation importance per feature and "
                             "operator with N shuffles (trained on all but the hold-out, measured "
                             "on the hold-out): importance.md / .json in --out"},
+    {"cv-only", 0, false, "only the cross-validation on the matrices outside the hold-out; "
+                          "the hold-out is set aside and never scored (for choosing settings)"},
+    /* The energy model's training options (--epochs also sets the MLP's). */
+    SDC_ENERGY_OPTIONS,
 };
-enum { OPT_FOLDS, OPT_SEEDS, OPT_HOLDOUT, OPT_SPLIT, OPT_MODELS, OPT_EPOCHS, OPT_JSON, OPT_OUT,
-       OPT_QUIET, OPT_IMPORTANCE, NOPTS };
+enum { OPT_FOLDS, OPT_SEEDS, OPT_HOLDOUT, OPT_SPLIT, OPT_MODELS, OPT_JSON, OPT_OUT, OPT_QUIET,
+       OPT_IMPORTANCE, OPT_CV_ONLY, OPT_ENERGY, NOPTS = OPT_ENERGY + SDC_ENERGY_NOPTS };
 
 /* The energy model trained (first seed) on the matrices outside the hold-out, and the
  * permutation importance of its features on the hold-out (on the training matrices when
@@ -115,8 +121,8 @@ int cmd_evalmodel(int argc, char **argv)
     if (rc != SDC_EXIT_OK)
         return rc;
     if (args.help) {
-        sdc_print_help("evalmodel CORPUS.jsonl [--folds 5] [--seeds 5] [--holdout 100] [--json] "
-                       "[--out DIR]",
+        sdc_print_help("evalmodel CORPUS.jsonl [--folds 5] [--seeds 5] [--holdout 100] "
+                       "[--cv-only] [--json] [--out DIR]",
                        "Compares the rankers of the template vocabulary on a measured corpus\n"
                        "(src/model/rankers.h): the energy model, the energy model without its\n"
                        "margin term, an MLP with the same listwise loss, gradient-boosted trees and\n"
@@ -125,7 +131,9 @@ int cmd_evalmodel(int argc, char **argv)
                        "aside; the rest is split into --folds folds grouped by matrix and stratified\n"
                        "by shape class; every model is trained with --seeds seeds per split. Prints\n"
                        "top-1, regret, capture and cliff per operator (mean over runs) as markdown\n"
-                       "tables, or JSON with --json.",
+                       "tables, or JSON with --json. The energy options (--epochs ... --cosine) set\n"
+                       "how energy-v1 and energy-nomargin are trained (--seed: the first seed of\n"
+                       "every model); --cv-only chooses them without looking at the hold-out.",
                        eval_options, NOPTS);
         return SDC_EXIT_OK;
     }
@@ -151,12 +159,15 @@ int cmd_evalmodel(int argc, char **argv)
             return rc;
         o.split_seed = (unsigned long long)v;
     }
-    if (args.value[OPT_EPOCHS] != NULL) {
-        if ((rc = sdc_parse_int(args.value[OPT_EPOCHS], "--epochs", 0, 100000, &v)) != 0)
-            return rc;
-        o.ranker.energy.epochs = (int)v;
-        o.ranker.mlp.epochs = (int)v;
-    }
+    if ((rc = sdc_energy_opts_parse(&args, OPT_ENERGY, "evalmodel", &o.ranker.energy)) != 0)
+        return rc;
+    if (args.value[OPT_ENERGY + SDC_EOPT_EPOCHS] != NULL)
+        o.ranker.mlp.epochs = o.ranker.energy.epochs;
+    o.ranker.seed = o.ranker.energy.seed;
+    o.cv_only = args.present[OPT_CV_ONLY];
+    if (o.cv_only && args.value[OPT_IMPORTANCE] != NULL)
+        return sdc_usage_error("evalmodel: --importance measures on the hold-out; not with "
+                               "--cv-only");
     if (args.value[OPT_MODELS] != NULL && (rc = parse_models(args.value[OPT_MODELS], &o.kinds)) != 0)
         return rc;
     int repeats = 0;

@@ -1,6 +1,7 @@
 /* src/cli/cmd_train.c: `sparseditto train CORPUS.jsonl -o WEIGHTS.json [--seed N]
  * [--epochs N] [--lambda X] [--temperature T] [--hidden H] [--lr X] [--weight-decay X]
- * [--cv K [--cv-seeds S]] [--forest DECIDER.json [--forest-k K]]`: trains the energy model
+ * [--batch N] [--ensemble M] [--cosine 0|1] [--cv K [--cv-seeds S]]
+ * [--forest DECIDER.json [--forest-k K]]`: trains the energy model
  * (and, with --forest, ParamSpMM's decider from the measured PCSR configurations) on a corpus (format in
  * src/model/corpus.h), prints the loss per epoch, the training time and the fit's metrics,
  * and writes the weights; --cv first reports grouped k-fold held-out metrics. */
@@ -10,39 +11,22 @@
 #include <string.h>
 
 #include "cli.h"
+#include "energy_opts.h"
 #include "model/energy.h"
 #include "model/forest.h"
 
 static const sdc_option train_options[] = {
     {"output", 'o', true, "weights file to write (JSON), e.g. models/energy.json (required)"},
-    {"seed", 0, true, "initialisation and shuffling seed (default 1)"},
-    {"epochs", 0, true, "passes over the corpus, 0..100000 (default 60)"},
-    {"lambda", 0, true, "margin weight λ of every operator, >= 0 (default 0.1)"},
-    {"temperature", 0, true, "T of the target q = softmax(t/T), > 0 (default 0.25)"},
-    {"hidden", 0, true, "width H of each per-feature tanh layer, 1..64 (default 16)"},
-    {"lr", 0, true, "Adam step size, > 0 (default 0.01)"},
-    {"weight-decay", 0, true, "decoupled weight decay of w1, w2, >= 0 (default 0.1)"},
     {"quiet", 'q', false, "no per-epoch lines"},
     {"cv", 0, true, "k-fold cross-validation grouped by matrix first, k >= 2 (-o optional)"},
     {"cv-seeds", 0, true, "training seeds per fold (seed, seed+1, ...; default 5)"},
     {"forest", 0, true, "also train ParamSpMM's <W,F,V,S> random-forest decider from the "
                         "corpus's measured PCSR configurations and write it here (-o optional)"},
     {"forest-k", 0, true, "decider examples from spmm tasks of this K only (default every K)"},
+    SDC_ENERGY_OPTIONS,
 };
-enum { OPT_OUT, OPT_SEED, OPT_EPOCHS, OPT_LAMBDA, OPT_T, OPT_HIDDEN, OPT_LR, OPT_WD, OPT_QUIET,
-       OPT_CV, OPT_CV_SEEDS, OPT_FOREST, OPT_FOREST_K, NOPTS };
-
-/* A finite double ≥ lo (> lo when strict); prints a usage error naming opt. */
-static int parse_double(const char *text, const char *opt, double lo, int strict, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0' || !isfinite(v) || v < lo || (strict && v == lo))
-        return sdc_usage_error("train: %s '%s' is not a number %s %g", opt, text,
-                               strict ? ">" : ">=", lo);
-    *out = v;
-    return SDC_EXIT_OK;
-}
+enum { OPT_OUT, OPT_QUIET, OPT_CV, OPT_CV_SEEDS, OPT_FOREST, OPT_FOREST_K, OPT_ENERGY,
+       NOPTS = OPT_ENERGY + SDC_ENERGY_NOPTS };
 
 /* ParamSpMM's decider from the corpus's PCSR measurements (src/model/pcsr_data.c). */
 static int train_decider(const char *corpus, int k, unsigned long long seed, const char *out)
@@ -93,10 +77,11 @@ int cmd_train(int argc, char **argv)
         return rc;
     if (args.help) {
         sdc_print_help("train CORPUS.jsonl -o WEIGHTS.json [--seed N] [--epochs N] [--lambda X] "
-                       "[--temperature T]",
+                       "[--temperature T] [--ensemble M]",
                        "Trains the additive energy model (DESIGN.md, \"Energy model\") on a corpus of\n"
                        "measured template times (JSON Lines, one matrix per line: src/model/corpus.h)\n"
-                       "with Adam, deterministically for a seed; prints the loss per epoch, the\n"
+                       "with AdamW, deterministically for a seed (--ensemble M: M members from\n"
+                       "streams of the seed, mean energy); prints the loss per epoch, the\n"
                        "training time and top-1 / regret / capture / cliff on the corpus itself, and\n"
                        "writes the weights as JSON (read by `sparseditto rank --model`). --cv K first\n"
                        "runs K-fold cross-validation grouped by matrix name (--cv-seeds seeds per\n"
@@ -122,37 +107,7 @@ int cmd_train(int argc, char **argv)
         (rc = sdc_parse_int(args.value[OPT_FOREST_K], "--forest-k", 1, 65536, &forest_k)) != 0)
         return rc;
     sdi_energy_train_opts o = sdi_energy_train_opts_default();
-    long long v;
-    if (args.value[OPT_SEED] != NULL) {
-        if ((rc = sdc_parse_int(args.value[OPT_SEED], "--seed", 0, (long long)1 << 62, &v)) != 0)
-            return rc;
-        o.seed = (unsigned long long)v;
-    }
-    if (args.value[OPT_EPOCHS] != NULL) {
-        if ((rc = sdc_parse_int(args.value[OPT_EPOCHS], "--epochs", 0, 100000, &v)) != 0)
-            return rc;
-        o.epochs = (int)v;
-    }
-    if (args.value[OPT_HIDDEN] != NULL) {
-        if ((rc = sdc_parse_int(args.value[OPT_HIDDEN], "--hidden", 1, 64, &v)) != 0)
-            return rc;
-        o.hidden = (int)v;
-    }
-    double d = 0;
-    if (args.value[OPT_LAMBDA] != NULL) {
-        if ((rc = parse_double(args.value[OPT_LAMBDA], "--lambda", 0, 0, &d)) != 0)
-            return rc;
-        for (int i = 0; i < SDI_EM_NOP; i++)
-            o.lambda[i] = d;
-    }
-    if (args.value[OPT_T] != NULL &&
-        (rc = parse_double(args.value[OPT_T], "--temperature", 0, 1, &o.temperature)) != 0)
-        return rc;
-    if (args.value[OPT_LR] != NULL &&
-        (rc = parse_double(args.value[OPT_LR], "--lr", 0, 1, &o.lr)) != SDC_EXIT_OK)
-        return rc;
-    if (args.value[OPT_WD] != NULL &&
-        (rc = parse_double(args.value[OPT_WD], "--weight-decay", 0, 0, &o.weight_decay)) != 0)
+    if ((rc = sdc_energy_opts_parse(&args, OPT_ENERGY, "train", &o)) != SDC_EXIT_OK)
         return rc;
     o.verbose = !args.present[OPT_QUIET];
     if (args.value[OPT_FOREST] != NULL &&
@@ -177,8 +132,8 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "sparseditto: %s: no task has a measured template\n", args.pos[0]);
         return SDC_EXIT_INPUT;
     }
-    printf("corpus %s: %d matrices, %d tasks (%d with measurements)\n", args.pos[0], c.nrecords,
-           c.ntasks, measured);
+    printf("corpus %s: %d matrices, %d tasks (%d with measurements)\n", args.pos[0],
+           sdi_corpus_count_matrices(&c, NULL), c.ntasks, measured);
     if (folds > 0) {
         sdi_energy_metrics mean, sd;
         sdi_energy_metrics *runs = calloc((size_t)(folds * cv_seeds), sizeof *runs);
@@ -220,7 +175,8 @@ int cmd_train(int argc, char **argv)
     }
     sdi_energy_metrics em;
     sdi_energy_evaluate(&m, &c, &em);
-    printf("trained %ld parameters (H = %d), %d epochs, seed %llu in %.3f s\n", m.nparams, m.hidden,
+    printf("trained %ld parameters (H = %d, %d member%s of %ld), %d epochs, seed %llu in %.3f s\n",
+           m.nparams * m.members, m.hidden, m.members, m.members > 1 ? "s" : "", m.nparams,
            o.epochs, o.seed, secs);
     printf("on the training corpus: loss %.6f, top-1 %.3f, regret %.4f, capture %.3f, cliff %.3f "
            "(%d tasks)\n", em.loss, em.top1, em.regret, em.capture, em.cliff, em.ntasks);

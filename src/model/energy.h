@@ -15,7 +15,11 @@
  * h_j(x_j) = tanh(x_j·w1_j + b1_j) ∈ R^H (H = 16 by default), shared across operators;
  * E_o(s|x) = β_{o,s} + Σ_j h_j(x_j)ᵀ w2_{o,j,s}; lower energy ranks higher.
  * Templates of all operators are numbered globally: template s of op o is
- * toff[o] + s, s indexing sdi_vocabulary(o). Everything is double. */
+ * toff[o] + s, s indexing sdi_vocabulary(o). Everything is double.
+ * A model may be a seed ensemble of M members (same H and standardisation, trained
+ * alone with different seeds): E_o = (1/M) Σ_m E_o^m, which is again an additive
+ * energy of the same form (the members' contributions h_j^mᵀ w2^m / M add up per
+ * feature j), so per-feature explanations keep their meaning. */
 #ifndef SDI_ENERGY_H
 #define SDI_ENERGY_H
 
@@ -29,7 +33,8 @@
 #define SDI_EM_NOP 3
 #define SDI_EM_NIN (SDI_EM_NFEAT + SDI_EM_NSHAPE + SDI_EM_NOP + 1)
 #define SDI_EM_HIDDEN 16
-#define SDI_EM_FORMAT_VERSION 1
+#define SDI_EM_FORMAT_VERSION 2 /* 2: "members"; version 1 files still load */
+#define SDI_EM_MAX_MEMBERS 16
 
 typedef struct {
     int hidden;             /* H */
@@ -39,14 +44,17 @@ typedef struct {
     /* Standardisation (of log1p-ed sizes; std 1 where the corpus had no spread). */
     double mean[SDI_EM_NFEAT], std[SDI_EM_NFEAT];
     double log2k_mean, log2k_std;
-    /* Parameters, one block: w1[j*H+h], b1[j*H+h], w2[((t*NIN)+j)*H+h], beta[t]. */
+    /* Parameters of one member, one block: w1[j*H+h], b1[j*H+h], w2[((t*NIN)+j)*H+h],
+     * beta[t]; nparams per member. theta holds the members one after the other
+     * (members · nparams values); w1, b1, w2, beta view member 0. */
+    int members;
     long nparams;
     double *theta;
-    double *w1, *b1, *w2, *beta; /* views into theta */
+    double *w1, *b1, *w2, *beta; /* views into theta (member 0) */
     /* How it was trained (informational, saved with the weights). */
     unsigned long long seed;
-    int epochs;
-    double lambda[SDI_EM_NOP], temperature;
+    int epochs, batch, cosine;
+    double lambda[SDI_EM_NOP], temperature, lr, weight_decay;
     /* Operators with at least one measured task in the training corpus (bit o); the
      * library ranks only those with the model (others fall back to rules-v1). Weights
      * files without "trained_ops" count as trained on every operator. */
@@ -59,11 +67,15 @@ typedef struct {
     int batch;               /* examples per Adam step (default 32) */
     double lr;               /* Adam step (default 0.01) */
     double lambda[SDI_EM_NOP]; /* margin weight λ_o (default 0.1 each) */
-    double temperature;      /* T of q = softmax(t/T) (default 0.25) */
+    double temperature;      /* T of q = softmax(t/T) (default 0.15) */
     int hidden;              /* H, 1..64 (default 16) */
     double weight_decay;     /* decoupled (AdamW) decay of w1, w2 per step, scaled by lr
                                 (default 0.1); not part of the DESIGN loss: a regulariser,
                                 needed with 16 K parameters and a few hundred matrices */
+    int ensemble;            /* members M of the seed ensemble, 1..SDI_EM_MAX_MEMBERS
+                                (default 1); member i: initialisation and order streams of
+                                index i, so member 0 is the model trained alone with seed */
+    int cosine;              /* 1 (default): learning rate lr·(1 + cos(π·step/steps))/2 */
     int verbose;             /* 1: one line per epoch on stdout */
 } sdi_energy_train_opts;
 
@@ -76,11 +88,16 @@ typedef struct {
     double loss;       /* mean loss */
 } sdi_energy_metrics;
 
-/* Sizes and template offsets for hidden width H; parameters allocated, zeroed. */
+/* Sizes and template offsets for hidden width H; parameters allocated, zeroed; one
+ * member (sdi_energy_model_alloc_members: M members, 1..SDI_EM_MAX_MEMBERS). */
 SDI_HIDDEN sd_status sdi_energy_model_alloc(sdi_energy_model *m, int hidden);
+SDI_HIDDEN sd_status sdi_energy_model_alloc_members(sdi_energy_model *m, int hidden, int members);
 SDI_HIDDEN void sdi_energy_model_free(sdi_energy_model *m);
-/* Random initial parameters (deterministic in seed); standardisation left as is. */
+/* Random initial parameters (deterministic in seed; member i from the stream of index i);
+ * standardisation left as is. */
 SDI_HIDDEN void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed);
+/* β of global template t (mean over the members). */
+SDI_HIDDEN double sdi_energy_prior(const sdi_energy_model *m, int t);
 /* Input names: the 36 feature names, "shape_uniform"…, "op_spmv"…, "log2_k". */
 SDI_HIDDEN const char *sdi_energy_input_name(int j);
 /* 1 when feature i (< 36) is log1p-ed before standardisation. */
@@ -91,12 +108,16 @@ SDI_HIDDEN void sdi_energy_fit_standardization(sdi_energy_model *m, const sdi_co
 SDI_HIDDEN void sdi_energy_inputs(const sdi_energy_model *m, const double *features,
                                   sd_shape_class shape, sd_op op, int k, double *x);
 /* Energies of every template of op (out[s], s < ntemp[op]); contrib may be NULL or
- * receive ntemp[op]*SDI_EM_NIN per-input contributions h_j(x_j)ᵀ w2_{o,j,s} (β excluded). */
+ * receive ntemp[op]*SDI_EM_NIN per-input contributions h_j(x_j)ᵀ w2_{o,j,s} (β excluded).
+ * Ensembles: the mean energy and the mean contributions over the members, so that
+ * out[s] = sdi_energy_prior(toff[op] + s) + Σ_j contrib[s·NIN + j]. */
 SDI_HIDDEN void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_op op,
                                 double *out, double *contrib);
 /* Loss of one task (inputs x, op, times us[s] per template, us ≤ 0 / non-finite = not
- * measured, baseline > 0) with λ_o and T; grad (nparams, may be NULL) is incremented
- * by scale × ∂loss/∂θ. */
+ * measured, baseline > 0) with λ_o and T, on the (ensemble's mean) energies; grad
+ * (nparams, may be NULL) is incremented by scale × ∂loss/∂θ — single-member models
+ * only (members are trained alone): with members > 1 and grad != NULL it returns NaN
+ * and leaves grad alone. */
 SDI_HIDDEN double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op,
                                        const double *us, double baseline_us, double lambda,
                                        double temperature, double scale, double *grad);
@@ -114,8 +135,9 @@ SDI_HIDDEN void sdi_adamw_step(double *theta, const double *grad, double *mom, d
                                long n, long step, double lr, double wd, long lo0, long hi0,
                                long lo1, long hi1);
 SDI_HIDDEN sdi_energy_train_opts sdi_energy_train_opts_default(void);
-/* Fits standardisation on c, initialises from opts->seed and trains with Adam;
- * m must be unallocated (zeroed) and is owned by the caller on success. */
+/* Fits standardisation on c, then trains opts->ensemble members with AdamW, member i
+ * initialised and shuffled from (opts->seed, index i); m must be unallocated (zeroed)
+ * and is owned by the caller on success. */
 SDI_HIDDEN sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opts,
                                       sdi_energy_model *m);
 /* Mean loss of the model on the corpus (λ, T of the model). */

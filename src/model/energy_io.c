@@ -1,14 +1,18 @@
-/* src/model/energy_io.c: energy model weights as JSON. Format (version 1):
- *   {"format": "sparseditto-energy", "version": 1, "model": "energy-v1", "hidden": H,
+/* src/model/energy_io.c: energy model weights as JSON. Format (version 2):
+ *   {"format": "sparseditto-energy", "version": 2, "model": "energy-v1", "hidden": H,
+ *    "ensemble": M (members, 1..16),
  *    "inputs": [45 input names in order: the 36 canonical features, shape one-hots,
  *               operator one-hots, "log2_k"],
  *    "size_features": [names log1p-ed before standardisation],
  *    "vocabulary": {"spmv": [...], "spmm": [...], "spgemm": [...]},
  *    "standardization": {"mean": [36], "std": [36], "log2k_mean": m, "log2k_std": s},
  *    "training": {"seed": "decimal", "epochs": n, "lambda": [3], "temperature": T,
- *                 "trained_ops": ["spmv", ...] (optional: absent = every operator)},
- *    "w1": [45·H], "b1": [45·H], "w2": [Σ|V_o|·45·H], "beta": [Σ|V_o|]}
- * Index orders as in energy.h. Numbers are written with 17 significant digits, so the
+ *                 "lr": x, "weight_decay": x, "batch": n, "cosine": b (informational,
+ *                 optional), "trained_ops": ["spmv", ...] (optional: absent = every
+ *                 operator)},
+ *    "members": [M × {"w1": [45·H], "b1": [45·H], "w2": [Σ|V_o|·45·H], "beta": [Σ|V_o|]}]}
+ * Version 1 (still read): no "ensemble" / "members"; one member's w1, b1, w2, beta at
+ * the top level. Index orders as in energy.h. Numbers are written with 17 significant digits, so the
  * weights read back bit-exactly. Loading checks every name, size and number against
  * this library's feature table and vocabulary: a model is only used for the inputs it
  * was trained on. */
@@ -39,9 +43,10 @@ static void num_array(sdi_json *j, const char *key, const double *v, long n)
 
 sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
 {
-    for (long i = 0; i < m->nparams; i++)
+    for (long i = 0; i < m->nparams * m->members; i++)
         if (!isfinite(m->theta[i]))
-            return SDI_ERR(SD_ERR_INVALID_ARG, "energy model: parameter %ld is not finite", i);
+            return SDI_ERR(SD_ERR_INVALID_ARG, "energy model: parameter %ld of member %ld is not "
+                           "finite", i % m->nparams, i / m->nparams);
     long nh = (long)NIN * m->hidden;
     sdi_json_begin_object(j);
     sdi_json_key(j, "format");
@@ -52,6 +57,8 @@ sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
     sdi_json_string(j, "energy-v1");
     sdi_json_key(j, "hidden");
     sdi_json_int(j, m->hidden);
+    sdi_json_key(j, "ensemble");
+    sdi_json_int(j, m->members);
     sdi_json_key(j, "inputs");
     sdi_json_begin_array(j);
     for (int i = 0; i < NIN; i++)
@@ -95,6 +102,14 @@ sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
     num_array(j, "lambda", m->lambda, SDI_EM_NOP);
     sdi_json_key(j, "temperature");
     num(j, m->temperature);
+    sdi_json_key(j, "lr");
+    num(j, m->lr);
+    sdi_json_key(j, "weight_decay");
+    num(j, m->weight_decay);
+    sdi_json_key(j, "batch");
+    sdi_json_int(j, m->batch);
+    sdi_json_key(j, "cosine");
+    sdi_json_bool(j, m->cosine != 0);
     sdi_json_key(j, "trained_ops");
     sdi_json_begin_array(j);
     for (int o = 0; o < SDI_EM_NOP; o++)
@@ -102,10 +117,18 @@ sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
             sdi_json_string(j, sdi_op_name((sd_op)o));
     sdi_json_end_array(j);
     sdi_json_end_object(j);
-    num_array(j, "w1", m->w1, nh);
-    num_array(j, "b1", m->b1, nh);
-    num_array(j, "w2", m->w2, (long)m->ntotal * nh);
-    num_array(j, "beta", m->beta, m->ntotal);
+    sdi_json_key(j, "members");
+    sdi_json_begin_array(j);
+    for (int i = 0; i < m->members; i++) {
+        const double *w1 = m->theta + (long)i * m->nparams, *b1 = w1 + nh, *w2 = b1 + nh;
+        sdi_json_begin_object(j);
+        num_array(j, "w1", w1, nh);
+        num_array(j, "b1", b1, nh);
+        num_array(j, "w2", w2, (long)m->ntotal * nh);
+        num_array(j, "beta", w2 + (long)m->ntotal * nh, m->ntotal);
+        sdi_json_end_object(j);
+    }
+    sdi_json_end_array(j);
     sdi_json_end_object(j);
     return SD_OK;
 }
@@ -159,12 +182,27 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
     if (fmt == NULL || strcmp(fmt, "sparseditto-energy") != 0)
         return SDI_ERR(SD_ERR_PARSE, "energy model: \"format\" is not \"sparseditto-energy\"");
     double ver = sdi_jget_number(v, "version", -1);
-    if (ver != SDI_EM_FORMAT_VERSION)
-        return SDI_ERR(SD_ERR_PARSE, "energy model: format version %g, this library reads %d",
+    if (ver != 1 && ver != SDI_EM_FORMAT_VERSION)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: format version %g, this library reads 1..%d",
                        ver, SDI_EM_FORMAT_VERSION);
     double hid = sdi_jget_number(v, "hidden", -1);
     if (!(hid >= 1 && hid <= 64 && hid == floor(hid)))
         return SDI_ERR(SD_ERR_PARSE, "energy model: \"hidden\" missing or not an integer in 1..64");
+    /* Version 2 names its member count and lists the members; version 1 is one model. */
+    const sdi_jvalue *mem = NULL;
+    double nmem = 1;
+    if (ver >= 2) {
+        nmem = sdi_jget_number(v, "ensemble", -1);
+        if (!(nmem >= 1 && nmem <= SDI_EM_MAX_MEMBERS && nmem == floor(nmem)))
+            return SDI_ERR(SD_ERR_PARSE, "energy model: \"ensemble\" missing or not an integer "
+                           "in 1..%d", SDI_EM_MAX_MEMBERS);
+        mem = sdi_jget(v, "members");
+        if (mem == NULL || mem->type != SDI_JARRAY)
+            return SDI_ERR(SD_ERR_PARSE, "energy model: \"members\" missing or not an array");
+        if (mem->n != (int)nmem)
+            return SDI_ERR(SD_ERR_PARSE, "energy model: \"members\" has %d entries, \"ensemble\" "
+                           "says %d", mem->n, (int)nmem);
+    }
     SD_TRY(check_names(sdi_jget(v, "inputs"), "inputs", NIN, sdi_energy_input_name, NULL));
     const char *sizes[SDI_EM_NFEAT];
     int nsz = 0;
@@ -182,7 +220,7 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
         snprintf(where, sizeof where, "vocabulary.%s", sdi_op_name((sd_op)o));
         SD_TRY(check_names(sdi_jget(voc, sdi_op_name((sd_op)o)), where, nv, NULL, lab));
     }
-    SD_TRY(sdi_energy_model_alloc(m, (int)hid));
+    SD_TRY(sdi_energy_model_alloc_members(m, (int)hid, (int)nmem));
     const sdi_jvalue *st = sdi_jget(v, "standardization");
     if (st == NULL || st->type != SDI_JOBJECT) {
         SD_FREE_ALL;
@@ -209,6 +247,11 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
         m->seed = strtoull(seed, NULL, 10);
         m->epochs = (int)sdi_jget_number(tr, "epochs", 0);
         m->temperature = sdi_jget_number(tr, "temperature", m->temperature);
+        m->lr = sdi_jget_number(tr, "lr", 0);
+        m->weight_decay = sdi_jget_number(tr, "weight_decay", 0);
+        m->batch = (int)sdi_jget_number(tr, "batch", 0);
+        const sdi_jvalue *cs = sdi_jget(tr, "cosine");
+        m->cosine = cs != NULL && cs->type == SDI_JBOOL && cs->boolean;
         if (sdi_jget(tr, "lambda") != NULL)
             SD_TRY(read_array(tr, "lambda", "training.lambda", m->lambda, SDI_EM_NOP));
         const sdi_jvalue *ops = sdi_jget(tr, "trained_ops");
@@ -230,10 +273,25 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
         }
     }
     long nh = (long)NIN * m->hidden;
-    SD_TRY(read_array(v, "w1", "w1", m->w1, nh));
-    SD_TRY(read_array(v, "b1", "b1", m->b1, nh));
-    SD_TRY(read_array(v, "w2", "w2", m->w2, (long)m->ntotal * nh));
-    SD_TRY(read_array(v, "beta", "beta", m->beta, m->ntotal));
+    for (int i = 0; i < m->members; i++) {
+        const sdi_jvalue *b = mem != NULL ? &mem->items[i] : v;
+        if (b->type != SDI_JOBJECT) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_PARSE, "energy model: members[%d] is not an object", i);
+        }
+        char where[4][32];
+        const char *names[4] = {"w1", "b1", "w2", "beta"};
+        for (int k = 0; k < 4; k++)
+            if (mem != NULL)
+                snprintf(where[k], sizeof where[k], "members[%d].%s", i, names[k]);
+            else
+                snprintf(where[k], sizeof where[k], "%s", names[k]);
+        double *w1 = m->theta + (long)i * m->nparams, *b1 = w1 + nh, *w2 = b1 + nh;
+        SD_TRY(read_array(b, "w1", where[0], w1, nh));
+        SD_TRY(read_array(b, "b1", where[1], b1, nh));
+        SD_TRY(read_array(b, "w2", where[2], w2, (long)m->ntotal * nh));
+        SD_TRY(read_array(b, "beta", where[3], w2 + (long)m->ntotal * nh, m->ntotal));
+    }
     return SD_OK;
 #undef SD_FREE_ALL
 }

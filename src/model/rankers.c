@@ -444,21 +444,24 @@ sd_status sdi_model_evaluate(const sdi_corpus *c, const sdi_model_eval_opts *opt
             for (int r = 0; r < rest.nrecords; r++)
                 keep[r] = fold[r] == f;
             SD_TRY(sdi_corpus_subset(&rest, keep, &te));
+            /* --cv-only: the times come from the cross-validation runs instead. */
             for (int s = 0; s < nseeds; s++)
                 SD_TRY(one_run((sdi_ranker_kind)k, &o, o.ranker.seed + (unsigned long long)s, &tr,
-                               &te, &cv, NULL, NULL));
+                               &te, &cv, o.cv_only ? &train_s : NULL,
+                               o.cv_only ? &rank_us : NULL));
             sdi_corpus_free(&tr);
             sdi_corpus_free(&te);
         }
-        if (test.ntasks > 0)
+        if (test.ntasks > 0 && !o.cv_only)
             for (int s = 0; s < nseeds; s++)
                 SD_TRY(one_run((sdi_ranker_kind)k, &o, o.ranker.seed + (unsigned long long)s, &rest,
                                &test, &ts, &train_s, &rank_us));
         out->kind[k].evaluated = 1;
         run_finish(&cv, &out->kind[k].cv);
         run_finish(&ts, &out->kind[k].test);
-        out->kind[k].train_s = ts.n > 0 ? train_s / ts.n : 0;
-        out->kind[k].rank_us = ts.n > 0 ? rank_us / ts.n : 0;
+        int nt = o.cv_only ? cv.n : ts.n;
+        out->kind[k].train_s = nt > 0 ? train_s / nt : 0;
+        out->kind[k].rank_us = nt > 0 ? rank_us / nt : 0;
         if (progress != NULL) {
             char line[256];
             snprintf(line, sizeof line, "%-16s %d cv runs, %d test runs, %.1f s", sdi_ranker_name(k),
@@ -532,6 +535,33 @@ void sdi_model_eval_json(const sdi_model_eval_result *r, const sdi_model_eval_op
     sdi_json_int(j, (long long)o->split_seed);
     sdi_json_key(j, "grouping");
     sdi_json_string(j, "matrix name; folds and hold-out stratified by shape class");
+    sdi_json_key(j, "cv_only");
+    sdi_json_bool(j, o->cv_only != 0);
+    sdi_json_end_object(j);
+    const sdi_energy_train_opts *e = &o->ranker.energy;
+    sdi_json_key(j, "energy_training");
+    sdi_json_begin_object(j);
+    sdi_json_key(j, "hidden");
+    sdi_json_int(j, e->hidden);
+    sdi_json_key(j, "epochs");
+    sdi_json_int(j, e->epochs);
+    sdi_json_key(j, "batch");
+    sdi_json_int(j, e->batch);
+    sdi_json_key(j, "lr");
+    sdi_json_number(j, e->lr);
+    sdi_json_key(j, "cosine");
+    sdi_json_bool(j, e->cosine != 0);
+    sdi_json_key(j, "weight_decay");
+    sdi_json_number(j, e->weight_decay);
+    sdi_json_key(j, "lambda");
+    sdi_json_begin_array(j);
+    for (int i = 0; i < SDI_EM_NOP; i++)
+        sdi_json_number(j, e->lambda[i]);
+    sdi_json_end_array(j);
+    sdi_json_key(j, "temperature");
+    sdi_json_number(j, e->temperature);
+    sdi_json_key(j, "ensemble");
+    sdi_json_int(j, e->ensemble);
     sdi_json_end_object(j);
     sdi_json_key(j, "models");
     sdi_json_begin_array(j);
@@ -582,16 +612,18 @@ static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
     }
 }
 
-static int table(char **b, size_t *len, size_t *cap, const sdi_model_eval_result *r, int test)
+/* One table: the cross-validation (test 0) or the hold-out (test 1); times when given. */
+static int table(char **b, size_t *len, size_t *cap, const sdi_model_eval_result *r, int test,
+                 int times)
 {
     int ok = appendf(b, len, cap, "| model |");
     for (int op = 0; op <= SDI_EM_NOP; op++)
         ok &= appendf(b, len, cap, " %s top-1 | regret | capture | cliff |",
                       op < SDI_EM_NOP ? sdi_op_name((sd_op)op) : "all");
-    ok &= appendf(b, len, cap, test ? " train s | rank µs |\n|---|" : "\n|---|");
+    ok &= appendf(b, len, cap, times ? " train s | rank µs |\n|---|" : "\n|---|");
     for (int op = 0; op <= SDI_EM_NOP; op++)
         ok &= appendf(b, len, cap, "---:|---:|---:|---:|");
-    ok &= appendf(b, len, cap, test ? "---:|---:|\n" : "\n");
+    ok &= appendf(b, len, cap, times ? "---:|---:|\n" : "\n");
     for (int k = 0; k < SDI_RANKER_COUNT; k++) {
         const sdi_eval_summary *s = test ? &r->kind[k].test : &r->kind[k].cv;
         if (!r->kind[k].evaluated || s->n == 0)
@@ -606,7 +638,7 @@ static int table(char **b, size_t *len, size_t *cap, const sdi_model_eval_result
                 ok &= appendf(b, len, cap, " %.3f ± %.3f | %.3f | %.1f %% | %.2f %% |", m->top1,
                               d->top1, m->regret, 100 * m->capture, 100 * m->cliff);
         }
-        if (test)
+        if (times)
             ok &= appendf(b, len, cap, " %.2f | %.2f |", r->kind[k].train_s, r->kind[k].rank_us);
         ok &= appendf(b, len, cap, "\n");
     }
@@ -624,18 +656,28 @@ sd_status sdi_model_eval_markdown(const sdi_model_eval_result *r, const sdi_mode
                      "%d seeds (%d matrices)\n\n",
                      r->nmatrices, r->ntasks, r->ntasks_op[0], r->ntasks_op[1], r->ntasks_op[2],
                      o->folds, o->seeds, r->cv_matrices);
-    ok = ok && table(&b, &len, &cap, r, 0);
-    if (ok && r->holdout_matrices > 0) {
+    ok = ok && table(&b, &len, &cap, r, 0, o->cv_only);
+    if (ok && r->holdout_matrices > 0 && o->cv_only)
+        ok = appendf(&b, &len, &cap, "\n(--cv-only: the hold-out of %d matrices was set aside and "
+                     "not scored.)\n", r->holdout_matrices);
+    if (ok && r->holdout_matrices > 0 && !o->cv_only) {
         ok = appendf(&b, &len, &cap,
                      "\n### Held-out test set: %d matrices (stratified), trained on the other %d, "
                      "%d seeds\n\n", r->holdout_matrices, r->cv_matrices, o->seeds);
-        ok = ok && table(&b, &len, &cap, r, 1);
+        ok = ok && table(&b, &len, &cap, r, 1, 1);
     }
     ok = ok && appendf(&b, &len, &cap,
                        "\ntop-1 ± std over runs; regret = geomean slowdown of the top choice vs "
                        "the fastest measured template; capture = share of the oracle's log "
                        "speed-up over cuSPARSE realised; cliff = share of tasks whose top choice "
                        "is > 2x slower than csr.\n");
+    const sdi_energy_train_opts *e = &o->ranker.energy;
+    ok = ok && appendf(&b, &len, &cap,
+                       "energy-v1 training: H %d, %d epochs, batch %d, lr %g%s, weight decay %g, "
+                       "λ %g / %g / %g (spmv / spmm / spgemm), T %g, ensemble of %d; "
+                       "energy-nomargin the same with λ = 0.\n", e->hidden, e->epochs, e->batch,
+                       e->lr, e->cosine ? " (cosine decay)" : "", e->weight_decay, e->lambda[0],
+                       e->lambda[1], e->lambda[2], e->temperature, e->ensemble);
     if (!ok) {
         sdi_free(b);
         *out = NULL;

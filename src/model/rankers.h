@@ -146,6 +146,8 @@ typedef struct {
     int holdout;             /* matrices held out for the test set (default 100) */
     unsigned long long split_seed; /* splits (default 1) */
     unsigned kinds;          /* bit per sdi_ranker_kind (default all) */
+    int cv_only;             /* 1: the hold-out is split off but never scored (choosing
+                                settings by the cross-validation on the rest only) */
     sdi_ranker_opts ranker;
 } sdi_model_eval_opts;
 
@@ -161,7 +163,8 @@ typedef struct {
         int evaluated;
         sdi_eval_summary cv;      /* folds × seeds runs, each scored on its held-out fold */
         sdi_eval_summary test;    /* seeds runs trained on every non-test matrix */
-        double train_s;           /* mean training time (s) of the test-set runs */
+        double train_s;           /* mean training time (s) of the test-set runs (of the
+                                     cross-validation runs with cv_only) */
         double rank_us;           /* mean time to score one task (µs) */
     } kind[SDI_RANKER_COUNT];
 } sdi_model_eval_result;

@@ -50,7 +50,7 @@ cat > "$TMP/m1.mtx" <<'EOM'
 4 4 7
 EOM
 
-"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w.json" --seed 3 --epochs 30 > "$TMP/train.txt" 2>&1
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w.json" --seed 3 --epochs 30 --ensemble 1 > "$TMP/train.txt" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ok "train exit 0" || { fail "train exit $rc"; cat "$TMP/train.txt"; }
 [ "$(grep -c '^epoch ' "$TMP/train.txt")" -eq 30 ] && ok "a loss line per epoch" || fail "epoch lines"
@@ -61,10 +61,21 @@ last=$(awk '/^epoch/{v=$4} END{print v}' "$TMP/train.txt")
 awk -v a="$first" -v b="$last" 'BEGIN{exit !(b < a)}' && ok "loss falls ($first -> $last)" || fail "loss $first -> $last"
 
 # Determinism: same seed, same bytes; another seed, other weights.
-"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w2.json" --seed 3 --epochs 30 -q > /dev/null 2>&1
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w2.json" --seed 3 --epochs 30 --ensemble 1 -q > /dev/null 2>&1
 cmp -s "$TMP/w.json" "$TMP/w2.json" && ok "same seed, identical weights file" || fail "weights differ"
-"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w3.json" --seed 4 --epochs 30 -q > /dev/null 2>&1
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/w3.json" --seed 4 --epochs 30 --ensemble 1 -q > /dev/null 2>&1
 cmp -s "$TMP/w.json" "$TMP/w3.json" && fail "seed ignored" || ok "another seed, other weights"
+
+# A seed ensemble: members listed in the file, per-member epoch lines, ranking with it.
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/we.json" --seed 3 --epochs 5 --ensemble 3 --cosine 1 \
+  --lambda 0.1,0.2,0.3 --batch 16 > "$TMP/ens.txt" 2>&1 || fail "train --ensemble exit $?"
+[ "$(grep -c '^member [1-3] of 3$' "$TMP/ens.txt")" -eq 3 ] && [ "$(grep -c '^  epoch ' "$TMP/ens.txt")" -eq 15 ] \
+  && grep -Eq '^trained [0-9]+ parameters \(H = 16, 3 members of [0-9]+\)' "$TMP/ens.txt" \
+  && grep -q '"ensemble":3' "$TMP/we.json" && grep -q '"version":2' "$TMP/we.json" \
+  && grep -q '"lambda":\[0.10000000000000001,0.20000000000000001,0.29999999999999999\]' "$TMP/we.json" \
+  && ok "train --ensemble 3: three members trained and stored" || fail "ensemble: $(cat "$TMP/ens.txt")"
+"$BIN" rank "$TMP/m1.mtx" --op spmv --model "$TMP/we.json" > "$TMP/rank_e.txt" 2>&1 \
+  && grep -q '^model  energy-v1' "$TMP/rank_e.txt" && ok "rank with an ensemble" || fail "rank ensemble: $(cat "$TMP/rank_e.txt")"
 
 # Cross-validation grouped by matrix: one line per fold x seed, then the mean.
 "$BIN" train "$TMP/corpus.jsonl" --cv 3 --cv-seeds 2 --epochs 10 > "$TMP/cv.txt" 2>&1 || fail "cv exit $?"
@@ -130,6 +141,12 @@ expect 2 "train unknown option" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json
 expect 2 "train --temperature 0" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --temperature 0
 expect 2 "train --epochs -1" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --epochs -1
 expect 2 "train --cv 1" "$BIN" train "$TMP/corpus.jsonl" --cv 1
+expect 2 "train --ensemble 0" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --ensemble 0
+expect 2 "train --ensemble 17" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --ensemble 17
+expect 2 "train --lambda 1,2" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --lambda 1,2
+expect 2 "train --lambda 1,2,3,4" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --lambda 1,2,3,4
+expect 2 "train --lambda 1,-2,3" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --lambda 1,-2,3
+expect 2 "train --cosine 2" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --cosine 2
 expect 2 "train no corpus" "$BIN" train -o "$TMP/x.json"
 expect 1 "train missing corpus" "$BIN" train "$TMP/none.jsonl" -o "$TMP/x.json"
 sed '2s/"row_cv"/"row_cvv"/' "$TMP/corpus.jsonl" > "$TMP/bad.jsonl"
@@ -188,6 +205,14 @@ fi
   && grep -q '^| row_cv |' "$TMP/imp/importance.md" && grep -q 'regret_increase_pct' "$TMP/imp/importance.json" \
   && grep -q 'measured on the hold-out (12 matrices)' "$TMP/imp.md" \
   && ok "evalmodel --importance writes importance.md and .json" || fail "evalmodel --importance: $(head -c 400 "$TMP/imp.md")"
+# --cv-only: the cross-validation on the non-hold-out matrices, the hold-out never scored.
+"$BIN" evalmodel "$TMP/corpus.jsonl" --folds 3 --seeds 1 --holdout 12 --epochs 5 --models energy-v1 \
+  --cv-only --ensemble 2 --lambda 0,0.1,0.2 -q > "$TMP/cvonly.md" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ! grep -q 'Held-out test set' "$TMP/cvonly.md" && grep -q 'hold-out of 12 matrices was set aside' "$TMP/cvonly.md" \
+  && grep -q '(48 matrices)' "$TMP/cvonly.md" && grep -q 'ensemble of 2' "$TMP/cvonly.md" \
+  && grep -q 'λ 0 / 0.1 / 0.2' "$TMP/cvonly.md" && ok "evalmodel --cv-only" || fail "cv-only: rc $rc $(cat "$TMP/cvonly.md")"
+expect 2 "evalmodel --cv-only --importance" "$BIN" evalmodel "$TMP/corpus.jsonl" --cv-only --importance 2
 expect 2 "evalmodel --importance 0" "$BIN" evalmodel "$TMP/corpus.jsonl" --importance 0
 expect 2 "evalmodel --folds 1" "$BIN" evalmodel "$TMP/corpus.jsonl" --folds 1
 expect 2 "evalmodel --models bogus" "$BIN" evalmodel "$TMP/corpus.jsonl" --models energy-v1,bogus

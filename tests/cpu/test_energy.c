@@ -1,7 +1,9 @@
 /* tests/cpu/test_energy.c: the learned energy model: analytic gradient against central
  * differences for every parameter block, training on a synthetic corpus recovers the
  * known best template per region, weights and corpus I/O round trips, corrupt weight
- * files, determinism, ranking with per-feature reasons. */
+ * files, determinism, ranking with per-feature reasons; seed ensembles (members as
+ * trained alone, mean energy and contributions, file round trip, version 1 files, bad
+ * member counts). */
 #include <unistd.h>
 
 #include "core/json_parse.h"
@@ -358,10 +360,10 @@ static void test_corrupt_weights(void)
     expect_bad("feature order", t, strlen(t), "inputs[0]");
     free(t);
     t = replace(good, "\"beta\":[", "\"beta\":[1,");
-    expect_bad("beta size", t, strlen(t), "\"beta\" has 21 values, expected 20");
+    expect_bad("beta size", t, strlen(t), "members[0].beta\" has 21 values, expected 20");
     free(t);
     t = replace(good, "\"hidden\":3", "\"hidden\":4");
-    expect_bad("hidden vs w1", t, strlen(t), "\"w1\" has 135 values, expected 180");
+    expect_bad("hidden vs w1", t, strlen(t), "members[0].w1\" has 135 values, expected 180");
     free(t);
     /* A NaN: JSON has none, so a writer would put null (or a bare NaN token). */
     const char *w1 = strstr(good, "\"w1\":[");
@@ -372,15 +374,15 @@ static void test_corrupt_weights(void)
         memcpy(n1, good, head);
         strcpy(n1 + head, "null");
         strcat(n1, comma);
-        expect_bad("null weight", n1, strlen(n1), "w1[0] is not a finite number");
+        expect_bad("null weight", n1, strlen(n1), "members[0].w1[0] is not a finite number");
         memcpy(n1, good, head);
         strcpy(n1 + head, "NaN");
         strcat(n1, comma);
         expect_bad("NaN token", n1, strlen(n1), "bad.json");
         free(n1);
     }
-    t = replace(good, "\"version\":1", "\"version\":2");
-    expect_bad("version", t, strlen(t), "format version 2");
+    t = replace(good, "\"version\":2", "\"version\":3");
+    expect_bad("version", t, strlen(t), "format version 3");
     free(t);
     t = replace(good, "\"bsr16\",\"tiles16\"", "\"tiles16\",\"bsr16\"");
     expect_bad("vocabulary", t, strlen(t), "vocabulary.spmv[7]");
@@ -390,6 +392,176 @@ static void test_corrupt_weights(void)
     free(t);
     sdi_energy_model r;
     SDT_STATUS(sdi_energy_load(tmp_path("does-not-exist.json"), &r), SD_ERR_IO);
+    sdi_json_free(&j);
+    sdi_energy_model_free(&m);
+}
+
+/* A single-member model holding member i of e (own storage; free it). */
+static void member_copy(const sdi_energy_model *e, int i, sdi_energy_model *one)
+{
+    SDT_OK(sdi_energy_model_alloc(one, e->hidden));
+    memcpy(one->mean, e->mean, sizeof e->mean);
+    memcpy(one->std, e->std, sizeof e->std);
+    one->log2k_mean = e->log2k_mean;
+    one->log2k_std = e->log2k_std;
+    memcpy(one->theta, e->theta + (long)i * e->nparams, sizeof(double) * (size_t)e->nparams);
+}
+
+static void test_ensemble(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 30, &c));
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.epochs = 4;
+    o.hidden = 4;
+    o.seed = 91;
+    o.ensemble = 1;
+    sdi_energy_model single, e;
+    SDT_OK(sdi_energy_train(&c, &o, &single));
+    o.ensemble = 3;
+    SDT_OK(sdi_energy_train(&c, &o, &e));
+    SDT_CHECK(e.members == 3 && e.nparams == single.nparams, "3 members of %ld parameters",
+              single.nparams);
+    SDT_CHECK(memcmp(e.theta, single.theta, sizeof(double) * (size_t)e.nparams) == 0,
+              "member 0 is the model trained alone with the seed");
+    SDT_CHECK(memcmp(e.theta, e.theta + e.nparams, sizeof(double) * (size_t)e.nparams) != 0 &&
+                  memcmp(e.theta + e.nparams, e.theta + 2 * e.nparams,
+                         sizeof(double) * (size_t)e.nparams) != 0,
+              "members differ");
+    sdi_energy_model mem[3];
+    for (int i = 0; i < 3; i++)
+        member_copy(&e, i, &mem[i]);
+    double x[SDI_EM_NIN], E[SDI_RANK_MAX_TEMPLATES], Em[SDI_RANK_MAX_TEMPLATES];
+    double contrib[SDI_RANK_MAX_TEMPLATES * SDI_EM_NIN], cm[SDI_RANK_MAX_TEMPLATES * SDI_EM_NIN];
+    double worst_mean = 0, worst_sum = 0, worst_contrib = 0;
+    for (int t = 0; t < c.ntasks; t++) {
+        const sdi_corpus_task *task = &c.tasks[t];
+        const sdi_corpus_record *r = &c.records[task->record];
+        sdi_energy_inputs(&e, r->features, r->shape, task->op, task->k, x);
+        sdi_energy_eval(&e, x, task->op, E, contrib);
+        int nt = e.ntemp[task->op];
+        double mean[SDI_RANK_MAX_TEMPLATES] = {0}, cmean[SDI_RANK_MAX_TEMPLATES * SDI_EM_NIN] = {0};
+        for (int i = 0; i < 3; i++) {
+            sdi_energy_eval(&mem[i], x, task->op, Em, cm);
+            for (int s2 = 0; s2 < nt; s2++)
+                mean[s2] += Em[s2] / 3;
+            for (int q = 0; q < nt * SDI_EM_NIN; q++)
+                cmean[q] += cm[q] / 3;
+        }
+        for (int s2 = 0; s2 < nt; s2++) {
+            double sum = sdi_energy_prior(&e, e.toff[task->op] + s2);
+            for (int j = 0; j < SDI_EM_NIN; j++)
+                sum += contrib[s2 * SDI_EM_NIN + j];
+            worst_mean = fmax(worst_mean, fabs(E[s2] - mean[s2]));
+            worst_sum = fmax(worst_sum, fabs(E[s2] - sum));
+        }
+        for (int q = 0; q < nt * SDI_EM_NIN; q++)
+            worst_contrib = fmax(worst_contrib, fabs(contrib[q] - cmean[q]));
+    }
+    SDT_CHECK(worst_mean < 1e-12, "ensemble energy = mean of the members (off by %g)", worst_mean);
+    SDT_CHECK(worst_contrib < 1e-12, "contributions = mean of the members' (off by %g)",
+              worst_contrib);
+    SDT_CHECK(worst_sum < 1e-12, "prior + contributions = energy (off by %g)", worst_sum);
+    /* The gradient is one member's: asking it of an ensemble is refused (NaN, grad kept). */
+    double *g = calloc((size_t)e.nparams, sizeof *g);
+    const sdi_corpus_task *t0 = &c.tasks[0];
+    sdi_energy_inputs(&e, c.records[t0->record].features, c.records[t0->record].shape, t0->op,
+                      t0->k, x);
+    SDT_CHECK(isnan(sdi_energy_task_loss(&e, x, t0->op, t0->us, t0->baseline_us, 0.1, 0.25, 1, g)),
+              "ensemble gradient refused");
+    SDT_CHECK(g[0] == 0 && isfinite(sdi_energy_task_loss(&e, x, t0->op, t0->us, t0->baseline_us,
+                                                         0.1, 0.25, 1, NULL)),
+              "loss without gradient works");
+    free(g);
+    /* Ranking explains the ensemble like one model: reasons sum to the energy. */
+    sd_features f;
+    memset(&f, 0, sizeof f);
+    memcpy(f.values, c.records[0].features, sizeof f.values);
+    f.shape_class = c.records[0].shape;
+    sdi_ranking rk;
+    SDT_OK(sdi_rank_energy(&e, &f, SD_OP_SPMM, 32, &rk));
+    SDT_CHECK(rk.n == e.ntemp[SD_OP_SPMM] && strcmp(rk.model, "energy-v1") == 0, "ranking");
+    /* File round trip of the ensemble, bit-exact. */
+    const char *path = tmp_path("ens.json");
+    sdi_energy_model r;
+    SDT_OK(sdi_energy_save(&e, path));
+    SDT_OK(sdi_energy_load(path, &r));
+    SDT_CHECK(r.members == 3 && r.nparams == e.nparams &&
+                  memcmp(r.theta, e.theta, sizeof(double) * (size_t)(3 * e.nparams)) == 0,
+              "ensemble round trip bit-exact");
+    SDT_CHECK(r.epochs == 4 && r.batch == o.batch && r.lr == o.lr &&
+                  r.weight_decay == o.weight_decay && r.cosine == o.cosine,
+              "training metadata");
+    sdi_energy_model_free(&r);
+    /* Bad member counts and members are parse errors. */
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    SDT_OK(sdi_energy_to_json(&e, &j));
+    SDT_OK(sdi_json_finish(&j));
+    char *t = replace(j.buf, "\"ensemble\":3", "\"ensemble\":2");
+    expect_bad("count below members", t, strlen(t), "\"members\" has 3 entries, \"ensemble\" says 2");
+    free(t);
+    t = replace(j.buf, "\"ensemble\":3", "\"ensemble\":4");
+    expect_bad("count above members", t, strlen(t), "\"members\" has 3 entries, \"ensemble\" says 4");
+    free(t);
+    t = replace(j.buf, "\"ensemble\":3", "\"ensemble\":0");
+    expect_bad("count 0", t, strlen(t), "\"ensemble\" missing or not an integer in 1..16");
+    free(t);
+    t = replace(j.buf, "\"ensemble\":3", "\"ensemble\":1.5");
+    expect_bad("count 1.5", t, strlen(t), "\"ensemble\" missing or not an integer");
+    free(t);
+    t = replace(j.buf, "\"ensemble\":3,", "");
+    expect_bad("count missing", t, strlen(t), "\"ensemble\" missing");
+    free(t);
+    t = replace(j.buf, "\"members\":[{", "\"members\":[7,{");
+    char *t2 = replace(t, "\"ensemble\":3", "\"ensemble\":4");
+    expect_bad("member not an object", t2, strlen(t2), "members[0] is not an object");
+    free(t);
+    free(t2);
+    t = replace(j.buf, "\"members\":[", "\"membres\":[");
+    expect_bad("members missing", t, strlen(t), "\"members\" missing or not an array");
+    free(t);
+    sdi_json_free(&j);
+    for (int i = 0; i < 3; i++)
+        sdi_energy_model_free(&mem[i]);
+    sdi_energy_model_free(&e);
+    sdi_energy_model_free(&single);
+    sdi_corpus_free(&c);
+}
+
+/* A version 1 file (one model, parameters at the top level, no "ensemble") still loads,
+ * bit-exactly, as a one-member model. */
+static void test_version1_file(void)
+{
+    sdi_energy_model m, r;
+    SDT_OK(sdi_energy_model_alloc(&m, 3));
+    sdi_energy_model_init(&m, 12);
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    SDT_OK(sdi_energy_to_json(&m, &j));
+    SDT_OK(sdi_json_finish(&j));
+    /* The version 1 layout from the version 2 text: same keys, minus the member list. */
+    char *a = replace(j.buf, "\"version\":2", "\"version\":1");
+    char *b = replace(a, "\"ensemble\":1,", "");
+    char *c = replace(b, "\"members\":[{", "");
+    SDT_CHECK(c != NULL && strcmp(c + strlen(c) - 3, "}]}") == 0, "v2 text ends with the member list");
+    if (c != NULL)
+        strcpy(c + strlen(c) - 3, "}");
+    const char *path = tmp_path("v1.json");
+    write_text(path, c, strlen(c));
+    SDT_CHECK(strstr(c, "members") == NULL && strstr(c, "\"w1\":[") != NULL, "v1 layout");
+    SDT_OK(sdi_energy_load(path, &r));
+    SDT_CHECK(r.members == 1 && r.nparams == m.nparams &&
+                  memcmp(r.theta, m.theta, sizeof(double) * (size_t)m.nparams) == 0,
+              "version 1 parameters bit-exact");
+    sdi_energy_model_free(&r);
+    /* Version 1 with a member list is not version 1: its top-level w1 is missing. */
+    char *d = replace(j.buf, "\"version\":2", "\"version\":1");
+    expect_bad("v1 with members", d, strlen(d), "\"w1\" missing or not an array");
+    free(a);
+    free(b);
+    free(c);
+    free(d);
     sdi_json_free(&j);
     sdi_energy_model_free(&m);
 }
@@ -514,6 +686,8 @@ int main(void)
     SDT_RUN(test_train_alloc_failures);
     SDT_RUN(test_weights_round_trip);
     SDT_RUN(test_corrupt_weights);
+    SDT_RUN(test_ensemble);
+    SDT_RUN(test_version1_file);
     SDT_RUN(test_determinism);
     SDT_RUN(test_cross_validation);
     SDT_RUN(test_rank_energy);
