@@ -400,10 +400,16 @@ void sdi_spmm_tc_slot(int e, int *r, int *c)
 {
     /* mma.m16n8k8 tf32 A fragment: lane = e / 4 holds a0..a3 at
      * (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) with g = lane / 4, t = lane % 4. */
-    int lane = e / 4, i = e % 4;
+    sdi_spmm_tc_slot_rows(16, e, r, c);
+}
+
+void sdi_spmm_tc_slot_rows(int bm, int e, int *r, int *c)
+{
+    int halves = bm / 8, per_lane = 2 * halves;
+    int lane = e / per_lane, i = e % per_lane;
     int g = lane / 4, t = lane % 4;
-    *r = g + ((i & 1) ? 8 : 0);
-    *c = t + ((i & 2) ? 4 : 0);
+    *r = g + 8 * (i % halves);
+    *c = t + 4 * (i / halves);
 }
 
 /* Block columns of one block row into list (marks stamped with the block row). */
@@ -465,8 +471,9 @@ sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc
         sdi_spmm_blocks_free(out);                                                         \
     } while (0)
     memset(out, 0, sizeof *out);
-    if (tc_layout && (bm != 16 || bn != 8))
-        return SDI_ERR(SD_ERR_INVALID_ARG, "blocks: the tensor-core layout needs 16x8 blocks");
+    if (tc_layout && ((bm != 16 && bm != 8) || bn != 8))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "blocks: the tensor-core layout needs 16x8 or 8x8 "
+                       "blocks (not %dx%d)", bm, bn);
     int64_t nblocks = 0, widest = 0;
     SD_TRY(sdi_spmm_blocks_count(a, bm, bn, &nblocks, &widest));
     if (ell < 0)
@@ -512,9 +519,9 @@ sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc
         out->src[q] = -1;
     /* Element (r, c) → slot: column-major, or the mma fragment order. */
     if (tc_layout) {
-        for (int e = 0; e < 128; e++) {
+        for (int e = 0; e < bm * 8; e++) {
             int r, c;
-            sdi_spmm_tc_slot(e, &r, &c);
+            sdi_spmm_tc_slot_rows(bm, e, &r, &c);
             slot_of[r * bn + c] = e;
         }
     } else {
@@ -572,8 +579,8 @@ sd_status sdi_spmm_blocks_to_csr(const sdi_spmm_blocks *b, sd_csr *out)
     memset(out, 0, sizeof *out);
     SD_TRY(sdi_coo_init(&coo, b->rows, b->cols, b->nnz));
     if (b->tc_layout)
-        for (int e = 0; e < 128; e++)
-            sdi_spmm_tc_slot(e, &er[e], &ec[e]);
+        for (int e = 0; e < b->bm * 8 && e < 128; e++)
+            sdi_spmm_tc_slot_rows(b->bm, e, &er[e], &ec[e]);
     size_t bsz = (size_t)b->bm * (size_t)b->bn;
     for (int32_t br = 0; br < b->brows; br++) {
         int64_t q0 = b->ell > 0 ? (int64_t)br * b->ell : b->browptr[br];

@@ -120,12 +120,13 @@ SDI_HIDDEN sd_status sdi_spmm_colwin_count(const sd_csr *a, int panel_rows, int 
                                            int64_t *nseg);
 
 /* ------------------------------------------------------------------ blocks
- * BSR with bm × bn blocks (square for bsr(b), 16 × 8 for the tensor-core tiles) and
- * blocked-ELL (every block row padded to ell_width blocks; padding blocks have column
- * -1). Block values are stored column-major inside a block (the bm values of one
- * column of the block are contiguous) unless tc_layout is set, which stores the
- * 16 × 8 tile in the mma.sync m16n8k8 A-fragment order (see spmm_tc.cuh). Rows and
- * columns beyond the matrix inside edge blocks are zero (src -1). */
+ * BSR with bm × bn blocks (square for bsr(b), 16 × 8 or 8 × 8 for the tensor-core
+ * tiles) and blocked-ELL (every block row padded to ell_width blocks; padding blocks
+ * have column -1). Block values are stored column-major inside a block (the bm values
+ * of one column of the block are contiguous) unless tc_layout is set, which stores a
+ * bm × 8 tile (bm ∈ {8, 16}) in lane order of the mma.sync m16n8k8 fragments (see
+ * sdi_spmm_tc_slot_rows and spmm_bsr_tc.cuh). Rows and columns beyond the matrix inside
+ * edge blocks are zero (src -1). */
 typedef struct {
     int32_t rows, cols, bm, bn;
     int32_t brows, bcols;
@@ -148,5 +149,10 @@ SDI_HIDDEN sd_status sdi_spmm_blocks_count(const sd_csr *a, int bm, int bn, int6
                                            int64_t *max_per_brow);
 /* Slot (row, col) of the mma A fragment for element e ∈ [0, 128) of a 16×8 tile. */
 SDI_HIDDEN void sdi_spmm_tc_slot(int e, int *r, int *c);
+/* Slot (row, col) of element e ∈ [0, bm·8) of a bm × 8 tile, bm ∈ {8, 16}: lane e / (bm/4)
+ * holds rows g + 8h (h < bm/8) at columns t and t + 4 (g = lane / 4, t = lane % 4), row
+ * halves first. For bm = 16 this is sdi_spmm_tc_slot's A-fragment order; for each
+ * 8-row half it is also the B-fragment order of the transposed product (C^T = B^T A^T). */
+SDI_HIDDEN void sdi_spmm_tc_slot_rows(int bm, int e, int *r, int *c);
 
 #endif /* SDI_SPMM_FORMATS_H */

@@ -439,6 +439,65 @@ static sd_status lower_blocks(sdi_spmm_lowered *l, const sd_csr *a, const sdi_sp
     return SD_OK;
 }
 
+/* Tensor-core BSR: b×8 tiles (b = c->block) in the mma lane order, one warp per block row. */
+static sd_status lower_bsr_tc(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_config *c,
+                              int big)
+{
+    int threads = c->warps * 32, b = c->block;
+    int64_t nb = 0, widest = 0;
+    sd_status s = sdi_spmm_blocks_count(a, b, 8, &nb, &widest);
+    if (s != SD_OK)
+        return s;
+    double slots = (double)nb * b * 8;
+    if (slots > 8.0 * (double)a->nnz + 4096)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "bsr_tc%d: %.0f value slots for %lld nonzeros (more "
+                       "than 8x padding)", b, slots, (long long)a->nnz);
+    int32_t brows = (a->rows + b - 1) / b;
+    sdi_spmm_blocks bk;
+    s = sdi_spmm_blocks_build(a, b, 8, 0, 1, &bk);
+    if (s != SD_OK)
+        return s;
+#define SD_FREE_ALL sdi_spmm_blocks_free(&bk)
+    l->template_name = "spmm_bsr_tc.cuh";
+    common_macros(l, c, threads, big);
+    add_macro(l, "SD_WARPS", "%d", c->warps);
+    add_macro(l, "SD_BM", "%d", b);
+    add_macro(l, "SD_NT", "%d", c->coarsen);
+    name_kernels(l, "bsr_tc", 1);
+    int ibp, ibc, ibv;
+    SD_TRY(rp_array(l, "browptr", bk.browptr, (int64_t)brows + 1, c->rp64, &ibp));
+    if (c->rp64) {
+        l->arr[ibp].owned = 1;
+        bk.browptr = NULL;
+    }
+    size_t nslots = (size_t)bk.nblocks * (size_t)b * 8;
+    SD_TRY(add_array(l, "bcolidx", bk.bcolidx, (size_t)bk.nblocks * 4, SDI_SPMM_ARR_META, 1,
+                     NULL, 0, &ibc));
+    bk.bcolidx = NULL;
+    SD_TRY(add_array(l, "bval", bk.val, nslots * 4, SDI_SPMM_ARR_VALUE, 1, bk.src,
+                     (int64_t)nslots, &ibv));
+    bk.val = NULL;
+    bk.src = NULL;
+    l->slots = (int64_t)nslots;
+    l->deterministic = 1;
+    l->chunks = bk.nblocks;
+    if (brows > 0) {
+        sdi_spmm_launch *x = add_launch(l, 0, ((int64_t)brows + c->warps - 1) / c->warps,
+                                        sdi_spmm_ktiles(c), threads);
+        push_arg(x, arg_array(ibp));
+        push_arg(x, arg_array(ibc));
+        push_arg(x, arg_array(ibv));
+        push_arg(x, arg_b());
+        push_arg(x, arg_c());
+        push_arg(x, arg_i32(a->rows));
+        push_arg(x, arg_i32(a->cols));
+        push_arg(x, arg_i32(brows));
+    }
+    SD_FREE_ALL;
+#undef SD_FREE_ALL
+    return SD_OK;
+}
+
 static sd_status lower_pcsr(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_config *c,
                             int big)
 {
@@ -614,6 +673,7 @@ sd_status sdi_spmm_lower(const sd_csr *a, const sdi_spmm_config *cfg, sdi_spmm_l
     case SDI_SPMM_BELL: s = lower_blocks(out, a, cfg, big); break;
     case SDI_SPMM_PCSR: s = lower_pcsr(out, a, cfg, big); break;
     case SDI_SPMM_COL_WINDOW: s = lower_colwin(out, a, cfg, big); break;
+    case SDI_SPMM_BSR_TC: s = lower_bsr_tc(out, a, cfg, big); break;
     default: s = SDI_ERR(SD_ERR_INVALID_ARG, "spmm: unknown template %d", cfg->tmpl); break;
     }
     if (s == SD_OK && out->nmacros >= SDI_SPMM_MAX_MACROS)

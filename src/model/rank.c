@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../analysis/analysis.h"
+#include "../plan/spmm.h"
 #include "energy.h"
 #include "rank.h"
 
@@ -120,8 +121,17 @@ static void rank_spmm(const sd_features *f, int k, sdi_rank_entry *e, const char
         add(e, f, "dense_tile_nnz_frac", -2.0 * dense, "nonzeros in dense 16×16 tiles");
         if (k < 16)
             add(e, f, "prior", 0.5, "small K: block reuse of B rows is small");
+    } else if (strcmp(label, "tc") == 0 && !sdi_spmm_tc_in_search()) {
+        add(e, f, "prior", 10.0, "the tensor-core template (bsr_tc) is not searched until validated "
+            "on the H200 (SPARSEDITTO_TC=1)");
     } else if (strcmp(label, "tc") == 0) {
-        add(e, f, "prior", 10.0, "no tensor-core template with FP32 accuracy in this build");
+        /* bsr_tc: BSR tiles of b×8 (b ∈ {8, 16}) on tensor cores, three TF32 mma per
+         * product for FP32 accuracy; its padding is between rho_bsr8's and rho_bsr16's */
+        add(e, f, "prior", 1.5, "tensor-core tiles: 3 mma per product; pays only with dense tiles");
+        padding(e, f, "rho_bsr8");
+        add(e, f, "dense_tile_nnz_frac", -2.5 * dense, "nonzeros in dense 16×16 tiles");
+        if (k < 16)
+            add(e, f, "prior", 0.5, "K < 16 leaves part of the mma's 16 columns idle");
     }
 }
 

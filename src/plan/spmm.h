@@ -17,6 +17,7 @@ typedef enum {
     SDI_SPMM_BELL,        /* blocked-ELL(b) on CUDA cores */
     SDI_SPMM_PCSR,        /* ParamSpMM: PCSR ⟨W, F, V, S⟩ */
     SDI_SPMM_COL_WINDOW,  /* column-window packing: slices of B staged in shared memory */
+    SDI_SPMM_BSR_TC,      /* BSR tiles of b×8 (b = block) on tensor cores, FP32 by 3×TF32 */
     SDI_SPMM_NTEMPLATES
 } sdi_spmm_template;
 
@@ -48,7 +49,8 @@ typedef struct {
     int32_t win_rows; /* rows per window at most / rows per panel (= groups per CTA) */
     int32_t win_cap;  /* nonzeros staged per round (row windows) */
     int32_t cw_width; /* columns per column window (rows of B staged at once) */
-    /* --- blocks (BSR, BELL) */
+    /* --- blocks (BSR, BELL; BSR_TC: b ∈ {8, 16} rows × 8 columns per tile, and
+     *     coarsen = 16-column K sub-tiles per warp, klanes = 32, vec = 1) */
     int32_t block; /* b */
     /* --- ParamSpMM (SDI_SPMM_PCSR): W = warps, F = coarsen (vec = 1) */
     int32_t pcsr_v;     /* V ∈ {1, 2} */
@@ -74,6 +76,10 @@ SDI_HIDDEN void sdi_spmm_stats_compute(const sd_csr *a, sdi_spmm_stats *out);
 SDI_HIDDEN const char *sdi_spmm_template_name(int tmpl);
 /* Template by label; -1 when unknown. */
 SDI_HIDDEN int sdi_spmm_template_from_name(const char *name);
+/* Whether the search (and the corpus builder) may try bsr_tc. Off until the GPU lane has
+ * validated the tensor-core template on the H200; SPARSEDITTO_TC=1 turns it on (the GPU
+ * lane and benchmarks force the template directly either way). */
+SDI_HIDDEN bool sdi_spmm_tc_in_search(void);
 /* One-line description of c, e.g. "csr_row k=32 w=4 kl=8 nz=1 v=4 co=1". */
 SDI_HIDDEN void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap);
 SDI_HIDDEN void sdi_spmm_config_json(const sdi_spmm_config *c, sdi_json *j);

@@ -2,13 +2,14 @@
  * configuration, the default θ_H of each template and the candidate sweeps. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../formats/spmm_formats.h"
 #include "spmm.h"
 
 static const char *const tmpl_names[SDI_SPMM_NTEMPLATES] = {
-    "csr_row", "csr_split", "csr_window", "bsr", "bell", "pcsr", "col_window"};
+    "csr_row", "csr_split", "csr_window", "bsr", "bell", "pcsr", "col_window", "bsr_tc"};
 
 const char *sdi_spmm_template_name(int tmpl)
 {
@@ -21,6 +22,12 @@ int sdi_spmm_template_from_name(const char *name)
         if (name != NULL && strcmp(name, tmpl_names[t]) == 0)
             return t;
     return -1;
+}
+
+bool sdi_spmm_tc_in_search(void)
+{
+    const char *v = getenv("SPARSEDITTO_TC");
+    return v != NULL && strcmp(v, "1") == 0;
 }
 
 void sdi_spmm_stats_compute(const sd_csr *a, sdi_spmm_stats *out)
@@ -58,6 +65,8 @@ int sdi_spmm_ktile(const sdi_spmm_config *c)
 {
     if (c->tmpl == SDI_SPMM_PCSR)
         return c->pcsr_group * c->coarsen;
+    if (c->tmpl == SDI_SPMM_BSR_TC)
+        return 16 * c->coarsen; /* K is the m16 side of the transposed mma */
     return c->klanes * c->vec * c->coarsen;
 }
 
@@ -92,6 +101,9 @@ void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap)
     case SDI_SPMM_COL_WINDOW:
         snprintf(buf, cap, "%s k=%d w=%d kl=%d v=%d co=%d panel=%d width=%d", n, c->k, c->warps,
                  c->klanes, c->vec, c->coarsen, c->win_rows, c->cw_width);
+        break;
+    case SDI_SPMM_BSR_TC:
+        snprintf(buf, cap, "%s%d k=%d w=%d nt=%d", n, c->block, c->k, c->warps, c->coarsen);
         break;
     default:
         snprintf(buf, cap, "%s k=%d w=%d kl=%d nz=%d v=%d co=%d", n, c->k, c->warps,
@@ -226,6 +238,15 @@ sd_status sdi_spmm_config_check(const sdi_spmm_config *c, const sdi_spmm_stats *
         CHECK(c->block * c->coarsen * c->vec <= 64,
               "%s: %d accumulators per lane (at most 64)", n, c->block * c->coarsen * c->vec);
         break;
+    case SDI_SPMM_BSR_TC:
+        /* A warp owns a block row and a K tile of 16·nt columns; no shared memory. Two
+         * accumulator sets (b/8 · nt · 4 floats each) stay in registers. */
+        CHECK(c->block == 8 || c->block == 16, "%s: block = %d (8 or 16)", n, c->block);
+        CHECK(c->klanes == 32 && c->vec == 1, "%s: a warp spans the K tile (klanes 32, vec 1)",
+              n);
+        CHECK(c->coarsen == 1 || c->coarsen == 2 || c->coarsen == 4,
+              "%s: nt = %d K sub-tiles of 16 per warp (1, 2 or 4)", n, c->coarsen);
+        break;
     default:
         break;
     }
@@ -279,6 +300,9 @@ static int regcap_for(const sdi_spmm_config *c)
     case SDI_SPMM_PCSR: acc = c->coarsen; break;
     case SDI_SPMM_BSR:
     case SDI_SPMM_BELL: acc = c->block * c->coarsen * c->vec + c->block; break;
+    case SDI_SPMM_BSR_TC: /* two accumulator sets, B fragments hi/lo, the tile hi/lo */
+        acc = 2 * (c->block / 8) * c->coarsen * 4 + 8 * c->coarsen + c->block / 2;
+        break;
     case SDI_SPMM_CSR_WINDOW: {
         int ng = c->warps * 32 / (c->klanes > 0 ? c->klanes : 1);
         int tiles = sdi_spmm_ktiles(c);
@@ -340,6 +364,16 @@ sd_status sdi_spmm_config_default(int tmpl, int k, const sdi_spmm_stats *st,
         while (cw > 4 && (size_t)cw * ((size_t)sdi_spmm_ktile(out) + 4) * 4 > 48 * 1024)
             cw /= 2;
         out->cw_width = cw;
+        break;
+    }
+    case SDI_SPMM_BSR_TC: {
+        /* 16-row tiles share each B fragment between two mma (the natural m16 tile);
+         * nt covers K up to 64 columns per warp */
+        out->block = 16;
+        out->vec = 1;
+        out->klanes = 32;
+        int nt = (k + 15) / 16;
+        out->coarsen = nt >= 4 ? 4 : nt >= 2 ? next_pow2(nt) : 1;
         break;
     }
     case SDI_SPMM_PCSR: {
@@ -404,7 +438,7 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
         sdi_error_clear();
         return SD_OK;
     }
-    bool blocks = tmpl == SDI_SPMM_BSR || tmpl == SDI_SPMM_BELL;
+    bool blocks = tmpl == SDI_SPMM_BSR || tmpl == SDI_SPMM_BELL || tmpl == SDI_SPMM_BSR_TC;
     if (tmpl == SDI_SPMM_COL_WINDOW) {
         /* Only where windows are dense: on average each staged B row serves at least two
          * entries (else staging reads more of B than the entries do). */
@@ -533,6 +567,41 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
             }
             if (level == 0)
                 break; /* the smallest acceptable block */
+        }
+        break;
+    }
+    case SDI_SPMM_BSR_TC: {
+        /* Only where b×8 tiles are dense (the BSR family's padding rule): 16-row tiles
+         * first (each B fragment serves two mma), then 8-row tiles. */
+        static const int tc_blocks[] = {16, 8};
+        static const int nts[] = {1, 2, 4};
+        for (int bi = 0; bi < 2; bi++) {
+            int b = tc_blocks[bi];
+            int64_t nb = 0, widest = 0;
+            if ((s = sdi_spmm_blocks_count(a, b, 8, &nb, &widest)) != SD_OK)
+                return s;
+            double fill = a->nnz > 0 ? (double)nb * b * 8 / (double)a->nnz : 0;
+            if (nb == 0 || fill > (level >= 2 ? 8.0 : 3.0))
+                continue;
+            c = base;
+            c.block = b;
+            if (level == 0) {
+                if ((s = list_push(l, &c, st)) != SD_OK)
+                    return s;
+                break; /* the first acceptable tile */
+            }
+            for (int w = 0; w < nw; w++)
+                for (int q = 0; q < 3; q++) {
+                    c.warps = wl[w];
+                    c.coarsen = nts[q];
+                    /* level 1: the default nt and the one below (more CTAs, fewer registers) */
+                    if (level < 2 && nts[q] != base.coarsen && 2 * nts[q] != base.coarsen)
+                        continue;
+                    if (nts[q] > 1 && 8 * nts[q] >= k)
+                        continue; /* half the sub-tiles already cover K */
+                    if ((s = list_push(l, &c, st)) != SD_OK)
+                        return s;
+                }
         }
         break;
     }

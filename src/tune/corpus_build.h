@@ -25,8 +25,8 @@
  * csr_vec, csr_adaptive, merge, dia (1..32 diagonals); coo = coo; sellC = SELL with slice
  * height C; bsrB = BSR(B); tiles16 = tiles16. spmm csr = csr_split (row_cv > 1),
  * csr_row, pcsr, csr_window, col_window; coo = csr_split; bsrB = BSR(B); bellB =
- * blocked-ELL(B); tc = no template (never measured). spgemm csr_hash, smem_tiled_hash,
- * hybrid = the families of src/plan/spgemm.h. Each family: its default θ_H plus up to
+ * blocked-ELL(B); tc = bsr_tc (b×8 tiles on tensor cores, 3×TF32, where tiles are
+ * dense). spgemm csr_hash, smem_tiled_hash, hybrid = the families of src/plan/spgemm.h. Each family: its default θ_H plus up to
  * `sweep` configurations of the small sweep (enumerate level 1, level 2 when level 1
  * has none matching the label). */
 #ifndef SDI_CORPUS_BUILD_H

@@ -104,8 +104,13 @@ static void label_families(const tuner *t, const char *label, int *list, int *n)
             push_family(list, n, SDI_SPMM_CSR_SPLIT);
         } else if (strncmp(label, "bsr", 3) == 0) {
             push_family(list, n, SDI_SPMM_BSR);
+            /* dense 8×8 blocks: the same tiles on tensor cores */
+            if (sdi_spmm_tc_in_search() && feature(f, "rho_bsr8") > 0 && feature(f, "rho_bsr8") <= 3.0)
+                push_family(list, n, SDI_SPMM_BSR_TC);
         } else if (strncmp(label, "bell", 4) == 0) {
             push_family(list, n, SDI_SPMM_BELL);
+        } else if (strcmp(label, "tc") == 0 && sdi_spmm_tc_in_search()) {
+            push_family(list, n, SDI_SPMM_BSR_TC);
         }
     }
 }

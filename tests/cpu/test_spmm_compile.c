@@ -99,7 +99,7 @@ static void collect(const sd_csr *skewed, const sd_csr *blocky, bool all)
         int k = ks[q];
         for (int t = 0; t < SDI_SPMM_NTEMPLATES; t++) {
             sdi_spmm_config c;
-            const bool blocks = t == SDI_SPMM_BSR || t == SDI_SPMM_BELL ||
+            const bool blocks = t == SDI_SPMM_BSR || t == SDI_SPMM_BELL || t == SDI_SPMM_BSR_TC ||
                                 t == SDI_SPMM_COL_WINDOW;
             if (sdi_spmm_config_default(t, k, blocks ? &stb : &st, &c) == SD_OK)
                 add_variant(blocks ? blocky : skewed, &c);

@@ -5,7 +5,8 @@
  * cannot hide), C poisoned with NaN before each run (an unwritten output cannot hide),
  * each program run twice (workspace counters and zeroing re-armed). Plus: uniform values
  * under DESIGN.md's bound, value updates, CUDA-graph replay, bitwise reproducibility of
- * the deterministic dataflows, and real matrices. Skipped (exit 77) without a device.
+ * the deterministic dataflows, real matrices, and the tensor-core template on inputs that
+ * plain TF32 would fail (test_bsr_tc). Skipped (exit 77) without a device.
  * SD_SPMM_TEST_QUICK=1 runs a reduced set (K ∈ {8, 33, 256}, fewer families). */
 #include <stdlib.h>
 
@@ -15,6 +16,7 @@
 #include "lower/spmm_lower.h"
 #include "plan/spmm.h"
 #include "sdt.h"
+#include "spmm_tc_data.h"
 
 static sd_context *g_ctx;
 static int g_quick;
@@ -188,10 +190,11 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
                 if (sdi_spmm_config_check(&x, &st) == SD_OK)
                     all[c++] = x;
             }
-        /* BSR / blocked-ELL with b = 4 and column windows whatever the padding or
-         * density (format limits permitting: beyond them the lowering says so) */
-        static const int forced[] = {SDI_SPMM_BSR, SDI_SPMM_BELL, SDI_SPMM_COL_WINDOW};
-        for (int f = 0; f < 3; f++) {
+        /* BSR / blocked-ELL with b = 4, tensor-core tiles and column windows whatever the
+         * padding or density (format limits permitting: beyond them the lowering says so) */
+        static const int forced[] = {SDI_SPMM_BSR, SDI_SPMM_BELL, SDI_SPMM_COL_WINDOW,
+                                     SDI_SPMM_BSR_TC};
+        for (int f = 0; f < 4; f++) {
             sdi_spmm_config x;
             if (sdi_spmm_config_default(forced[f], k, &st, &x) == SD_OK)
                 all[c++] = x;
@@ -459,6 +462,108 @@ static void test_uniform_values_graph_update(void)
     }
 }
 
+/* The tensor-core template (bsr_tc) on its own inputs: dense 16×16 and 8×8 blocks, the
+ * cancellation input of spmm_tc_data.h (empty block rows, rectangular, partial tiles)
+ * under DESIGN.md's bound, which plain TF32 breaks (tests/cpu/test_spmm_tc.c shows it
+ * on an emulation), no entries, 1×1; tiles of 8 and 16 rows, every K sub-tiling. */
+static void test_bsr_tc(void)
+{
+    static const int ks[] = {1, 7, 32, 128, 256};
+    enum { NM = 6 };
+    int passed = 0, failed = 0;
+    for (int m = 0; m < NM; m++) {
+        sd_csr a;
+        char label[96];
+        sd_status s;
+        bool cancel = m == 2 || m == 3;
+        switch (m) {
+        case 0:
+        case 1:
+            snprintf(label, sizeof label, m == 0 ? "blockdiag:n=512,b=16" : "blockdiag:n=200,b=8");
+            s = sdi_gen(label, sdt_seed + 31u, &a);
+            if (s == SD_OK)
+                sdi_gen_values(&a, SDI_VALUES_SMALL_INT, sdt_seed + 32u);
+            break;
+        case 2:
+        case 3:
+            snprintf(label, sizeof label, "cancellation %s", m == 2 ? "333x190 b=16" : "190x333 b=8");
+            s = tc_cancel_matrix(m == 2 ? 333 : 190, m == 2 ? 190 : 333, m == 2 ? 16 : 8,
+                                 sdt_seed + (unsigned)m, &a);
+            break;
+        default: {
+            sdi_coo c;
+            snprintf(label, sizeof label, m == 4 ? "70x45 no entries" : "1x1");
+            s = sdi_coo_init(&c, m == 4 ? 70 : 1, m == 4 ? 45 : 1, 4);
+            if (s == SD_OK && m == 5)
+                s = sdi_coo_push(&c, 0, 0, -2.0f);
+            if (s == SD_OK)
+                s = sdi_coo_to_csr(&c, &a, NULL);
+            sdi_coo_free(&c);
+            break;
+        }
+        }
+        SDT_CHECK(s == SD_OK, "%s: %s", label, sd_last_error());
+        if (s != SD_OK)
+            continue;
+        sdi_spmm_stats st;
+        sdi_spmm_stats_compute(&a, &st);
+        for (int q = 0; q < 5 && !g_ctx->broken; q++) {
+            int k = ks[q];
+            size_t nb = (size_t)a.cols * (size_t)k, nc = (size_t)a.rows * (size_t)k;
+            float *b = sdi_malloc_array(nb > 0 ? nb : 1, sizeof *b);
+            float *d_b = NULL, *d_c = NULL;
+            sdi_reference ref;
+            memset(&ref, 0, sizeof ref);
+            if (b == NULL) {
+                SDT_CHECK(0, "out of host memory");
+                break;
+            }
+            if (cancel)
+                tc_cancel_dense(b, (int64_t)nb, sdt_seed + 7u);
+            else
+                sdi_gen_dense(b, (int64_t)nb, SDI_VALUES_SMALL_INT, sdt_seed + (unsigned)k);
+            s = sdi_reference_dense(&a, SD_OP_SPMM, b, k, cancel ? 0 : 1, &ref);
+            if (s == SD_OK)
+                s = sdi_device_upload(g_ctx, (void **)&d_b, b, nb * 4, "B");
+            if (s == SD_OK)
+                s = sdi_device_malloc(g_ctx, (void **)&d_c, nc * 4, "C");
+            SDT_CHECK(s == SD_OK, "%s K=%d: setup: %s", label, k, sd_last_error());
+            for (int bm = 8; bm <= 16 && s == SD_OK; bm += 8)
+                for (int nt = 1; nt <= 4 && s == SD_OK; nt *= 2)
+                    for (int w = 4; w <= 8; w += 4) {
+                        sdi_spmm_config cfg;
+                        if (sdi_spmm_config_default(SDI_SPMM_BSR_TC, k, &st, &cfg) != SD_OK)
+                            break;
+                        /* quick: 4 warps, the default sub-tiling and nt = 1 */
+                        if (g_quick && (w == 8 || (nt != cfg.coarsen && nt != 1)))
+                            continue;
+                        cfg.block = bm;
+                        cfg.coarsen = nt;
+                        cfg.warps = w;
+                        /* these inputs are within the padding limit: lowering must work */
+                        sdi_spmm_lowered l;
+                        sd_status e = sdi_spmm_lower(&a, &cfg, &l);
+                        SDT_CHECK(e == SD_OK, "%s K=%d b=%d: lowering: %s", label, k, bm,
+                                  sd_last_error());
+                        sdi_spmm_lowered_free(&l);
+                        if (e != SD_OK)
+                            continue;
+                        if (run_config(&a, label, &cfg, d_b, d_c, &ref, false))
+                            passed++;
+                        else
+                            failed++;
+                    }
+            sdi_free(b);
+            sdi_device_free(d_b);
+            sdi_device_free(d_c);
+            sdi_reference_free(&ref);
+        }
+        sd_csr_free(&a);
+    }
+    printf("  bsr_tc: %d configurations passed, %d failed\n", passed, failed);
+    SDT_CHECK(passed > 0 && failed == 0, "bsr_tc: %d passed, %d failed", passed, failed);
+}
+
 /* Real matrices: each template's default at K = 32 and 33 (values from the file). */
 static void test_real_matrices(void)
 {
@@ -521,6 +626,8 @@ int main(void)
     printf("# device: %s (sm_%d%d)%s\n", g_ctx->props.name, g_ctx->props.cc_major,
            g_ctx->props.cc_minor, g_quick ? ", quick set" : "");
     SDT_RUN(test_all_templates_exact);
+    if (!g_ctx->broken)
+        SDT_RUN(test_bsr_tc);
     if (!g_ctx->broken)
         SDT_RUN(test_uniform_values_graph_update);
     if (!g_ctx->broken)
