@@ -5,7 +5,9 @@
  *
  *   bench_compile [--out DIR] [--set quick|real|paper60|LIST] [--ops spmv,spmm8,...]
  *                 [--max-nnz N] [--time-limit S] [--budget N] [--from I] [--dir MATRICES_DIR]
- * (--from I starts at the I-th matrix of the set, to continue an earlier run.)
+ *                 [--deterministic]
+ * (--from I starts at the I-th matrix of the set, to continue an earlier run; --deterministic
+ * also compiles each task in deterministic mode and reports the cost of reproducibility.)
  *
  * Writes DIR/bench_compile.json and DIR/bench_compile.md. Exit 0 when every attempted
  * task compiled, 1 when one failed, 3 without a device. */
@@ -28,9 +30,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--time-limit") && v) o.time_limit = atof(v), i++;
         else if (!strcmp(argv[i], "--budget") && v) o.budget = atoi(v), i++;
         else if (!strcmp(argv[i], "--from") && v) o.from = atoi(v), i++;
+        else if (!strcmp(argv[i], "--deterministic")) o.deterministic = 1;
         else {
             fprintf(stderr, "usage: bench_compile [--out DIR] [--set quick|real|paper60|LIST] [--ops LIST] "
-                            "[--max-nnz N] [--time-limit S] [--budget N] [--from I] [--dir DIR]\n");
+                            "[--max-nnz N] [--time-limit S] [--budget N] [--from I] [--dir DIR] "
+                            "[--deterministic]\n");
             return 2;
         }
     }

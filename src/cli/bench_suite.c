@@ -10,6 +10,10 @@
  * memory; a product cuSPARSE could not do (out of resources) that we completed is
  * reported separately and kept out of the geomeans.
  *
+ * With `deterministic`, every task is compiled a second time with deterministic = 1 in the
+ * same run (its own search and cache entry); the cost of reproducibility is that kernel's
+ * time over the default kernel's time (geomean per task, > 1 = slower).
+ *
  * The physical ceiling of a task is how much faster than the best cuSPARSE variant any
  * kernel could be: its time over max(event-timed empty launch, streaming limit), at least
  * 1. The streaming limit is DESIGN.md's CSR streaming bytes (sdi_roofline_bytes) over the
@@ -48,6 +52,9 @@ typedef struct {
     int ntrials;
     int64_t nnz_c;  /* SpGEMM: entries of C (-1 when unknown) */
     double ceiling; /* best cuSPARSE time / the physical limit (>= 1); NaN when unknown */
+    /* deterministic mode (when asked): the winner, its time, cost = det_us / win_us */
+    char det_family[48];
+    double det_us, det_cost;
 } record;
 
 static const char *quick_gen[] = {
@@ -328,6 +335,28 @@ int sdb_run(const sdb_options *o)
             r->hit_s = cs == SD_OK ? sdi_now() - t0 : NAN;
             sd_kernel_destroy(kern);
             r->status = "ok";
+            r->det_us = r->det_cost = NAN;
+            if (o->deterministic && !ctx->broken) {
+                co2.deterministic = 1;
+                kern = NULL;
+                cs = sd_compile(ctx, &a, all_tasks[t].op, all_tasks[t].k, &co2, &kern);
+                record d;
+                memset(&d, 0, sizeof d);
+                d.win_us = NAN;
+                if (cs == SD_OK) {
+                    json = malloc(cap);
+                    if (json && sd_kernel_describe(kern, json, cap) == SD_OK)
+                        fill_from_describe(&d, json);
+                    free(json);
+                } else {
+                    snprintf(d.family, sizeof d.family, "failed");
+                    fprintf(stderr, "  %-28s %-8s deterministic: %s\n", r->matrix, r->task, sd_last_error());
+                }
+                sd_kernel_destroy(kern);
+                snprintf(r->det_family, sizeof r->det_family, "%s", d.family);
+                r->det_us = d.win_us;
+                r->det_cost = d.win_us / r->win_us;
+            }
             if (progress != NULL) {
                 fprintf(progress,
                         "  %-28s %-8s %-22s ours %9.2f us  cuSPARSE %-10s %9.2f us  x%5.2f (ours x%5.2f, pipe x%5.2f)  "
@@ -356,14 +385,15 @@ int sdb_run(const sdb_options *o)
     double *x = calloc((size_t)nr + 1, sizeof *x), *y = calloc((size_t)nr + 1, sizeof *y),
            *z = calloc((size_t)nr + 1, sizeof *z), *w = calloc((size_t)nr + 1, sizeof *w),
            *cs = calloc((size_t)nr + 1, sizeof *cs), *hs = calloc((size_t)nr + 1, sizeof *hs),
-           *rf = calloc((size_t)nr + 1, sizeof *rf), *ce = calloc((size_t)nr + 1, sizeof *ce);
+           *rf = calloc((size_t)nr + 1, sizeof *rf), *ce = calloc((size_t)nr + 1, sizeof *ce),
+           *dc = calloc((size_t)nr + 1, sizeof *dc);
     int rc = failures ? 1 : 0;
     if (md == NULL || js == NULL) {
         fprintf(stderr, "%s: cannot write into %s\n", o->prog, out);
         rc = 1;
         goto done;
     }
-    if (!x || !y || !z || !w || !cs || !hs || !rf || !ce) {
+    if (!x || !y || !z || !w || !cs || !hs || !rf || !ce || !dc) {
         fprintf(stderr, "%s: out of host memory\n", o->prog);
         rc = 1;
         goto done;
@@ -384,16 +414,21 @@ int sdb_run(const sdb_options *o)
                 "one; SpGEMM has none). Ceiling = best cuSPARSE time / max(empty launch, streaming limit), "
                 "at least 1: the largest speed-up any kernel could reach (SpGEMM: reading A and B and "
                 "writing C once).\n\n");
+    if (o->deterministic)
+        fprintf(md, "Deterministic cost = time of the kernel compiled with deterministic = 1 (only plans without "
+                    "floating-point atomics; cuSPARSE limited to its bit-reproducible variants) / time of the "
+                    "default kernel, both compiled in this run (> 1: reproducibility costs that much).\n\n");
     fprintf(md, "| task | tasks | geomean (CI) | pipelined | ours alone | ours alone pipelined | won by ours | "
-                "compile median / max s | cache hit median s | roofline median | ceiling geomean |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "compile median / max s | cache hit median s | roofline median | ceiling geomean |%s\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+            o->deterministic ? " deterministic cost geomean |" : "", o->deterministic ? "---|" : "");
     fprintf(js, "{\"date\":\"%s\",\"gpu\":\"%s\",\"set\":\"%s\",\"budget\":%d,\"copy_bw_gbs\":%.1f,\"launch_us\":%.3f,"
                 "\"summary\":[",
             date, ctx->props.name, set, budget ? budget : 25, ctx->copy_bw * 1e-9, ctx->launch_us_mean);
     int nsum = 0; /* summary objects written (tasks without records write none) */
     for (int t = 0; t <= NTASKS; t++) {
         const char *tn = t < NTASKS ? all_tasks[t].name : "all";
-        int n = 0, won = 0, nrf = 0, nce = 0;
+        int n = 0, won = 0, nrf = 0, nce = 0, ndet = 0;
         double cmax = 0;
         for (int i = 0; i < nr; i++) {
             if (strcmp(rec[i].status, "ok") || (t < NTASKS && strcmp(rec[i].task, tn)) ||
@@ -408,6 +443,8 @@ int sdb_run(const sdb_options *o)
                 rf[nrf++] = rec[i].roofline;
             if (isfinite(rec[i].ceiling))
                 ce[nce++] = rec[i].ceiling;
+            if (rec[i].det_cost > 0 && isfinite(rec[i].det_cost))
+                dc[ndet++] = rec[i].det_cost;
             n++;
         }
         if (n == 0)
@@ -416,17 +453,31 @@ int sdb_run(const sdb_options *o)
         double g = bench_geomean_ci(x, n, &lo, &hi), gp = bench_geomean_ci(y, n, &l2, &h2);
         double go = bench_geomean_ci(z, n, &l2, &h2), gop = bench_geomean_ci(w, n, &l2, &h2);
         double gce = nce ? bench_geomean_ci(ce, nce, &l2, &h2) : NAN, mrf = nrf ? bench_median(rf, nrf) : NAN;
-        char b1[32], b2[32];
-        fprintf(md, "| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %.2fx | %.2fx | %d of %d | %.1f / %.1f | %.2f | %s | %s |\n",
+        char b1[32], b2[32], b3[64] = "";
+        double gdc = NAN, dlo = NAN, dhi = NAN;
+        if (o->deterministic) {
+            gdc = ndet ? bench_geomean_ci(dc, ndet, &dlo, &dhi) : NAN;
+            if (ndet)
+                snprintf(b3, sizeof b3, " %.3fx (%.3f-%.3f), %d tasks |", gdc, dlo, dhi, ndet);
+            else
+                snprintf(b3, sizeof b3, " - |");
+        }
+        fprintf(md, "| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %.2fx | %.2fx | %d of %d | %.1f / %.1f | %.2f | %s | %s |%s\n",
                 tn, n, g, lo, hi, gp, go, gop, won, n, bench_median(cs, n), cmax, bench_median(hs, n),
                 nrf ? (snprintf(b1, sizeof b1, "%.0f%%", 100 * mrf), b1) : "-",
-                nce ? (snprintf(b2, sizeof b2, "%.2fx", gce), b2) : "-");
+                nce ? (snprintf(b2, sizeof b2, "%.2fx", gce), b2) : "-", b3);
         fprintf(js, "%s{\"task\":\"%s\",\"n\":%d,\"geomean\":%.4f,\"ci\":[%.4f,%.4f],\"geomean_pipelined\":%.4f,"
                     "\"geomean_ours\":%.4f,\"geomean_ours_pipelined\":%.4f,\"won_by_ours\":%d,"
                     "\"compile_median_s\":%.3f,\"compile_max_s\":%.3f,\"cache_hit_median_s\":%.4f",
                 nsum++ ? "," : "", tn, n, g, lo, hi, gp, go, gop, won, bench_median(cs, n), cmax, bench_median(hs, n));
-        fprintf(js, ",\"roofline_median\":%s,\"geomean_ceiling\":%s,\"n_ceiling\":%d}", jnum(b1, mrf), jnum(b2, gce),
+        fprintf(js, ",\"roofline_median\":%s,\"geomean_ceiling\":%s,\"n_ceiling\":%d", jnum(b1, mrf), jnum(b2, gce),
                 nce);
+        if (o->deterministic) {
+            char c1[32], c2[32];
+            fprintf(js, ",\"deterministic_cost_geomean\":%s,\"deterministic_cost_ci\":[%s,%s],\"n_deterministic\":%d",
+                    jnum(b1, gdc), jnum(c1, dlo), jnum(c2, dhi), ndet);
+        }
+        fprintf(js, "}");
     }
     /* SpGEMM: products cuSPARSE could not do (kept out of the geomeans) and peak memory. */
     int sg_failed = 0, sg_ok = 0;
@@ -445,21 +496,28 @@ int sdb_run(const sdb_options *o)
                 nsum++ ? "," : "", sg_ok, sg_failed);
     }
     fprintf(md, "\n| matrix | task | rows | nnz | winner | cuSPARSE best | ours us | cuSPARSE us | speed-up | "
-                "ours alone | pipelined | roofline | compile s | hit s | peak MiB | ceiling |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "ours alone | pipelined | roofline | compile s | hit s | peak MiB | ceiling |%s\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+            o->deterministic ? " deterministic winner | cost |" : "", o->deterministic ? "---|---|" : "");
     fprintf(js, "],\"tasks\":[");
     for (int i = 0; i < nr; i++) {
         record *r = &rec[i];
+        char dcol[96] = "";
+        if (o->deterministic && strcmp(r->status, "ok") == 0)
+            snprintf(dcol, sizeof dcol, " %s | %s |", r->det_family[0] ? r->det_family : "-",
+                     isfinite(r->det_cost) ? jnum((char[32]){0}, r->det_cost) : "-");
+        else if (o->deterministic)
+            snprintf(dcol, sizeof dcol, " | |");
         if (strcmp(r->status, "ok") == 0)
-            fprintf(md, "| %s | %s | %d | %lld | %s | %s | %.2f | %.2f | %.2fx | %.2fx | %.2fx | %.0f%% | %.1f | %.2f | %s | %s |\n",
+            fprintf(md, "| %s | %s | %d | %lld | %s | %s | %.2f | %.2f | %.2fx | %.2fx | %.2fx | %.0f%% | %.1f | %.2f | %s | %s |%s\n",
                     r->matrix, r->task, r->rows, (long long)r->nnz, r->family,
                     r->cusparse_failed ? "failed" : r->vendor_best, r->ours_us, r->vendor_us, r->speedup,
                     r->speedup_ours, r->speedup_pipe, 100 * r->roofline, r->compile_s, r->hit_s,
                     r->peak_mib > 0 ? jnum((char[32]){0}, r->peak_mib) : "",
-                    isfinite(r->ceiling) ? jnum((char[32]){0}, r->ceiling) : "");
+                    isfinite(r->ceiling) ? jnum((char[32]){0}, r->ceiling) : "", dcol);
         else
-            fprintf(md, "| %s | %s | %d | %lld | %s: %s | | | | | | | | | | | |\n", r->matrix, r->task, r->rows,
-                    (long long)r->nnz, r->status, r->detail);
+            fprintf(md, "| %s | %s | %d | %lld | %s: %s | | | | | | | | | | | |%s\n", r->matrix, r->task, r->rows,
+                    (long long)r->nnz, r->status, r->detail, dcol);
         fprintf(js, "%s{\"matrix\":\"%s\",\"task\":\"%s\",\"rows\":%d,\"cols\":%d,\"nnz\":%lld,\"status\":\"%s\"",
                 i ? "," : "", r->matrix, r->task, r->rows, r->cols, (long long)r->nnz, r->status);
         char b1[32], b2[32], b3[32], b4[32], b5[32];
@@ -477,6 +535,9 @@ int sdb_run(const sdb_options *o)
                     jnum(b4, r->speedup_pipe), jnum(b5, r->speedup_ours), r->roofline, r->compile_s, r->hit_s,
                     r->ntrials, r->ms_analysis, r->ms_synthesis, r->ms_nvrtc, r->ms_measure, r->ms_cusparse);
             fprintf(js, ",\"limit_us\":%s,\"ceiling\":%s", jnum(b1, limit_us(r, ctx->copy_bw)), jnum(b2, r->ceiling));
+            if (o->deterministic)
+                fprintf(js, ",\"deterministic\":{\"winner\":\"%s\",\"us\":%s,\"cost\":%s}", r->det_family,
+                        jnum(b3, r->det_us), jnum(b4, r->det_cost));
         } else {
             for (char *c = r->detail; *c; c++) /* keep the JSON string valid */
                 if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
@@ -498,7 +559,7 @@ done:
         fclose(md);
     if (js != NULL)
         fclose(js);
-    free(x), free(y), free(z), free(w), free(cs), free(hs), free(rf), free(ce);
+    free(x), free(y), free(z), free(w), free(cs), free(hs), free(rf), free(ce), free(dc);
     free(rec), free(names), free(specs);
     sd_context_destroy(ctx);
     char cmd[300];

@@ -17,6 +17,9 @@ typedef struct {
     double time_limit; /* seconds; the remaining tasks are skipped past it */
     int budget;        /* sd_compile budget; 0 = the default (25) */
     int from;          /* first matrix of the set (continues an earlier run) */
+    int deterministic; /* also compile each task with deterministic = 1 (issue 8's cost of
+                          reproducibility: only plans without floating-point atomics, cuSPARSE
+                          limited to its bit-reproducible variants), side by side */
     const char *prog;  /* prefix of messages: "bench_compile", "sparseditto" */
     FILE *progress;    /* one line per compiled task (NULL = none) */
 } sdb_options;

@@ -22,9 +22,10 @@ static const sdc_option bench_options[] = {
     {"max-nnz", 0, true, "skip matrices with more entries (default 20000000)"},
     {"dir", 0, true, "the shared matrices directory (suitesparse/, paper60.tsv)"},
     {"json", 0, false, "print bench_compile.json on stdout (progress goes to stderr)"},
+    {"deterministic", 0, false, "also compile each task in deterministic mode and report its cost"},
 };
 #define BENCH_NOPTS ((int)(sizeof bench_options / sizeof bench_options[0]))
-enum { O_SET, O_OPS, O_OUT, O_TIME, O_BUDGET, O_FROM, O_MAXNNZ, O_DIR, O_JSON };
+enum { O_SET, O_OPS, O_OUT, O_TIME, O_BUDGET, O_FROM, O_MAXNNZ, O_DIR, O_JSON, O_DET };
 
 /* Every comma-separated item of list is one of name(0), name(1), ... */
 static int check_list(const char *opt, const char *list, const char *(*name)(int))
@@ -70,7 +71,7 @@ int cmd_bench(int argc, char **argv)
     if (rc != SDC_EXIT_OK)
         return rc;
     if (args.help) {
-        sdc_print_help("bench [--set NAME|LIST] [--ops LIST] [--out DIR] [--json]",
+        sdc_print_help("bench [--set NAME|LIST] [--ops LIST] [--out DIR] [--json] [--deterministic]",
                        "Compiles every task of a matrix set with sd_compile (a fresh cache, so each\n"
                        "compile is a full search, then a second compile is timed as a cache hit),\n"
                        "and compares the compiled kernel with the best valid cuSPARSE variant, both\n"
@@ -114,6 +115,7 @@ int cmd_bench(int argc, char **argv)
             return SDC_EXIT_USAGE;
         o.from = (int)v;
     }
+    o.deterministic = args.present[O_DET];
     if (args.present[O_MAXNNZ]) {
         if (sdc_parse_int(args.value[O_MAXNNZ], "--max-nnz", 1, (long long)1 << 40, &v) != SDC_EXIT_OK)
             return SDC_EXIT_USAGE;

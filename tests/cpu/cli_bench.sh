@@ -21,6 +21,7 @@ expect() {
 "$sd" --help | grep -q '^  bench ' || fail "bench missing from the command table"
 "$sd" --help | grep -q '^  profile ' || fail "profile missing from the command table"
 "$sd" bench --help | grep -q -- '--time-limit' || fail "bench --help"
+"$sd" bench --help | grep -q -- '--deterministic' || fail "bench --help lacks --deterministic"
 "$sd" profile --help >"$tmp/help" || fail "profile --help"
 grep -q -- '--op' "$tmp/help" || fail "profile --help lacks --op"
 grep -q -- '--exec' "$tmp/help" && fail "profile --help shows the hidden --exec"
