@@ -109,6 +109,12 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
     sdi_json_string(&j, buf);
     sdi_json_key(&j, "vendor");
     sdi_json_bool(&j, im->kind == SDI_IMPL_VENDOR);
+    /* The V_o label the plan instantiates; null outside V_o (and for cuSPARSE / agent). */
+    sdi_json_key(&j, "vo_label");
+    if (sdi_impl_vo_label(im, buf, sizeof buf))
+        sdi_json_string(&j, buf);
+    else
+        sdi_json_null(&j);
     sdi_json_key(&j, "deterministic");
     sdi_json_bool(&j, !sdi_impl_uses_atomics(im));
     if (im->kind == SDI_IMPL_SPMV) {

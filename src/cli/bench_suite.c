@@ -8,7 +8,9 @@
  * pattern (a cache hit). Every number comes from the search record that sd_kernel_describe
  * returns; nothing unvalidated is counted. SpGEMM also records the winner's peak device
  * memory; a product cuSPARSE could not do (out of resources) that we completed is
- * reported separately and kept out of the geomeans.
+ * reported separately and kept out of the geomeans. A task our plan wins is "outside V_o"
+ * when that plan instantiates no label of the template vocabulary as it stands
+ * (sdi_impl_vo_label: another representation, a balanced decomposition, compression).
  *
  * With `deterministic`, every task is compiled a second time with deterministic = 1 in the
  * same run (its own search and cache entry); the cost of reproducibility is that kernel's
@@ -41,6 +43,9 @@ typedef struct {
     const char *status; /* ok, failed, skipped */
     char detail[200];
     char family[48], config[160], vendor_best[32];
+    char vo_label[16]; /* the V_o label the winner instantiates; "" outside V_o or cuSPARSE */
+    double features[SD_NUM_FEATURES]; /* the search's 36 features (NaN when absent) */
+    char shape[16];
     int vendor_won;
     double ours_us, ours_pipe_us, vendor_us, vendor_pipe_us, win_us, win_pipe_us;
     double speedup, speedup_pipe, speedup_ours, speedup_ours_pipe;
@@ -105,6 +110,7 @@ static void fill_from_describe(record *r, const char *json)
     const sdi_jvalue *s = sdi_jget(&v, "search");
     snprintf(r->family, sizeof r->family, "%s", sdi_jget_string(sdi_jget(&v, "plan"), "family", "?"));
     snprintf(r->config, sizeof r->config, "%s", sdi_jget_string(sdi_jget(&v, "plan"), "config", "?"));
+    snprintf(r->vo_label, sizeof r->vo_label, "%s", sdi_jget_string(sdi_jget(&v, "plan"), "vo_label", ""));
     r->vendor_won = sdi_jget(sdi_jget(s, "winner"), "vendor") && sdi_jget(sdi_jget(s, "winner"), "vendor")->boolean;
     r->win_us = num(s, "winner", "time", "mean_us");
     r->win_pipe_us = num(s, "winner", "time", "pipelined_us");
@@ -129,6 +135,10 @@ static void fill_from_describe(record *r, const char *json)
     r->cusparse_failed = sdi_jget(s, "cusparse_best") == NULL &&
                          sdi_jget_string(s, "cusparse_failure", "")[0] != '\0';
     r->nnz_c = (int64_t)sdi_jget_number(s, "nnz_c", -1);
+    const sdi_jvalue *fe = sdi_jget(s, "features");
+    for (int i = 0; i < SD_NUM_FEATURES; i++)
+        r->features[i] = sdi_jget_number(fe, sd_feature_name(i), NAN);
+    snprintf(r->shape, sizeof r->shape, "%s", sdi_jget_string(s, "shape_class", ""));
     const sdi_jvalue *tr = sdi_jget(s, "trials");
     r->ntrials = tr ? tr->n : 0;
     sdi_jvalue_free(&v);
@@ -409,7 +419,9 @@ int sdb_run(const sdb_options *o)
     fprintf(md, "Speed-up = best valid cuSPARSE time / compiled kernel time, both measured in the same search "
                 "(per execution: mean of 10 event-timed runs; pipelined: 10 back-to-back runs / 10). "
                 "'ours' = our best plan whether or not it won; the compiled kernel runs cuSPARSE where cuSPARSE "
-                "is faster. Geomeans with 95 %% bootstrap intervals (20 000 resamples).\n\n");
+                "is faster. Geomeans with 95 %% bootstrap intervals (20 000 resamples). 'Won outside V_o' = "
+                "tasks won by a plan of ours that instantiates no label of the template vocabulary as it "
+                "stands (another representation, a balanced decomposition or index compression).\n\n");
     fprintf(md, "Roofline = the winner's share of the CSR streaming limit (median over the tasks that have "
                 "one; SpGEMM has none). Ceiling = best cuSPARSE time / max(empty launch, streaming limit), "
                 "at least 1: the largest speed-up any kernel could reach (SpGEMM: reading A and B and "
@@ -419,8 +431,8 @@ int sdb_run(const sdb_options *o)
                     "floating-point atomics; cuSPARSE limited to its bit-reproducible variants) / time of the "
                     "default kernel, both compiled in this run (> 1: reproducibility costs that much).\n\n");
     fprintf(md, "| task | tasks | geomean (CI) | pipelined | ours alone | ours alone pipelined | won by ours | "
-                "compile median / max s | cache hit median s | roofline median | ceiling geomean |%s\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+                "won outside V_o | compile median / max s | cache hit median s | roofline median | ceiling geomean |%s\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
             o->deterministic ? " deterministic cost geomean |" : "", o->deterministic ? "---|" : "");
     fprintf(js, "{\"date\":\"%s\",\"gpu\":\"%s\",\"set\":\"%s\",\"budget\":%d,\"copy_bw_gbs\":%.1f,\"launch_us\":%.3f,"
                 "\"summary\":[",
@@ -428,7 +440,7 @@ int sdb_run(const sdb_options *o)
     int nsum = 0; /* summary objects written (tasks without records write none) */
     for (int t = 0; t <= NTASKS; t++) {
         const char *tn = t < NTASKS ? all_tasks[t].name : "all";
-        int n = 0, won = 0, nrf = 0, nce = 0, ndet = 0;
+        int n = 0, won = 0, nrf = 0, nce = 0, ndet = 0, won_out = 0;
         double cmax = 0;
         for (int i = 0; i < nr; i++) {
             if (strcmp(rec[i].status, "ok") || (t < NTASKS && strcmp(rec[i].task, tn)) ||
@@ -437,6 +449,7 @@ int sdb_run(const sdb_options *o)
             x[n] = rec[i].speedup, y[n] = rec[i].speedup_pipe, z[n] = rec[i].speedup_ours;
             w[n] = rec[i].speedup_ours_pipe, cs[n] = rec[i].compile_s, hs[n] = rec[i].hit_s;
             won += !rec[i].vendor_won;
+            won_out += !rec[i].vendor_won && rec[i].vo_label[0] == '\0';
             if (rec[i].compile_s > cmax)
                 cmax = rec[i].compile_s;
             if (rec[i].roofline > 0)
@@ -462,14 +475,15 @@ int sdb_run(const sdb_options *o)
             else
                 snprintf(b3, sizeof b3, " - |");
         }
-        fprintf(md, "| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %.2fx | %.2fx | %d of %d | %.1f / %.1f | %.2f | %s | %s |%s\n",
-                tn, n, g, lo, hi, gp, go, gop, won, n, bench_median(cs, n), cmax, bench_median(hs, n),
+        fprintf(md, "| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %.2fx | %.2fx | %d of %d | %d of %d | %.1f / %.1f | %.2f | %s | %s |%s\n",
+                tn, n, g, lo, hi, gp, go, gop, won, n, won_out, won, bench_median(cs, n), cmax, bench_median(hs, n),
                 nrf ? (snprintf(b1, sizeof b1, "%.0f%%", 100 * mrf), b1) : "-",
                 nce ? (snprintf(b2, sizeof b2, "%.2fx", gce), b2) : "-", b3);
         fprintf(js, "%s{\"task\":\"%s\",\"n\":%d,\"geomean\":%.4f,\"ci\":[%.4f,%.4f],\"geomean_pipelined\":%.4f,"
-                    "\"geomean_ours\":%.4f,\"geomean_ours_pipelined\":%.4f,\"won_by_ours\":%d,"
+                    "\"geomean_ours\":%.4f,\"geomean_ours_pipelined\":%.4f,\"won_by_ours\":%d,\"won_outside_vo\":%d,"
                     "\"compile_median_s\":%.3f,\"compile_max_s\":%.3f,\"cache_hit_median_s\":%.4f",
-                nsum++ ? "," : "", tn, n, g, lo, hi, gp, go, gop, won, bench_median(cs, n), cmax, bench_median(hs, n));
+                nsum++ ? "," : "", tn, n, g, lo, hi, gp, go, gop, won, won_out, bench_median(cs, n), cmax,
+                bench_median(hs, n));
         fprintf(js, ",\"roofline_median\":%s,\"geomean_ceiling\":%s,\"n_ceiling\":%d", jnum(b1, mrf), jnum(b2, gce),
                 nce);
         if (o->deterministic) {
@@ -525,6 +539,8 @@ int sdb_run(const sdb_options *o)
             fprintf(js, ",\"peak_mib\":%s,\"cusparse_failed\":%s", jnum(b1, r->peak_mib),
                     r->cusparse_failed ? "true" : "false");
         if (strcmp(r->status, "ok") == 0) {
+            fprintf(js, ",\"vo_label\":%s%s%s", r->vo_label[0] ? "\"" : "", r->vo_label[0] ? r->vo_label : "null",
+                    r->vo_label[0] ? "\"" : "");
             fprintf(js, ",\"winner\":\"%s\",\"config\":\"%s\",\"vendor_won\":%s,\"cusparse_best\":\"%s\","
                         "\"ours_us\":%.4f,\"ours_pipelined_us\":%.4f,\"cusparse_us\":%s,\"cusparse_pipelined_us\":%s,"
                         "\"speedup\":%s,\"speedup_pipelined\":%s,\"speedup_ours\":%s,\"roofline\":%.4f,"
@@ -535,6 +551,17 @@ int sdb_run(const sdb_options *o)
                     jnum(b4, r->speedup_pipe), jnum(b5, r->speedup_ours), r->roofline, r->compile_s, r->hit_s,
                     r->ntrials, r->ms_analysis, r->ms_synthesis, r->ms_nvrtc, r->ms_measure, r->ms_cusparse);
             fprintf(js, ",\"limit_us\":%s,\"ceiling\":%s", jnum(b1, limit_us(r, ctx->copy_bw)), jnum(b2, r->ceiling));
+            fprintf(js, ",\"shape_class\":\"%s\",\"features\":{", r->shape);
+            for (int f = 0; f < SD_NUM_FEATURES; f++) {
+                char fb[32];
+                /* %.6g: features span 1e-9 (densities) to 1e9 (products) */
+                if (isfinite(r->features[f]))
+                    snprintf(fb, sizeof fb, "%.6g", r->features[f]);
+                else
+                    snprintf(fb, sizeof fb, "null");
+                fprintf(js, "%s\"%s\":%s", f ? "," : "", sd_feature_name(f), fb);
+            }
+            fprintf(js, "}");
             if (o->deterministic)
                 fprintf(js, ",\"deterministic\":{\"winner\":\"%s\",\"us\":%s,\"cost\":%s}", r->det_family,
                         jnum(b3, r->det_us), jnum(b4, r->det_cost));

@@ -290,6 +290,14 @@ int cmd_compile(int argc, char **argv)
                    (sdi_jget(&v, "from_cache") && sdi_jget(&v, "from_cache")->boolean)
                        ? " (from the kernel cache)" : "");
             printf("  plan      %s\n", sdi_jget_string(plan, "config", "?"));
+            const sdi_jvalue *vendor = sdi_jget(plan, "vendor");
+            if (!(vendor && vendor->boolean) && strcmp(sdi_jget_string(plan, "family", ""), "agent") != 0) {
+                const char *vo = sdi_jget_string(plan, "vo_label", "");
+                if (vo[0])
+                    printf("  V_o       instantiates the vocabulary's '%s' as it stands\n", vo);
+                else
+                    printf("  V_o       outside the vocabulary (a combination no label names)\n");
+            }
             if (op == SD_OP_SPGEMM)
                 printf("  time      %.2f us per product (%s, %.3g products, nnz(C) %.0f), peak "
                        "device memory %.1f MiB\n",

@@ -31,6 +31,62 @@ void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap)
     }
 }
 
+static bool one_of(int v, int a, int b, int c)
+{
+    return v == a || v == b || v == c;
+}
+
+bool sdi_impl_vo_label(const sdi_impl *im, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (im->kind == SDI_IMPL_SPMV) {
+        const sdi_spmv_config *c = &im->spmv_cfg;
+        switch (c->family) {
+        case SDI_SPMV_CSR_VEC:
+            if (c->colc)
+                return false; /* 16-bit column deltas: index compression */
+            snprintf(buf, cap, "csr");
+            return true;
+        case SDI_SPMV_COO: snprintf(buf, cap, "coo"); return true;
+        case SDI_SPMV_SELL:
+            if (!one_of(c->c, 16, 32, 512))
+                return false;
+            snprintf(buf, cap, "sell%d", c->c);
+            return true;
+        case SDI_SPMV_BSR:
+            if (!one_of(c->b, 4, 8, 16))
+                return false;
+            snprintf(buf, cap, "bsr%d", c->b);
+            return true;
+        case SDI_SPMV_TILES16: snprintf(buf, cap, "tiles16"); return true;
+        default: return false; /* adaptive bins, merge path, tiny, ELL, DIA */
+        }
+    }
+    if (im->kind == SDI_IMPL_SPMM) {
+        const sdi_spmm_config *c = &im->spmm_cfg;
+        switch (c->tmpl) {
+        case SDI_SPMM_CSR_ROW: snprintf(buf, cap, "csr"); return true;
+        case SDI_SPMM_BSR:
+            if (!one_of(c->block, 4, 8, 16))
+                return false;
+            snprintf(buf, cap, "bsr%d", c->block);
+            return true;
+        case SDI_SPMM_BELL:
+            if (c->block != 16 && c->block != 32)
+                return false;
+            snprintf(buf, cap, "bell%d", c->block);
+            return true;
+        case SDI_SPMM_BSR_TC: snprintf(buf, cap, "tc"); return true;
+        default: return false; /* split rows, row and column windows, PCSR */
+        }
+    }
+    if (im->kind == SDI_IMPL_SPGEMM && im->spgemm_cfg.family != SDI_SPGEMM_DENSE) {
+        snprintf(buf, cap, "%s", sdi_spgemm_family_name(im->spgemm_cfg.family));
+        return true;
+    }
+    return false;
+}
+
 bool sdi_impl_is_spgemm(const sdi_impl *im)
 {
     return im->kind == SDI_IMPL_SPGEMM || (im->kind == SDI_IMPL_VENDOR && im->op == SD_OP_SPGEMM);

@@ -63,6 +63,13 @@ typedef struct {
 SDI_HIDDEN void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap);
 /* One-line description of the configuration. */
 SDI_HIDDEN void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap);
+/* The V_o label (DESIGN.md "Template vocabulary V_o") the plan instantiates as it stands:
+ * the label's representation with its plain schedule. False (buf "") for a plan that
+ * combines mechanisms no label names — another representation (DIA, ELL, PCSR, SELL or
+ * BSR of another size), a balanced decomposition (merge path, row bins, split rows, row
+ * or column windows), index compression — the paper's "outside V_o"; also false for
+ * cuSPARSE and agent kernels, which are not plans of ours. */
+SDI_HIDDEN bool sdi_impl_vo_label(const sdi_impl *im, char *buf, size_t cap);
 /* True when the implementation uses floating-point atomics (not bitwise reproducible). */
 SDI_HIDDEN bool sdi_impl_uses_atomics(const sdi_impl *im);
 /* Lowers (host formats), compiles (memoised in ctx), loads and uploads for a, which must

@@ -674,6 +674,15 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
     sdi_json_key(j, "total");
     sdi_json_number(j, r->ms_total);
     sdi_json_end_object(j);
+    sdi_json_key(j, "features");
+    sdi_json_begin_object(j);
+    for (int i = 0; i < SD_NUM_FEATURES; i++) {
+        sdi_json_key(j, sd_feature_name(i));
+        sdi_json_number(j, r->features.values[i]);
+    }
+    sdi_json_end_object(j);
+    sdi_json_key(j, "shape_class");
+    sdi_json_string(j, sd_shape_class_name(r->features.shape_class));
     sdi_json_key(j, "ranking");
     sdi_ranking_json(&r->ranking, j);
     sdi_json_key(j, "trials");

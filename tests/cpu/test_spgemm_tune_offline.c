@@ -52,6 +52,10 @@ static void offline(const char *what, const sd_csr *a, const sd_csr *b, double w
     SDT_CHECK(rec.buf != NULL && strstr(rec.buf, "\"product\"") != NULL &&
                   strstr(rec.buf, "\"peak_bytes\"") != NULL,
               "%s: record %.300s", what, rec.buf ? rec.buf : "");
+    /* The 36 features travel with the record (the benchmark's per-task features). */
+    SDT_CHECK(rec.buf != NULL && strstr(rec.buf, "\"features\":{\"rows\":") != NULL &&
+                  strstr(rec.buf, "\"shape_class\"") != NULL,
+              "%s: features in the record", what);
     sdi_json_free(&rec);
     sdi_json_free(&j);
     sdi_tune_result_free(r);

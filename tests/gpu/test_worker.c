@@ -316,7 +316,7 @@ static void test_agent_end_to_end(void)
     o.allow_vendor = 0; /* the entry above was made with allow_vendor off */
     sd_kernel *kern = NULL;
     SDT_OK(sd_compile(ctx, &g_a, SD_OP_SPMV, 1, &o, &kern));
-    char desc[4096] = "";
+    static char desc[1 << 16];
     if (kern != NULL)
         SDT_OK(sd_kernel_describe(kern, desc, sizeof desc));
     printf("  %.300s\n", desc);
