@@ -357,16 +357,7 @@ static set_summary summarize(const mat_result *m, int n, const char *set, double
 static void timing_json(sdi_json *j, const char *key, const sdi_timing *t)
 {
     sdi_json_key(j, key);
-    sdi_json_begin_object(j);
-    sdi_json_key(j, "mean_us");
-    sdi_json_number(j, t->mean_us);
-    sdi_json_key(j, "min_us");
-    sdi_json_number(j, t->min_us);
-    sdi_json_key(j, "median_us");
-    sdi_json_number(j, t->median_us);
-    sdi_json_key(j, "pipelined_us");
-    sdi_json_number(j, t->pipelined_us);
-    sdi_json_end_object(j);
+    sdi_timing_json(j, t);
 }
 
 static void agg_json(sdi_json *j, const char *key, const agg *g)

@@ -370,6 +370,38 @@ static sd_status lower_window(sdi_spmm_lowered *l, const sd_csr *a, const sdi_sp
     return SD_OK;
 }
 
+/* Hands the arrays of bk to l (ownership moves): block-row pointers (unless with_rowptr
+ * is false: blocked-ELL), block column indices and the nslots values; their indices in
+ * *ibp (−1 without row pointers), *ibc, *ibv. On failure what was not handed over stays
+ * in bk for the caller to free. */
+static sd_status add_block_arrays(sdi_spmm_lowered *l, sdi_spmm_blocks *bk, int32_t brows, int rp64,
+                                  bool with_rowptr, size_t nslots, int *ibp, int *ibc, int *ibv)
+{
+    *ibp = -1;
+    sd_status s;
+    if (with_rowptr) {
+        if ((s = rp_array(l, "browptr", bk->browptr, (int64_t)brows + 1, rp64, ibp)) != SD_OK)
+            return s;
+        if (rp64) {
+            l->arr[*ibp].owned = 1;
+            bk->browptr = NULL;
+        }
+    }
+    s = add_array(l, "bcolidx", bk->bcolidx, (size_t)bk->nblocks * 4, SDI_SPMM_ARR_META, 1, NULL, 0, ibc);
+    if (s != SD_OK)
+        return s;
+    bk->bcolidx = NULL;
+    s = add_array(l, "bval", bk->val, nslots * 4, SDI_SPMM_ARR_VALUE, 1, bk->src, (int64_t)nslots, ibv);
+    if (s != SD_OK)
+        return s;
+    bk->val = NULL;
+    bk->src = NULL;
+    l->slots = (int64_t)nslots;
+    l->deterministic = 1;
+    l->chunks = bk->nblocks;
+    return SD_OK;
+}
+
 static sd_status lower_blocks(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_config *c,
                               int big)
 {
@@ -401,25 +433,9 @@ static sd_status lower_blocks(sdi_spmm_lowered *l, const sd_csr *a, const sdi_sp
     add_macro(l, "SD_BM", "%d", b);
     add_macro(l, "SD_BN", "%d", b);
     name_kernels(l, ell ? "bell" : "bsr", 1);
-    int ibp = -1, ibc, ibv;
-    if (!ell) {
-        SD_TRY(rp_array(l, "browptr", bk.browptr, (int64_t)brows + 1, c->rp64, &ibp));
-        if (c->rp64) {
-            l->arr[ibp].owned = 1;
-            bk.browptr = NULL;
-        }
-    }
-    size_t nslots = (size_t)bk.nblocks * (size_t)b * (size_t)b;
-    SD_TRY(add_array(l, "bcolidx", bk.bcolidx, (size_t)bk.nblocks * 4, SDI_SPMM_ARR_META, 1,
-                     NULL, 0, &ibc));
-    bk.bcolidx = NULL;
-    SD_TRY(add_array(l, "bval", bk.val, nslots * 4, SDI_SPMM_ARR_VALUE, 1, bk.src,
-                     (int64_t)nslots, &ibv));
-    bk.val = NULL;
-    bk.src = NULL;
-    l->slots = (int64_t)nslots;
-    l->deterministic = 1;
-    l->chunks = bk.nblocks;
+    int ibp, ibc, ibv;
+    SD_TRY(add_block_arrays(l, &bk, brows, c->rp64, !ell, (size_t)bk.nblocks * (size_t)b * (size_t)b, &ibp,
+                            &ibc, &ibv));
     int ellw = ell ? (int)(bk.nblocks / (brows > 0 ? brows : 1)) : 0;
     if (brows > 0) {
         sdi_spmm_launch *x = add_launch(l, 0, ((int64_t)brows + gpc - 1) / gpc,
@@ -465,22 +481,8 @@ static sd_status lower_bsr_tc(sdi_spmm_lowered *l, const sd_csr *a, const sdi_sp
     add_macro(l, "SD_NT", "%d", c->coarsen);
     name_kernels(l, "bsr_tc", 1);
     int ibp, ibc, ibv;
-    SD_TRY(rp_array(l, "browptr", bk.browptr, (int64_t)brows + 1, c->rp64, &ibp));
-    if (c->rp64) {
-        l->arr[ibp].owned = 1;
-        bk.browptr = NULL;
-    }
-    size_t nslots = (size_t)bk.nblocks * (size_t)b * 8;
-    SD_TRY(add_array(l, "bcolidx", bk.bcolidx, (size_t)bk.nblocks * 4, SDI_SPMM_ARR_META, 1,
-                     NULL, 0, &ibc));
-    bk.bcolidx = NULL;
-    SD_TRY(add_array(l, "bval", bk.val, nslots * 4, SDI_SPMM_ARR_VALUE, 1, bk.src,
-                     (int64_t)nslots, &ibv));
-    bk.val = NULL;
-    bk.src = NULL;
-    l->slots = (int64_t)nslots;
-    l->deterministic = 1;
-    l->chunks = bk.nblocks;
+    SD_TRY(add_block_arrays(l, &bk, brows, c->rp64, true, (size_t)bk.nblocks * (size_t)b * 8, &ibp, &ibc,
+                            &ibv));
     if (brows > 0) {
         sdi_spmm_launch *x = add_launch(l, 0, ((int64_t)brows + c->warps - 1) / c->warps,
                                         sdi_spmm_ktiles(c), threads);
