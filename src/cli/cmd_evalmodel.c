@@ -131,7 +131,7 @@ int cmd_evalmodel(int argc, char **argv)
                        "aside; the rest is split into --folds folds grouped by matrix and stratified\n"
                        "by shape class; every model is trained with --seeds seeds per split. Prints\n"
                        "top-1, regret, capture and cliff per operator (mean over runs) as markdown\n"
-                       "tables, or JSON with --json. The energy options (--epochs ... --cosine) set\n"
+                       "tables, or JSON with --json. The energy options (--epochs ... --spmm-k-heads) set\n"
                        "how energy-v1 and energy-nomargin are trained (--seed: the first seed of\n"
                        "every model); --cv-only chooses them without looking at the hold-out.",
                        eval_options, NOPTS);

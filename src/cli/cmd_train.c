@@ -1,6 +1,6 @@
 /* src/cli/cmd_train.c: `sparseditto train CORPUS.jsonl -o WEIGHTS.json [--seed N]
  * [--epochs N] [--lambda X] [--temperature T] [--hidden H] [--lr X] [--weight-decay X]
- * [--batch N] [--ensemble M] [--cosine 0|1] [--cv K [--cv-seeds S]]
+ * [--batch N] [--ensemble M] [--cosine 0|1] [--spmm-k-heads 0|1] [--cv K [--cv-seeds S]]
  * [--forest DECIDER.json [--forest-k K]]`: trains the energy model
  * (and, with --forest, ParamSpMM's decider from the measured PCSR configurations) on a corpus (format in
  * src/model/corpus.h), prints the loss per epoch, the training time and the fit's metrics,
@@ -175,9 +175,9 @@ int cmd_train(int argc, char **argv)
     }
     sdi_energy_metrics em;
     sdi_energy_evaluate(&m, &c, &em);
-    printf("trained %ld parameters (H = %d, %d member%s of %ld), %d epochs, seed %llu in %.3f s\n",
-           m.nparams * m.members, m.hidden, m.members, m.members > 1 ? "s" : "", m.nparams,
-           o.epochs, o.seed, secs);
+    printf("trained %ld parameters (H = %d, %d member%s of %ld%s), %d epochs, seed %llu in "
+           "%.3f s\n", m.nparams * m.members, m.hidden, m.members, m.members > 1 ? "s" : "",
+           m.nparams, m.k_heads ? ", SpMM heads per K bucket" : "", o.epochs, o.seed, secs);
     printf("on the training corpus: loss %.6f, top-1 %.3f, regret %.4f, capture %.3f, cliff %.3f "
            "(%d tasks)\n", em.loss, em.top1, em.regret, em.capture, em.cliff, em.ntasks);
     s = sdi_energy_save(&m, args.value[OPT_OUT]);

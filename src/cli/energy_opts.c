@@ -67,6 +67,11 @@ int sdc_energy_opts_parse(const sdc_args *args, int first, const char *cmd,
             return rc;
         o->cosine = (int)v;
     }
+    if (val[SDC_EOPT_KHEADS] != NULL) {
+        if ((rc = sdc_parse_int(val[SDC_EOPT_KHEADS], "--spmm-k-heads", 0, 1, &v)) != 0)
+            return rc;
+        o->k_heads = (int)v;
+    }
     if (val[SDC_EOPT_LAMBDA] != NULL) {
         /* One value for every operator, or exactly one per operator. */
         const char *t = val[SDC_EOPT_LAMBDA];

@@ -20,10 +20,12 @@
     {"weight-decay", 0, true, "decoupled weight decay of w1, w2, >= 0 (default 0.1)"},     \
     {"batch", 0, true, "examples per Adam step, 1..100000 (default 32)"},                  \
     {"ensemble", 0, true, "seed-ensemble members (mean energy), 1..16 (default 1)"},        \
-    {"cosine", 0, true, "1: cosine learning-rate decay to 0, 0: constant (default 1)"}
+    {"cosine", 0, true, "1: cosine learning-rate decay to 0, 0: constant (default 1)"},   \
+    {"spmm-k-heads", 0, true, "1: one SpMM head per K bucket (8, 32, 128, 256), 0: one "  \
+                              "head per operator (default 0)"}
 enum { SDC_EOPT_SEED, SDC_EOPT_EPOCHS, SDC_EOPT_LAMBDA, SDC_EOPT_T, SDC_EOPT_HIDDEN,
        SDC_EOPT_LR, SDC_EOPT_WD, SDC_EOPT_BATCH, SDC_EOPT_ENSEMBLE, SDC_EOPT_COSINE,
-       SDC_ENERGY_NOPTS };
+       SDC_EOPT_KHEADS, SDC_ENERGY_NOPTS };
 
 /* Applies the energy options present in args (table entries from index first) to *o;
  * SDC_EXIT_OK, or a usage error naming cmd and the option. */

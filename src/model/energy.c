@@ -51,7 +51,14 @@ sd_status sdi_energy_model_alloc(sdi_energy_model *m, int hidden)
 
 sd_status sdi_energy_model_alloc_members(sdi_energy_model *m, int hidden, int members)
 {
+    return sdi_energy_model_alloc_layout(m, hidden, members, 0);
+}
+
+sd_status sdi_energy_model_alloc_layout(sdi_energy_model *m, int hidden, int members, int k_heads)
+{
     memset(m, 0, sizeof *m);
+    if (k_heads != 0 && k_heads != 1)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "energy model: k_heads %d, not 0 or 1", k_heads);
     if (hidden < 1 || hidden > 64)
         return SDI_ERR(SD_ERR_INVALID_ARG, "energy model: hidden width %d not in 1..64", hidden);
     if (members < 1 || members > SDI_EM_MAX_MEMBERS)
@@ -66,8 +73,20 @@ sd_status sdi_energy_model_alloc_members(sdi_energy_model *m, int hidden, int me
         off += m->ntemp[o];
     }
     m->ntotal = off;
+    /* Rows: the templates of each head in operator order, SpMM's K buckets one after
+     * the other when it has K heads. */
+    m->k_heads = k_heads;
+    int r = 0;
+    for (int o = 0; o < SDI_EM_NOP; o++)
+        for (int b = 0; b < SDI_EM_NKB; b++) {
+            int own = k_heads && o == SD_OP_SPMM; /* a head of its own per bucket */
+            m->row0[o][b] = own || b == 0 ? r : m->row0[o][0];
+            if (own || b == SDI_EM_NKB - 1)
+                r += m->ntemp[o];
+        }
+    m->nrows = r;
     long nh = (long)NIN * hidden;
-    m->nparams = 2 * nh + (long)m->ntotal * nh + m->ntotal;
+    m->nparams = 2 * nh + (long)m->nrows * nh + m->nrows;
     m->theta = sdi_calloc((size_t)m->nparams * (size_t)members, sizeof *m->theta);
     if (m->theta == NULL) {
         memset(m, 0, sizeof *m);
@@ -76,7 +95,7 @@ sd_status sdi_energy_model_alloc_members(sdi_energy_model *m, int hidden, int me
     m->w1 = m->theta;
     m->b1 = m->w1 + nh;
     m->w2 = m->b1 + nh;
-    m->beta = m->w2 + (long)m->ntotal * nh;
+    m->beta = m->w2 + (long)m->nrows * nh;
     for (int i = 0; i < SDI_EM_NFEAT; i++) {
         m->mean[i] = 0;
         m->std[i] = 1;
@@ -101,7 +120,7 @@ static member_view member_of(const sdi_energy_model *m, int i)
 {
     long nh = (long)NIN * m->hidden;
     const double *base = m->theta + (long)i * m->nparams;
-    member_view v = {base, base + nh, base + 2 * nh, base + 2 * nh + (long)m->ntotal * nh};
+    member_view v = {base, base + nh, base + 2 * nh, base + 2 * nh + (long)m->nrows * nh};
     return v;
 }
 
@@ -110,7 +129,7 @@ void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed)
     long nh = (long)NIN * m->hidden;
     for (int i = 0; i < m->members; i++) {
         double *w1 = m->theta + (long)i * m->nparams, *b1 = w1 + nh, *w2 = b1 + nh;
-        double *beta = w2 + (long)m->ntotal * nh;
+        double *beta = w2 + (long)m->nrows * nh;
         sdi_rng s;
         sdi_rng_seed(&s, seed, 0x1417 /* stream: initial weights */, (uint64_t)i);
         /* h_j spans the standardised range: slopes ~ N(0,1), thresholds ~ N(0,1). */
@@ -118,20 +137,49 @@ void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed)
             w1[k] = sdi_rng_normal(&s);
         for (long k = 0; k < nh; k++)
             b1[k] = sdi_rng_normal(&s);
-        for (long k = 0; k < (long)m->ntotal * nh; k++)
+        for (long k = 0; k < (long)m->nrows * nh; k++)
             w2[k] = 0.05 * sdi_rng_normal(&s);
-        for (int t = 0; t < m->ntotal; t++)
+        for (int t = 0; t < m->nrows; t++)
             beta[t] = 0;
     }
     m->seed = seed;
 }
 
-double sdi_energy_prior(const sdi_energy_model *m, int t)
+double sdi_energy_prior(const sdi_energy_model *m, int r)
 {
     double b = 0;
     for (int i = 0; i < m->members; i++)
-        b += member_of(m, i).beta[t];
+        b += member_of(m, i).beta[r];
     return b / m->members;
+}
+
+/* ------------------------------------------------------------------ K heads */
+static const int k_bucket_value[SDI_EM_NKB] = {8, 32, 128, 256};
+
+/* Bucket of log2 K: the midpoints of log2 8, 32, 128, 256 are 4, 6 and 7.5; the slack
+ * makes K = 16 and K = 64 (exact ties) go up even when log2 K is recovered from a
+ * standardised input with rounding error (no other integer K lies within 1e-6). */
+static int bucket_of_log2(double l)
+{
+    const double eps = 1e-6;
+    return l < 4.0 - eps ? 0 : l < 6.0 - eps ? 1 : l < 7.5 - eps ? 2 : 3;
+}
+
+int sdi_energy_k_bucket(int k)
+{
+    return bucket_of_log2(k > 1 ? log2((double)k) : 0.0);
+}
+
+int sdi_energy_k_bucket_value(int b)
+{
+    return b >= 0 && b < SDI_EM_NKB ? k_bucket_value[b] : 0;
+}
+
+int sdi_energy_row0(const sdi_energy_model *m, sd_op op, const double *x)
+{
+    if (!m->k_heads || op != SD_OP_SPMM)
+        return m->row0[op][0];
+    return m->row0[op][bucket_of_log2(x[NIN - 1] * m->log2k_std + m->log2k_mean)];
 }
 
 /* ------------------------------------------------------------------ inputs */
@@ -213,8 +261,8 @@ static void hidden_of(const sdi_energy_model *m, member_view v, const double *x,
             h[j * H + q] = fast_tanh(x[j] * v.w1[j * H + q] + v.b1[j * H + q]);
 }
 
-/* E of global template t from h (β included); contrib (NIN) may be NULL, else it is
- * incremented by scale × the per-input contributions. */
+/* E of row t (a head's template) from h (β included); contrib (NIN) may be NULL, else
+ * it is incremented by scale × the per-input contributions. */
 static double energy_of(const sdi_energy_model *m, member_view v, const double *h, int t,
                         double *contrib, double scale)
 {
@@ -236,14 +284,14 @@ void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_op op, doubl
                      double *contrib)
 {
     double h[NIN * 64], inv = 1.0 / m->members;
-    int nt = m->ntemp[op];
+    int nt = m->ntemp[op], r0 = sdi_energy_row0(m, op, x);
     if (contrib != NULL)
         memset(contrib, 0, sizeof(double) * (size_t)nt * NIN);
     for (int i = 0; i < m->members; i++) {
         member_view v = member_of(m, i);
         hidden_of(m, v, x, h);
         for (int s = 0; s < nt; s++) {
-            double e = energy_of(m, v, h, m->toff[op] + s,
+            double e = energy_of(m, v, h, r0 + s,
                                  contrib != NULL ? contrib + (long)s * NIN : NULL, inv);
             out[s] = i == 0 ? e : out[s] + e;
         }
@@ -323,7 +371,7 @@ double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op
                             double baseline_us, double lambda, double temperature, double scale,
                             double *grad)
 {
-    int H = m->hidden, nt = m->ntemp[op];
+    int H = m->hidden, nt = m->ntemp[op], r0 = sdi_energy_row0(m, op, x);
     double E[SDI_RANK_MAX_TEMPLATES], gE[SDI_RANK_MAX_TEMPLATES];
     if (grad != NULL && m->members != 1)
         return NAN; /* the gradient of one member's parameters only: train members alone */
@@ -340,17 +388,17 @@ double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op
     member_view v = member_of(m, 0);
     hidden_of(m, v, x, h);
     for (int s = 0; s < nt; s++)
-        E[s] = energy_of(m, v, h, m->toff[op] + s, NULL, 0);
+        E[s] = energy_of(m, v, h, r0 + s, NULL, 0);
     double loss = sdi_rank_loss(E, us, nt, baseline_us, lambda, temperature, gE);
     long nh = (long)NIN * H;
     double *gw1 = grad, *gb1 = grad + nh, *gw2 = grad + 2 * nh;
-    double *gbeta = gw2 + (long)m->ntotal * nh;
+    double *gbeta = gw2 + (long)m->nrows * nh;
     double gh[NIN * 64];
     memset(gh, 0, sizeof(double) * (size_t)nh);
     for (int a = 0; a < nt; a++) {
         if (!(us[a] > 0 && isfinite(us[a])))
             continue;
-        int tg = m->toff[op] + a;
+        int tg = r0 + a;
         double g = gE[a];
         gbeta[tg] += scale * g;
         const double *w = m->w2 + (long)tg * nh;
@@ -389,6 +437,7 @@ sdi_energy_train_opts sdi_energy_train_opts_default(void)
     o.weight_decay = 0.1;
     o.ensemble = 1;
     o.cosine = 1;
+    o.k_heads = 0;
     return o;
 }
 
@@ -433,13 +482,13 @@ static void train_member(sdi_energy_model *m, int i, const sdi_corpus *c,
     /* A single-member view of member i (borrows m's storage, never freed): the loss
      * and its gradient are those of one member. */
     sdi_energy_model one = *m;
-    long P = m->nparams, nh = (long)NIN * m->hidden, nw2end = 2 * nh + (long)m->ntotal * nh;
+    long P = m->nparams, nh = (long)NIN * m->hidden, nw2end = 2 * nh + (long)m->nrows * nh;
     one.members = 1;
     one.theta = m->theta + (long)i * P;
     one.w1 = one.theta;
     one.b1 = one.w1 + nh;
     one.w2 = one.b1 + nh;
-    one.beta = one.w2 + (long)m->ntotal * nh;
+    one.beta = one.w2 + (long)m->nrows * nh;
     memset(mom, 0, sizeof(double) * (size_t)P);
     memset(vel, 0, sizeof(double) * (size_t)P);
     for (int t = 0; t < c->ntasks; t++)
@@ -497,6 +546,8 @@ sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opt
         return SDI_ERR(SD_ERR_INVALID_ARG, "train: epochs %d, batch %d, lr %g, temperature %g: "
                        "need epochs >= 0, batch >= 1, lr > 0, T > 0, weight decay >= 0, hidden 1..64",
                        o.epochs, o.batch, o.lr, o.temperature);
+    if (o.k_heads != 0 && o.k_heads != 1)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "train: k_heads %d, need 0 or 1", o.k_heads);
     if (o.ensemble < 1 || o.ensemble > SDI_EM_MAX_MEMBERS)
         return SDI_ERR(SD_ERR_INVALID_ARG, "train: ensemble of %d members, need 1..%d",
                        o.ensemble, SDI_EM_MAX_MEMBERS);
@@ -505,7 +556,7 @@ sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opt
             return SDI_ERR(SD_ERR_INVALID_ARG, "train: lambda %g is negative", o.lambda[i]);
     if (c->ntasks == 0)
         return SDI_ERR(SD_ERR_INVALID_ARG, "train: the corpus has no tasks");
-    SD_TRY(sdi_energy_model_alloc_members(m, o.hidden, o.ensemble));
+    SD_TRY(sdi_energy_model_alloc_layout(m, o.hidden, o.ensemble, o.k_heads));
     sdi_energy_fit_standardization(m, c);
     m->trained_ops = 0;
     for (int t = 0; t < c->ntasks; t++)
@@ -717,7 +768,7 @@ sd_status sdi_rank_energy(const sdi_energy_model *m, const sd_features *f, sd_op
         int ni = 0;
         for (int j = 0; j < SDI_EM_NFEAT; j++)
             it[ni++] = (reason_item){sdi_feature_get(j)->name, f->values[j], cs[j], x[j]};
-        double shape = 0, prior = sdi_energy_prior(m, m->toff[op] + s);
+        double shape = 0, prior = sdi_energy_prior(m, sdi_energy_row0(m, op, x) + s);
         for (int c = 0; c < SDI_EM_NSHAPE; c++)
             shape += cs[SDI_EM_NFEAT + c];
         for (int o = 0; o < SDI_EM_NOP; o++)
@@ -738,7 +789,10 @@ sd_status sdi_rank_energy(const sdi_energy_model *m, const sd_features *f, sd_op
             snprintf(rr->feature, sizeof rr->feature, "%s", it[r].name);
             rr->value = it[r].value;
             rr->contribution = it[r].contribution;
-            if (strcmp(it[r].name, "prior") == 0)
+            if (strcmp(it[r].name, "prior") == 0 && m->k_heads && op == SD_OP_SPMM)
+                snprintf(rr->why, sizeof rr->why, "learned template bias for spmm at K bucket %d",
+                         sdi_energy_k_bucket_value(sdi_energy_k_bucket(kk)));
+            else if (strcmp(it[r].name, "prior") == 0)
                 snprintf(rr->why, sizeof rr->why, "learned template bias for %s",
                          sdi_op_name(op));
             else if (strcmp(it[r].name, "shape_class") == 0)

@@ -19,7 +19,19 @@
  * A model may be a seed ensemble of M members (same H and standardisation, trained
  * alone with different seeds): E_o = (1/M) Σ_m E_o^m, which is again an additive
  * energy of the same form (the members' contributions h_j^mᵀ w2^m / M add up per
- * feature j), so per-feature explanations keep their meaning. */
+ * feature j), so per-feature explanations keep their meaning.
+ *
+ * SpMM K heads (option k_heads; a documented departure from DESIGN.md, whose head index
+ * is the operator alone): SpMM gets one head per K bucket, β_{(spmm,b),s} and
+ * w2_{(spmm,b),j,s}, b the bucket of {8, 32, 128, 256} nearest to K in log2 K (K outside
+ * maps to the nearest end; a tie — K = 16, K = 64 — goes to the larger bucket). With one
+ * head per operator K can only shift the energies additively through the log2_k input;
+ * which SpMM template wins depends on K jointly with the row lengths. The h_j layer stays
+ * shared and the energy stays additive per feature (the contributions of the chosen head
+ * still sum to E − β); only the head is chosen by (operator, K bucket). SpMV and SpGEMM
+ * are unchanged. The parameters are laid out by "rows", one per (head, template):
+ * row0[o][b] + s is the row of template s of op o in K bucket b (all b equal when the
+ * op has one head); without K heads row0[o][b] = toff[o], so rows = global templates. */
 #ifndef SDI_ENERGY_H
 #define SDI_ENERGY_H
 
@@ -33,8 +45,11 @@
 #define SDI_EM_NOP 3
 #define SDI_EM_NIN (SDI_EM_NFEAT + SDI_EM_NSHAPE + SDI_EM_NOP + 1)
 #define SDI_EM_HIDDEN 16
-#define SDI_EM_FORMAT_VERSION 2 /* 2: "members"; version 1 files still load */
+#define SDI_EM_FORMAT_VERSION 3 /* 2: "members"; 3: "spmm_k_heads" (written only by models
+                                   with K heads: others are still written as version 2);
+                                   versions 1 and 2 still load */
 #define SDI_EM_MAX_MEMBERS 16
+#define SDI_EM_NKB 4 /* SpMM K buckets of the K heads: K = 8, 32, 128, 256 */
 
 typedef struct {
     int hidden;             /* H */
@@ -44,8 +59,13 @@ typedef struct {
     /* Standardisation (of log1p-ed sizes; std 1 where the corpus had no spread). */
     double mean[SDI_EM_NFEAT], std[SDI_EM_NFEAT];
     double log2k_mean, log2k_std;
-    /* Parameters of one member, one block: w1[j*H+h], b1[j*H+h], w2[((t*NIN)+j)*H+h],
-     * beta[t]; nparams per member. theta holds the members one after the other
+    /* Head layout: k_heads 1 = SpMM has one head per K bucket; nrows (head, template)
+     * rows (ntotal without K heads, ntotal + (NKB − 1)·|V_spmm| with them); row0 above. */
+    int k_heads;
+    int nrows;
+    int row0[SDI_EM_NOP][SDI_EM_NKB];
+    /* Parameters of one member, one block: w1[j*H+h], b1[j*H+h], w2[((r*NIN)+j)*H+h],
+     * beta[r] (r a row); nparams per member. theta holds the members one after the other
      * (members · nparams values); w1, b1, w2, beta view member 0. */
     int members;
     long nparams;
@@ -76,6 +96,7 @@ typedef struct {
                                 (default 1); member i: initialisation and order streams of
                                 index i, so member 0 is the model trained alone with seed */
     int cosine;              /* 1 (default): learning rate lr·(1 + cos(π·step/steps))/2 */
+    int k_heads;             /* 1: one SpMM head per K bucket (see above; default 0) */
     int verbose;             /* 1: one line per epoch on stdout */
 } sdi_energy_train_opts;
 
@@ -89,15 +110,25 @@ typedef struct {
 } sdi_energy_metrics;
 
 /* Sizes and template offsets for hidden width H; parameters allocated, zeroed; one
- * member (sdi_energy_model_alloc_members: M members, 1..SDI_EM_MAX_MEMBERS). */
+ * member (sdi_energy_model_alloc_members: M members, 1..SDI_EM_MAX_MEMBERS;
+ * sdi_energy_model_alloc_layout: and K heads 0/1); one head per operator unless said. */
 SDI_HIDDEN sd_status sdi_energy_model_alloc(sdi_energy_model *m, int hidden);
 SDI_HIDDEN sd_status sdi_energy_model_alloc_members(sdi_energy_model *m, int hidden, int members);
+SDI_HIDDEN sd_status sdi_energy_model_alloc_layout(sdi_energy_model *m, int hidden, int members,
+                                                   int k_heads);
 SDI_HIDDEN void sdi_energy_model_free(sdi_energy_model *m);
 /* Random initial parameters (deterministic in seed; member i from the stream of index i);
  * standardisation left as is. */
 SDI_HIDDEN void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed);
-/* β of global template t (mean over the members). */
-SDI_HIDDEN double sdi_energy_prior(const sdi_energy_model *m, int t);
+/* The K bucket (0..SDI_EM_NKB−1: K = 8, 32, 128, 256) of K ≥ 1: nearest in log2 K, ties
+ * to the larger bucket. sdi_energy_k_bucket_value(b) is the bucket's K. */
+SDI_HIDDEN int sdi_energy_k_bucket(int k);
+SDI_HIDDEN int sdi_energy_k_bucket_value(int b);
+/* The first row of op's templates for inputs x (the head: the K bucket comes from x's
+ * log2_k input, so that the energy is a function of x alone). */
+SDI_HIDDEN int sdi_energy_row0(const sdi_energy_model *m, sd_op op, const double *x);
+/* β of row r (mean over the members); without K heads r is the global template. */
+SDI_HIDDEN double sdi_energy_prior(const sdi_energy_model *m, int r);
 /* Input names: the 36 feature names, "shape_uniform"…, "op_spmv"…, "log2_k". */
 SDI_HIDDEN const char *sdi_energy_input_name(int j);
 /* 1 when feature i (< 36) is log1p-ed before standardisation. */
@@ -110,7 +141,7 @@ SDI_HIDDEN void sdi_energy_inputs(const sdi_energy_model *m, const double *featu
 /* Energies of every template of op (out[s], s < ntemp[op]); contrib may be NULL or
  * receive ntemp[op]*SDI_EM_NIN per-input contributions h_j(x_j)ᵀ w2_{o,j,s} (β excluded).
  * Ensembles: the mean energy and the mean contributions over the members, so that
- * out[s] = sdi_energy_prior(toff[op] + s) + Σ_j contrib[s·NIN + j]. */
+ * out[s] = sdi_energy_prior(sdi_energy_row0(m, op, x) + s) + Σ_j contrib[s·NIN + j]. */
 SDI_HIDDEN void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_op op,
                                 double *out, double *contrib);
 /* Loss of one task (inputs x, op, times us[s] per template, us ≤ 0 / non-finite = not

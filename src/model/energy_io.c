@@ -1,6 +1,9 @@
-/* src/model/energy_io.c: energy model weights as JSON. Format (version 2):
- *   {"format": "sparseditto-energy", "version": 2, "model": "energy-v1", "hidden": H,
+/* src/model/energy_io.c: energy model weights as JSON. Format (version 2, or 3 for a
+ * model with SpMM K heads):
+ *   {"format": "sparseditto-energy", "version": 2 | 3, "model": "energy-v1", "hidden": H,
  *    "ensemble": M (members, 1..16),
+ *    "spmm_k_heads": [8, 32, 128, 256] (version 3 only; absent = one head per operator:
+ *               the K buckets of SpMM's heads, energy.h),
  *    "inputs": [45 input names in order: the 36 canonical features, shape one-hots,
  *               operator one-hots, "log2_k"],
  *    "size_features": [names log1p-ed before standardisation],
@@ -10,9 +13,12 @@
  *                 "lr": x, "weight_decay": x, "batch": n, "cosine": b (informational,
  *                 optional), "trained_ops": ["spmv", ...] (optional: absent = every
  *                 operator)},
- *    "members": [M × {"w1": [45·H], "b1": [45·H], "w2": [Σ|V_o|·45·H], "beta": [Σ|V_o|]}]}
+ *    "members": [M × {"w1": [45·H], "b1": [45·H], "w2": [R·45·H], "beta": [R]}]}
+ * with R the rows (head, template): Σ|V_o|, plus 3·|V_spmm| with K heads.
  * Version 1 (still read): no "ensemble" / "members"; one member's w1, b1, w2, beta at
- * the top level. Index orders as in energy.h. Numbers are written with 17 significant digits, so the
+ * the top level. Version 2 is still written for models without K heads, so that
+ * libraries that read 1..2 keep loading them; a K-heads file is refused by those by
+ * its version. Index orders as in energy.h. Numbers are written with 17 significant digits, so the
  * weights read back bit-exactly. Loading checks every name, size and number against
  * this library's feature table and vocabulary: a model is only used for the inputs it
  * was trained on. */
@@ -52,13 +58,20 @@ sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
     sdi_json_key(j, "format");
     sdi_json_string(j, "sparseditto-energy");
     sdi_json_key(j, "version");
-    sdi_json_int(j, SDI_EM_FORMAT_VERSION);
+    sdi_json_int(j, m->k_heads ? 3 : 2);
     sdi_json_key(j, "model");
     sdi_json_string(j, "energy-v1");
     sdi_json_key(j, "hidden");
     sdi_json_int(j, m->hidden);
     sdi_json_key(j, "ensemble");
     sdi_json_int(j, m->members);
+    if (m->k_heads) {
+        sdi_json_key(j, "spmm_k_heads");
+        sdi_json_begin_array(j);
+        for (int b = 0; b < SDI_EM_NKB; b++)
+            sdi_json_int(j, sdi_energy_k_bucket_value(b));
+        sdi_json_end_array(j);
+    }
     sdi_json_key(j, "inputs");
     sdi_json_begin_array(j);
     for (int i = 0; i < NIN; i++)
@@ -124,8 +137,8 @@ sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j)
         sdi_json_begin_object(j);
         num_array(j, "w1", w1, nh);
         num_array(j, "b1", b1, nh);
-        num_array(j, "w2", w2, (long)m->ntotal * nh);
-        num_array(j, "beta", w2 + (long)m->ntotal * nh, m->ntotal);
+        num_array(j, "w2", w2, (long)m->nrows * nh);
+        num_array(j, "beta", w2 + (long)m->nrows * nh, m->nrows);
         sdi_json_end_object(j);
     }
     sdi_json_end_array(j);
@@ -172,6 +185,28 @@ static sd_status check_names(const sdi_jvalue *a, const char *where, int n,
     return SD_OK;
 }
 
+/* The head layout: "spmm_k_heads" present (version 3 only) = SpMM K heads, and it must
+ * list exactly this library's K buckets. */
+static sd_status read_k_heads(const sdi_jvalue *v, double ver, int *k_heads)
+{
+    const sdi_jvalue *a = sdi_jget(v, "spmm_k_heads");
+    *k_heads = 0;
+    if (a == NULL)
+        return SD_OK;
+    if (ver < 3)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"spmm_k_heads\" in a format version %g "
+                       "file (K heads need version 3)", ver);
+    int ok = a->type == SDI_JARRAY && a->n == SDI_EM_NKB;
+    for (int b = 0; ok && b < SDI_EM_NKB; b++)
+        ok = a->items[b].type == SDI_JNUMBER &&
+             a->items[b].number == sdi_energy_k_bucket_value(b);
+    if (!ok)
+        return SDI_ERR(SD_ERR_PARSE, "energy model: \"spmm_k_heads\" is not [8, 32, 128, 256], "
+                       "the K buckets of this library's SpMM heads (another head layout)");
+    *k_heads = 1;
+    return SD_OK;
+}
+
 sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
 {
 #define SD_FREE_ALL sdi_energy_model_free(m)
@@ -182,7 +217,7 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
     if (fmt == NULL || strcmp(fmt, "sparseditto-energy") != 0)
         return SDI_ERR(SD_ERR_PARSE, "energy model: \"format\" is not \"sparseditto-energy\"");
     double ver = sdi_jget_number(v, "version", -1);
-    if (ver != 1 && ver != SDI_EM_FORMAT_VERSION)
+    if (ver != 1 && ver != 2 && ver != SDI_EM_FORMAT_VERSION)
         return SDI_ERR(SD_ERR_PARSE, "energy model: format version %g, this library reads 1..%d",
                        ver, SDI_EM_FORMAT_VERSION);
     double hid = sdi_jget_number(v, "hidden", -1);
@@ -203,6 +238,8 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
             return SDI_ERR(SD_ERR_PARSE, "energy model: \"members\" has %d entries, \"ensemble\" "
                            "says %d", mem->n, (int)nmem);
     }
+    int k_heads = 0;
+    SD_TRY(read_k_heads(v, ver, &k_heads));
     SD_TRY(check_names(sdi_jget(v, "inputs"), "inputs", NIN, sdi_energy_input_name, NULL));
     const char *sizes[SDI_EM_NFEAT];
     int nsz = 0;
@@ -220,7 +257,7 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
         snprintf(where, sizeof where, "vocabulary.%s", sdi_op_name((sd_op)o));
         SD_TRY(check_names(sdi_jget(voc, sdi_op_name((sd_op)o)), where, nv, NULL, lab));
     }
-    SD_TRY(sdi_energy_model_alloc_members(m, (int)hid, (int)nmem));
+    SD_TRY(sdi_energy_model_alloc_layout(m, (int)hid, (int)nmem, k_heads));
     const sdi_jvalue *st = sdi_jget(v, "standardization");
     if (st == NULL || st->type != SDI_JOBJECT) {
         SD_FREE_ALL;
@@ -289,8 +326,21 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
         double *w1 = m->theta + (long)i * m->nparams, *b1 = w1 + nh, *w2 = b1 + nh;
         SD_TRY(read_array(b, "w1", where[0], w1, nh));
         SD_TRY(read_array(b, "b1", where[1], b1, nh));
-        SD_TRY(read_array(b, "w2", where[2], w2, (long)m->ntotal * nh));
-        SD_TRY(read_array(b, "beta", where[3], w2 + (long)m->ntotal * nh, m->ntotal));
+        /* The head layout decides the sizes of w2 and beta: a size mismatch names it. */
+        for (int k = 2; k < 4; k++) {
+            const sdi_jvalue *a = sdi_jget(b, names[k]);
+            long want = (k == 2 ? nh : 1) * (long)m->nrows;
+            if (a != NULL && a->type == SDI_JARRAY && a->n != want) {
+                int rows = m->nrows, kh = m->k_heads; /* m is zeroed by SD_FREE_ALL */
+                SD_FREE_ALL;
+                return SDI_ERR(SD_ERR_PARSE, "energy model: \"%s\" has %d values, expected %ld "
+                               "(%d head rows: %s)", where[k], a->n, want, rows,
+                               kh ? "spmm_k_heads [8, 32, 128, 256]"
+                                  : "one head per operator, no spmm_k_heads");
+            }
+        }
+        SD_TRY(read_array(b, "w2", where[2], w2, (long)m->nrows * nh));
+        SD_TRY(read_array(b, "beta", where[3], w2 + (long)m->nrows * nh, m->nrows));
     }
     return SD_OK;
 #undef SD_FREE_ALL

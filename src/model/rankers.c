@@ -551,6 +551,8 @@ void sdi_model_eval_json(const sdi_model_eval_result *r, const sdi_model_eval_op
     sdi_json_number(j, e->lr);
     sdi_json_key(j, "cosine");
     sdi_json_bool(j, e->cosine != 0);
+    sdi_json_key(j, "spmm_k_heads");
+    sdi_json_bool(j, e->k_heads != 0);
     sdi_json_key(j, "weight_decay");
     sdi_json_number(j, e->weight_decay);
     sdi_json_key(j, "lambda");
@@ -674,10 +676,11 @@ sd_status sdi_model_eval_markdown(const sdi_model_eval_result *r, const sdi_mode
     const sdi_energy_train_opts *e = &o->ranker.energy;
     ok = ok && appendf(&b, &len, &cap,
                        "energy-v1 training: H %d, %d epochs, batch %d, lr %g%s, weight decay %g, "
-                       "λ %g / %g / %g (spmv / spmm / spgemm), T %g, ensemble of %d; "
+                       "λ %g / %g / %g (spmv / spmm / spgemm), T %g, ensemble of %d%s; "
                        "energy-nomargin the same with λ = 0.\n", e->hidden, e->epochs, e->batch,
                        e->lr, e->cosine ? " (cosine decay)" : "", e->weight_decay, e->lambda[0],
-                       e->lambda[1], e->lambda[2], e->temperature, e->ensemble);
+                       e->lambda[1], e->lambda[2], e->temperature, e->ensemble,
+                       e->k_heads ? ", one SpMM head per K bucket" : "");
     if (!ok) {
         sdi_free(b);
         *out = NULL;

@@ -1,9 +1,9 @@
 # tests/cpu/cli_model.sh: `sparseditto train`, `rank`, `evalmodel` and `corpus`: training
 # on a tiny synthetic corpus written here, ranking with the trained model, the model the
 # search finds through SPARSEDITTO_MODELS (and its corrupt-file fallback) and the rules,
-# JSON fields, determinism of the weights, the ranker comparison, the corpus builder's
-# argument errors and missing device, ParamSpMM's decider from builder lines, exit codes
-# 1 (bad input), 2 (usage) and 3 (no device).
+# JSON fields, determinism of the weights, SpMM heads per K bucket, the ranker
+# comparison, the corpus builder's argument errors and missing device, ParamSpMM's
+# decider from builder lines, exit codes 1 (bad input), 2 (usage) and 3 (no device).
 # Usage: bash cli_model.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
@@ -77,6 +77,21 @@ cmp -s "$TMP/w.json" "$TMP/w3.json" && fail "seed ignored" || ok "another seed, 
 "$BIN" rank "$TMP/m1.mtx" --op spmv --model "$TMP/we.json" > "$TMP/rank_e.txt" 2>&1 \
   && grep -q '^model  energy-v1' "$TMP/rank_e.txt" && ok "rank with an ensemble" || fail "rank ensemble: $(cat "$TMP/rank_e.txt")"
 
+# SpMM heads per K bucket: a version 3 file naming its buckets; ranking spmm at any K.
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/wk.json" --seed 3 --epochs 5 --spmm-k-heads 1 > "$TMP/kh.txt" 2>&1 \
+  && grep -q 'SpMM heads per K bucket' "$TMP/kh.txt" && grep -q '"version":3' "$TMP/wk.json" \
+  && grep -q '"spmm_k_heads":\[8,32,128,256\]' "$TMP/wk.json" \
+  && ok "train --spmm-k-heads 1: version 3 weights with the K buckets" || fail "k heads: $(cat "$TMP/kh.txt")"
+kfails=$fails
+for k in 1 20 1000; do
+  "$BIN" rank "$TMP/m1.mtx" --op spmm -K $k --model "$TMP/wk.json" > "$TMP/rank_k.txt" 2>&1 \
+    && grep -q '^model  energy-v1' "$TMP/rank_k.txt" || fail "rank K heads -K $k: $(cat "$TMP/rank_k.txt")"
+done
+[ $fails -eq $kfails ] && ok "rank with K heads at K = 1, 20, 1000"
+"$BIN" train "$TMP/corpus.jsonl" -o "$TMP/wk0.json" --seed 3 --epochs 5 --spmm-k-heads 0 -q > /dev/null 2>&1 \
+  && grep -q '"version":2' "$TMP/wk0.json" && ! grep -q 'spmm_k_heads' "$TMP/wk0.json" \
+  && ok "train --spmm-k-heads 0: version 2 weights as before" || fail "k heads 0"
+
 # Cross-validation grouped by matrix: one line per fold x seed, then the mean.
 "$BIN" train "$TMP/corpus.jsonl" --cv 3 --cv-seeds 2 --epochs 10 > "$TMP/cv.txt" 2>&1 || fail "cv exit $?"
 [ "$(grep -c '^  fold [0-2] seed [12]: 20 tasks' "$TMP/cv.txt")" -eq 6 ] && grep -q '^held-out mean (std): top-1' "$TMP/cv.txt" \
@@ -147,6 +162,7 @@ expect 2 "train --lambda 1,2" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" 
 expect 2 "train --lambda 1,2,3,4" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --lambda 1,2,3,4
 expect 2 "train --lambda 1,-2,3" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --lambda 1,-2,3
 expect 2 "train --cosine 2" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --cosine 2
+expect 2 "train --spmm-k-heads 2" "$BIN" train "$TMP/corpus.jsonl" -o "$TMP/x.json" --spmm-k-heads 2
 expect 2 "train no corpus" "$BIN" train -o "$TMP/x.json"
 expect 1 "train missing corpus" "$BIN" train "$TMP/none.jsonl" -o "$TMP/x.json"
 sed '2s/"row_cv"/"row_cvv"/' "$TMP/corpus.jsonl" > "$TMP/bad.jsonl"
@@ -207,10 +223,10 @@ fi
   && ok "evalmodel --importance writes importance.md and .json" || fail "evalmodel --importance: $(head -c 400 "$TMP/imp.md")"
 # --cv-only: the cross-validation on the non-hold-out matrices, the hold-out never scored.
 "$BIN" evalmodel "$TMP/corpus.jsonl" --folds 3 --seeds 1 --holdout 12 --epochs 5 --models energy-v1 \
-  --cv-only --ensemble 2 --lambda 0,0.1,0.2 -q > "$TMP/cvonly.md" 2>&1
+  --cv-only --ensemble 2 --lambda 0,0.1,0.2 --spmm-k-heads 1 -q > "$TMP/cvonly.md" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ! grep -q 'Held-out test set' "$TMP/cvonly.md" && grep -q 'hold-out of 12 matrices was set aside' "$TMP/cvonly.md" \
-  && grep -q '(48 matrices)' "$TMP/cvonly.md" && grep -q 'ensemble of 2' "$TMP/cvonly.md" \
+  && grep -q '(48 matrices)' "$TMP/cvonly.md" && grep -q 'ensemble of 2, one SpMM head per K bucket' "$TMP/cvonly.md" \
   && grep -q 'λ 0 / 0.1 / 0.2' "$TMP/cvonly.md" && ok "evalmodel --cv-only" || fail "cv-only: rc $rc $(cat "$TMP/cvonly.md")"
 expect 2 "evalmodel --cv-only --importance" "$BIN" evalmodel "$TMP/corpus.jsonl" --cv-only --importance 2
 expect 2 "evalmodel --importance 0" "$BIN" evalmodel "$TMP/corpus.jsonl" --importance 0

@@ -3,7 +3,8 @@
  * known best template per region, weights and corpus I/O round trips, corrupt weight
  * files, determinism, ranking with per-feature reasons; seed ensembles (members as
  * trained alone, mean energy and contributions, file round trip, version 1 files, bad
- * member counts). */
+ * member counts); SpMM K heads (gradient, K → bucket, contributions, file layout) and
+ * files without them loading as before. */
 #include <unistd.h>
 
 #include "core/json_parse.h"
@@ -30,6 +31,9 @@ static void write_text(const char *path, const char *text, size_t len)
     }
 }
 
+static void expect_bad(const char *label, const char *text, size_t len, const char *want);
+static char *replace(const char *text, const char *from, const char *to);
+
 /* Loss summed over the tasks of c (λ, T of m), gradient into g when not NULL. */
 static double total_loss(const sdi_energy_model *m, const sdi_corpus *c, double *g)
 {
@@ -44,39 +48,36 @@ static double total_loss(const sdi_energy_model *m, const sdi_corpus *c, double 
     return sum;
 }
 
-static void test_gradient_check(void)
+/* The analytic gradient of m (initialised; its β and w2 are made non-trivial here) on c
+ * against central differences, block by block; g receives the gradient (nparams). */
+static void gradient_check(sdi_energy_model *m, const sdi_corpus *c, double *g)
 {
-    sdi_corpus c;
-    SDT_OK(sdi_corpus_synthetic(sdt_seed, 3, &c)); /* 9 tasks, all three operators */
-    sdi_energy_model m;
-    SDT_OK(sdi_energy_model_alloc(&m, 2));
-    sdi_energy_fit_standardization(&m, &c);
-    sdi_energy_model_init(&m, sdt_seed);
-    for (int t = 0; t < m.ntotal; t++) /* non-trivial β and larger w2: every term matters */
-        m.beta[t] = 0.1 * (t % 5) - 0.2;
-    for (long i = 0; i < (long)m.ntotal * SDI_EM_NIN * m.hidden; i++)
-        m.w2[i] *= 6.0;
-    m.lambda[0] = 0.3;
-    m.lambda[1] = 0.5;
-    m.lambda[2] = 0.7;
-    m.temperature = 0.5;
-    double *g = calloc((size_t)m.nparams, sizeof *g);
-    total_loss(&m, &c, g);
-    long nh = (long)SDI_EM_NIN * m.hidden;
+    for (int t = 0; t < m->nrows; t++) /* non-trivial β and larger w2: every term matters */
+        m->beta[t] = 0.1 * (t % 5) - 0.2;
+    for (long i = 0; i < (long)m->nrows * SDI_EM_NIN * m->hidden; i++)
+        m->w2[i] *= 6.0;
+    m->lambda[0] = 0.3;
+    m->lambda[1] = 0.5;
+    m->lambda[2] = 0.7;
+    m->temperature = 0.5;
+    memset(g, 0, sizeof(double) * (size_t)m->nparams);
+    total_loss(m, c, g);
+    long nh = (long)SDI_EM_NIN * m->hidden;
     struct { const char *name; long off, n; } blocks[4] = {
-        {"w1", 0, nh}, {"b1", nh, nh}, {"w2", 2 * nh, (long)m.ntotal * nh},
-        {"beta", 2 * nh + (long)m.ntotal * nh, m.ntotal}};
-    SDT_CHECK(blocks[3].off + blocks[3].n == m.nparams, "blocks cover all %ld parameters", m.nparams);
+        {"w1", 0, nh}, {"b1", nh, nh}, {"w2", 2 * nh, (long)m->nrows * nh},
+        {"beta", 2 * nh + (long)m->nrows * nh, m->nrows}};
+    SDT_CHECK(blocks[3].off + blocks[3].n == m->nparams, "blocks cover all %ld parameters",
+              m->nparams);
     for (int b = 0; b < 4; b++) {
         double worst = 0, gmax = 0;
         long at = -1;
         for (long i = blocks[b].off; i < blocks[b].off + blocks[b].n; i++) {
-            double keep = m.theta[i], hstep = 1e-5 * (1.0 + fabs(keep));
-            m.theta[i] = keep + hstep;
-            double lp = total_loss(&m, &c, NULL);
-            m.theta[i] = keep - hstep;
-            double lm = total_loss(&m, &c, NULL);
-            m.theta[i] = keep;
+            double keep = m->theta[i], hstep = 1e-5 * (1.0 + fabs(keep));
+            m->theta[i] = keep + hstep;
+            double lp = total_loss(m, c, NULL);
+            m->theta[i] = keep - hstep;
+            double lm = total_loss(m, c, NULL);
+            m->theta[i] = keep;
             double fd = (lp - lm) / (2 * hstep);
             double denom = fabs(fd) + fabs(g[i]);
             /* Relative error; below |grad| 1e-4 the floor makes it absolute (the
@@ -95,12 +96,329 @@ static void test_gradient_check(void)
         SDT_CHECK(gmax > 1e-3, "%s: gradient is (nearly) zero everywhere", blocks[b].name);
     }
     /* The margin term alone: λ = 0 changes the loss (the check saw both terms). */
-    double with = total_loss(&m, &c, NULL);
-    m.lambda[0] = m.lambda[1] = m.lambda[2] = 0;
-    SDT_CHECK(total_loss(&m, &c, NULL) < with, "margin term adds to the loss");
+    double with = total_loss(m, c, NULL);
+    double keep[3] = {m->lambda[0], m->lambda[1], m->lambda[2]};
+    m->lambda[0] = m->lambda[1] = m->lambda[2] = 0;
+    SDT_CHECK(total_loss(m, c, NULL) < with, "margin term adds to the loss");
+    memcpy(m->lambda, keep, sizeof keep);
+}
+
+static void test_gradient_check(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 3, &c)); /* 9 tasks, all three operators */
+    sdi_energy_model m;
+    SDT_OK(sdi_energy_model_alloc(&m, 2));
+    SDT_CHECK(!m.k_heads && m.nrows == m.ntotal, "one head per operator: a row per template");
+    sdi_energy_fit_standardization(&m, &c);
+    sdi_energy_model_init(&m, sdt_seed);
+    double *g = calloc((size_t)m.nparams, sizeof *g);
+    gradient_check(&m, &c, g);
     free(g);
     sdi_energy_model_free(&m);
     sdi_corpus_free(&c);
+}
+
+/* SpMM tasks' K over every bucket and between them (the synthetic corpus has 8, 32, 128). */
+static const int spmm_ks[8] = {1, 8, 20, 32, 100, 256, 1000, 64};
+
+static void set_spmm_ks(sdi_corpus *c)
+{
+    int i = 0;
+    for (int t = 0; t < c->ntasks; t++)
+        if (c->tasks[t].op == SD_OP_SPMM)
+            c->tasks[t].k = spmm_ks[i++ % 8];
+}
+
+/* K heads: the gradient of every block (w2 and β now one block of rows per SpMM bucket)
+ * against central differences, and every bucket's rows receive gradient from its tasks
+ * only. */
+static void test_k_heads_gradient(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 8, &c)); /* 8 spmm tasks: K over all buckets */
+    set_spmm_ks(&c);
+    sdi_energy_model m;
+    SDT_OK(sdi_energy_model_alloc_layout(&m, 2, 1, 1));
+    int nsp = m.ntemp[SD_OP_SPMM];
+    SDT_CHECK(m.k_heads && m.nrows == m.ntotal + 3 * nsp, "rows %d = %d + 3·%d", m.nrows,
+              m.ntotal, nsp);
+    SDT_CHECK(m.row0[SD_OP_SPMV][3] == 0 && m.row0[SD_OP_SPMM][0] == m.ntemp[SD_OP_SPMV] &&
+                  m.row0[SD_OP_SPMM][3] == m.ntemp[SD_OP_SPMV] + 3 * nsp &&
+                  m.row0[SD_OP_SPGEMM][0] == m.ntemp[SD_OP_SPMV] + 4 * nsp &&
+                  m.row0[SD_OP_SPGEMM][2] == m.row0[SD_OP_SPGEMM][0],
+              "row layout: spmv, spmm per bucket, spgemm");
+    sdi_energy_fit_standardization(&m, &c);
+    sdi_energy_model_init(&m, sdt_seed);
+    double *g = calloc((size_t)m.nparams, sizeof *g);
+    gradient_check(&m, &c, g);
+    /* Each bucket's β rows get gradient exactly when one of its tasks is measured. */
+    const double *gbeta = g + 2 * (long)SDI_EM_NIN * m.hidden + (long)m.nrows * SDI_EM_NIN * m.hidden;
+    for (int b = 0; b < SDI_EM_NKB; b++) {
+        double sum = 0;
+        for (int s2 = 0; s2 < nsp; s2++)
+            sum += fabs(gbeta[m.row0[SD_OP_SPMM][b] + s2]);
+        SDT_CHECK(sum > 1e-6, "bucket %d (K %d): no gradient reaches its head", b,
+                  sdi_energy_k_bucket_value(b));
+    }
+    /* Only the tasks of bucket 3 (K 256, 1000): the other buckets' rows stay untouched. */
+    for (int t = 0; t < c.ntasks; t++)
+        if (c.tasks[t].op != SD_OP_SPMM || sdi_energy_k_bucket(c.tasks[t].k) != 3)
+            for (int q = 0; q < SDI_RANK_MAX_TEMPLATES; q++)
+                c.tasks[t].us[q] = 0;
+    memset(g, 0, sizeof(double) * (size_t)m.nparams);
+    total_loss(&m, &c, g);
+    long nh = (long)SDI_EM_NIN * m.hidden;
+    double other = 0, own = 0;
+    for (int r = 0; r < m.nrows; r++) {
+        int mine = r >= m.row0[SD_OP_SPMM][3] && r < m.row0[SD_OP_SPMM][3] + nsp;
+        double a = fabs(g[2 * nh + (long)m.nrows * nh + r]);
+        for (long i = 0; i < nh; i++)
+            a += fabs(g[2 * nh + (long)r * nh + i]);
+        *(mine ? &own : &other) += a;
+    }
+    SDT_CHECK(own > 1e-6 && other == 0, "bucket 3's tasks move its head only (own %g, other %g)",
+              own, other);
+    free(g);
+    sdi_energy_model_free(&m);
+    sdi_corpus_free(&c);
+}
+
+/* K → bucket: nearest of 8, 32, 128, 256 in log2 K, ties (16, 64) up; the head chosen from
+ * the standardised input x agrees with it for every K. */
+static void test_k_bucket_mapping(void)
+{
+    const int ks[] = {1, 8, 20, 32, 100, 256, 1000, 2, 15, 16, 63, 64, 181, 182, 1 << 20};
+    const int want[] = {0, 0, 1, 1, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        SDT_CHECK(sdi_energy_k_bucket(ks[i]) == want[i], "K %d: bucket %d, expected %d", ks[i],
+                  sdi_energy_k_bucket(ks[i]), want[i]);
+    SDT_CHECK(sdi_energy_k_bucket_value(0) == 8 && sdi_energy_k_bucket_value(3) == 256 &&
+                  sdi_energy_k_bucket_value(4) == 0,
+              "bucket values");
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 16, &c));
+    set_spmm_ks(&c); /* a log2 K standardisation with a non-trivial mean and spread */
+    sdi_energy_model kh, one;
+    SDT_OK(sdi_energy_model_alloc_layout(&kh, 2, 1, 1));
+    SDT_OK(sdi_energy_model_alloc(&one, 2));
+    sdi_energy_fit_standardization(&kh, &c);
+    sdi_energy_fit_standardization(&one, &c);
+    SDT_CHECK(kh.log2k_mean > 0.5 && kh.log2k_std > 0.5, "log2 K standardised (mean %g, std %g)",
+              kh.log2k_mean, kh.log2k_std);
+    double x[SDI_EM_NIN];
+    int bad = 0;
+    for (int k = 1; k <= 4096; k++) {
+        sdi_energy_inputs(&kh, c.records[0].features, c.records[0].shape, SD_OP_SPMM, k, x);
+        bad += sdi_energy_row0(&kh, SD_OP_SPMM, x) != kh.row0[SD_OP_SPMM][sdi_energy_k_bucket(k)];
+        bad += sdi_energy_row0(&one, SD_OP_SPMM, x) != one.toff[SD_OP_SPMM];
+    }
+    SDT_CHECK(bad == 0, "%d of K = 1..4096 choose another head than their bucket", bad);
+    for (int op = 0; op < SDI_EM_NOP; op += 2) {
+        sdi_energy_inputs(&kh, c.records[0].features, c.records[0].shape, (sd_op)op, 1, x);
+        SDT_CHECK(sdi_energy_row0(&kh, (sd_op)op, x) == kh.row0[op][0] &&
+                      kh.row0[op][0] == one.toff[op] + (op == SD_OP_SPGEMM ? 3 * kh.ntemp[SD_OP_SPMM] : 0),
+                  "op %d: one head", op);
+    }
+    sdi_energy_model_free(&kh);
+    sdi_energy_model_free(&one);
+    sdi_corpus_free(&c);
+}
+
+/* A trained K-heads model: contributions sum to energy − β of the chosen head; within a
+ * bucket the feature contributions do not depend on K, across buckets they do (heads
+ * differ), while the one-head model's never do; ranking agrees; file round trip. */
+static void test_k_heads_model(void)
+{
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 40, &c));
+    set_spmm_ks(&c);
+    sdi_energy_train_opts o = sdi_energy_train_opts_default();
+    o.epochs = 5;
+    o.hidden = 4;
+    o.k_heads = 1;
+    sdi_energy_model m, one;
+    SDT_OK(sdi_energy_train(&c, &o, &m));
+    o.k_heads = 0;
+    SDT_OK(sdi_energy_train(&c, &o, &one));
+    SDT_CHECK(m.k_heads == 1 && one.k_heads == 0 && m.nparams > one.nparams, "layouts");
+    double x[SDI_EM_NIN], E[SDI_RANK_MAX_TEMPLATES], contrib[SDI_RANK_MAX_TEMPLATES * SDI_EM_NIN];
+    double worst = 0;
+    for (int t = 0; t < c.ntasks; t++) {
+        const sdi_corpus_task *task = &c.tasks[t];
+        const sdi_corpus_record *r = &c.records[task->record];
+        sdi_energy_inputs(&m, r->features, r->shape, task->op, task->k, x);
+        sdi_energy_eval(&m, x, task->op, E, contrib);
+        int r0 = sdi_energy_row0(&m, task->op, x);
+        for (int s2 = 0; s2 < m.ntemp[task->op]; s2++) {
+            double sum = sdi_energy_prior(&m, r0 + s2);
+            for (int j = 0; j < SDI_EM_NIN; j++)
+                sum += contrib[s2 * SDI_EM_NIN + j];
+            worst = fmax(worst, fabs(E[s2] - sum));
+        }
+    }
+    SDT_CHECK(worst < 1e-12, "β + contributions = energy (off by %g)", worst);
+    /* The feature contributions (inputs 0..43: all but log2_k) at K = 20 and 32 (bucket
+     * 32), and at 8 and 256 (buckets 8 and 256). */
+    const sdi_corpus_record *r = &c.records[0];
+    int nsp = m.ntemp[SD_OP_SPMM];
+    double cs[4][SDI_RANK_MAX_TEMPLATES * SDI_EM_NIN], c1[2][SDI_RANK_MAX_TEMPLATES * SDI_EM_NIN];
+    const int kk[4] = {20, 32, 8, 256};
+    for (int i = 0; i < 4; i++) {
+        sdi_energy_inputs(&m, r->features, r->shape, SD_OP_SPMM, kk[i], x);
+        sdi_energy_eval(&m, x, SD_OP_SPMM, E, cs[i]);
+        if (i >= 2) {
+            sdi_energy_inputs(&one, r->features, r->shape, SD_OP_SPMM, kk[i], x);
+            sdi_energy_eval(&one, x, SD_OP_SPMM, E, c1[i - 2]);
+        }
+    }
+    double same = 0, across = 0, one_across = 0;
+    for (int s2 = 0; s2 < nsp; s2++)
+        for (int j = 0; j < SDI_EM_NIN - 1; j++) {
+            int q = s2 * SDI_EM_NIN + j;
+            same = fmax(same, fabs(cs[0][q] - cs[1][q]));
+            across = fmax(across, fabs(cs[2][q] - cs[3][q]));
+            one_across = fmax(one_across, fabs(c1[0][q] - c1[1][q]));
+        }
+    SDT_CHECK(same == 0 && one_across == 0, "same head, same feature contributions (%g, %g)",
+              same, one_across);
+    SDT_CHECK(across > 1e-6, "the K = 8 and K = 256 heads differ (%g)", across);
+    /* Ranking: the energies of the chosen head for any K >= 1, and the prior names it. */
+    sd_features f;
+    memset(&f, 0, sizeof f);
+    memcpy(f.values, r->features, sizeof f.values);
+    f.shape_class = r->shape;
+    f.op = SD_OP_SPMM;
+    const int rk_ks[3] = {1, 100, 5000};
+    for (int i = 0; i < 3; i++) {
+        sdi_ranking rk;
+        SDT_OK(sdi_rank_energy(&m, &f, SD_OP_SPMM, rk_ks[i], &rk));
+        sdi_energy_inputs(&m, f.values, f.shape_class, SD_OP_SPMM, rk_ks[i], x);
+        sdi_energy_eval(&m, x, SD_OP_SPMM, E, NULL);
+        double emin = E[0];
+        for (int s2 = 1; s2 < nsp; s2++)
+            emin = fmin(emin, E[s2]);
+        SDT_CHECK(rk.n == nsp && rk.e[0].energy == emin, "K %d: ranking of the chosen head",
+                  rk_ks[i]);
+        for (int e = 0; e < rk.n; e++)
+            for (int q = 0; q < rk.e[e].nreasons; q++)
+                if (strcmp(rk.e[e].reasons[q].feature, "prior") == 0)
+                    SDT_CHECK(strstr(rk.e[e].reasons[q].why, "K bucket") != NULL, "prior: '%s'",
+                              rk.e[e].reasons[q].why);
+    }
+    /* File round trip: version 3 with the layout, bit-exact, same energies. */
+    const char *path = tmp_path("kh.json");
+    SDT_OK(sdi_energy_save(&m, path));
+    char *text = NULL;
+    size_t len = 0;
+    SDT_OK(sdi_model_read_file(path, &text, &len));
+    SDT_CHECK(strstr(text, "\"version\":3") != NULL &&
+                  strstr(text, "\"spmm_k_heads\":[8,32,128,256]") != NULL,
+              "version 3 file names its K heads");
+    sdi_energy_model rd;
+    SDT_OK(sdi_energy_load(path, &rd));
+    SDT_CHECK(rd.k_heads == 1 && rd.nrows == m.nrows && rd.nparams == m.nparams &&
+                  memcmp(rd.theta, m.theta, sizeof(double) * (size_t)m.nparams) == 0 &&
+                  memcmp(rd.row0, m.row0, sizeof m.row0) == 0,
+              "K-heads round trip bit-exact");
+    double E2[SDI_RANK_MAX_TEMPLATES];
+    sdi_energy_inputs(&m, r->features, r->shape, SD_OP_SPMM, 100, x);
+    sdi_energy_eval(&m, x, SD_OP_SPMM, E, NULL);
+    sdi_energy_eval(&rd, x, SD_OP_SPMM, E2, NULL);
+    SDT_CHECK(memcmp(E, E2, sizeof(double) * (size_t)nsp) == 0, "same energies after loading");
+    sdi_energy_model_free(&rd);
+    /* Layout mismatches are parse errors that name the layout. */
+    char *t = replace(text, "\"spmm_k_heads\":[8,32,128,256]", "\"spmm_k_heads\":[8,32,128,512]");
+    expect_bad("other buckets", t, strlen(t), "\"spmm_k_heads\" is not [8, 32, 128, 256]");
+    free(t);
+    t = replace(text, "\"spmm_k_heads\":[8,32,128,256],", "");
+    expect_bad("layout dropped", t, strlen(t), "no spmm_k_heads");
+    free(t);
+    t = replace(text, "\"version\":3", "\"version\":2");
+    expect_bad("K heads in version 2", t, strlen(t), "\"spmm_k_heads\" in a format version 2");
+    free(t);
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    SDT_OK(sdi_energy_to_json(&one, &j));
+    SDT_OK(sdi_json_finish(&j));
+    char *a = replace(j.buf, "\"version\":2", "\"version\":3");
+    char *b = replace(a, "\"ensemble\":1,", "\"ensemble\":1,\"spmm_k_heads\":[8,32,128,256],");
+    expect_bad("layout added", b, strlen(b), "members[0].w2\" has");
+    expect_bad("layout added", b, strlen(b), "spmm_k_heads [8, 32, 128, 256]");
+    free(a);
+    free(b);
+    sdi_json_free(&j);
+    sdi_free(text);
+    sdi_energy_model_free(&m);
+    sdi_energy_model_free(&one);
+    sdi_corpus_free(&c);
+}
+
+/* E of row r of member 0 straight from a weights file's JSON (the formula of energy.h,
+ * computed independently of energy.c). */
+static double reference_energy(const sdi_jvalue *member, int H, const double *x, int r)
+{
+    const sdi_jvalue *w1 = sdi_jget(member, "w1"), *b1 = sdi_jget(member, "b1");
+    const sdi_jvalue *w2 = sdi_jget(member, "w2"), *beta = sdi_jget(member, "beta");
+    double e = beta->items[r].number;
+    for (int j = 0; j < SDI_EM_NIN; j++)
+        for (int q = 0; q < H; q++)
+            e += tanh(x[j] * w1->items[j * H + q].number + b1->items[j * H + q].number) *
+                 w2->items[((long)r * SDI_EM_NIN + j) * H + q].number;
+    return e;
+}
+
+/* Files without K heads — the committed weights (version 2) and one written now — load
+ * as before: one head per operator, rows = global templates, energies as the formula
+ * gives them from the file for every K, and they are still written as version 2. */
+static void test_old_format_unchanged(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/../../models/energy-h200-2026-11-29.json", SD_TEST_DATA_DIR);
+    sdi_energy_model m;
+    SDT_OK(sdi_energy_load(path, &m));
+    char *text = NULL;
+    size_t len = 0;
+    SDT_OK(sdi_model_read_file(path, &text, &len));
+    sdi_jvalue v;
+    SDT_OK(sdi_json_parse(text, (long)len, &v));
+    SDT_CHECK(sdi_jget_number(&v, "version", 0) == 2 && sdi_jget(&v, "spmm_k_heads") == NULL,
+              "the committed weights are version 2 without K heads");
+    SDT_CHECK(m.k_heads == 0 && m.nrows == m.ntotal, "loaded with one head per operator");
+    const sdi_jvalue *mem = sdi_jget(&v, "members");
+    double x[SDI_EM_NIN], E[SDI_RANK_MAX_TEMPLATES], worst = 0;
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_synthetic(sdt_seed, 4, &c));
+    const int ks[4] = {1, 20, 100, 1000};
+    for (int i = 0; i < 4; i++)
+        for (int op = 0; op < SDI_EM_NOP; op++) {
+            int k = op == SD_OP_SPMM ? ks[i] : 1;
+            sdi_energy_inputs(&m, c.records[i].features, c.records[i].shape, (sd_op)op, k, x);
+            sdi_energy_eval(&m, x, (sd_op)op, E, NULL);
+            for (int s2 = 0; s2 < m.ntemp[op]; s2++)
+                worst = fmax(worst, fabs(E[s2] - reference_energy(&mem->items[0], m.hidden, x,
+                                                                  m.toff[op] + s2)));
+        }
+    SDT_CHECK(worst < 1e-9, "energies = the file's formula (off by %g)", worst);
+    /* Written again: version 2, no layout key, and the same parameters. */
+    const char *again = tmp_path("again.json");
+    SDT_OK(sdi_energy_save(&m, again));
+    char *t2 = NULL;
+    size_t l2 = 0;
+    SDT_OK(sdi_model_read_file(again, &t2, &l2));
+    SDT_CHECK(strstr(t2, "\"version\":2") != NULL && strstr(t2, "spmm_k_heads") == NULL,
+              "a model without K heads is written as version 2");
+    sdi_energy_model r;
+    SDT_OK(sdi_energy_load(again, &r));
+    SDT_CHECK(r.nparams == m.nparams &&
+                  memcmp(r.theta, m.theta, sizeof(double) * (size_t)m.nparams) == 0,
+              "rewritten bit-exact");
+    sdi_energy_model_free(&r);
+    sdi_free(t2);
+    sdi_corpus_free(&c);
+    sdi_jvalue_free(&v);
+    sdi_free(text);
+    sdi_energy_model_free(&m);
 }
 
 /* Top-1 over the whole vocabulary against the synthetic rules. */
@@ -381,8 +699,8 @@ static void test_corrupt_weights(void)
         expect_bad("NaN token", n1, strlen(n1), "bad.json");
         free(n1);
     }
-    t = replace(good, "\"version\":2", "\"version\":3");
-    expect_bad("version", t, strlen(t), "format version 3");
+    t = replace(good, "\"version\":2", "\"version\":4");
+    expect_bad("version", t, strlen(t), "format version 4");
     free(t);
     t = replace(good, "\"bsr16\",\"tiles16\"", "\"tiles16\",\"bsr16\"");
     expect_bad("vocabulary", t, strlen(t), "vocabulary.spmv[7]");
@@ -449,7 +767,7 @@ static void test_ensemble(void)
                 cmean[q] += cm[q] / 3;
         }
         for (int s2 = 0; s2 < nt; s2++) {
-            double sum = sdi_energy_prior(&e, e.toff[task->op] + s2);
+            double sum = sdi_energy_prior(&e, sdi_energy_row0(&e, task->op, x) + s2);
             for (int j = 0; j < SDI_EM_NIN; j++)
                 sum += contrib[s2 * SDI_EM_NIN + j];
             worst_mean = fmax(worst_mean, fabs(E[s2] - mean[s2]));
@@ -682,6 +1000,10 @@ int main(void)
     if (mkdtemp(tmpdir_path) == NULL)
         return 1;
     SDT_RUN(test_gradient_check);
+    SDT_RUN(test_k_heads_gradient);
+    SDT_RUN(test_k_bucket_mapping);
+    SDT_RUN(test_k_heads_model);
+    SDT_RUN(test_old_format_unchanged);
     SDT_RUN(test_corpus_io);
     SDT_RUN(test_train_alloc_failures);
     SDT_RUN(test_weights_round_trip);
