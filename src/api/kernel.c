@@ -152,23 +152,11 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
 
 static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cache_key *key)
 {
-    sdi_cache_key_init(key);
-    sdi_cache_key_pattern(key, &kern->a, kern->has_b ? &kern->b : NULL);
-    key->op = kern->op;
-    key->k = kern->op == SD_OP_SPMM ? kern->k : 0;
-    key->flags |= (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
+    int32_t flags = (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
     /* A winner found with the agent round is not one found without it (and vice versa). */
     if (kern->op != SD_OP_SPGEMM && sdi_agent_requested())
-        key->flags |= SDI_CACHE_FLAG_AGENT_SEARCHED;
-    snprintf(key->gpu_name, sizeof key->gpu_name, "%s", kern->ctx->props.name);
-    key->cc_major = kern->ctx->props.cc_major;
-    key->cc_minor = kern->ctx->props.cc_minor;
-    int major = 0, minor = 0;
-    if (sdi_nvrtc_version(&major, &minor) == SD_OK) {
-        key->nvrtc_major = major;
-        key->nvrtc_minor = minor;
-    }
-    key->driver_version = kern->ctx->driver_version;
+        flags |= SDI_CACHE_FLAG_AGENT_SEARCHED;
+    sdi_tune_task_key(kern->ctx, &kern->a, kern->has_b ? &kern->b : NULL, kern->op, kern->k, flags, key);
 }
 
 /* A cache hit: rebuild the winner from its record and cubin. SD_OK with *used = 0 when

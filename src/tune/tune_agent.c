@@ -408,20 +408,14 @@ sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, const char 
 
 /* ------------------------------------------------------------------ cache key */
 
-void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_tune_options *opt,
-                        sdi_cache_key *key)
+void sdi_tune_task_key(const sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k, int32_t flags,
+                       sdi_cache_key *key)
 {
-    /* The fields of sd_compile's key (api/kernel.c), plus the agent flag. */
     sdi_cache_key_init(key);
-    sdi_hash128 h = sdi_pattern_hash(a);
-    key->pattern_lo = h.lo;
-    key->pattern_hi = h.hi;
-    key->rows = a->rows;
-    key->cols = a->cols;
-    key->nnz = a->nnz;
+    sdi_cache_key_pattern(key, a, b);
     key->op = op;
     key->k = op == SD_OP_SPMM ? k : 0;
-    key->flags = (opt && opt->allow_vendor ? 1 : 0) | (opt && opt->deterministic ? 2 : 0) | SDI_CACHE_FLAG_AGENT;
+    key->flags |= flags;
     snprintf(key->gpu_name, sizeof key->gpu_name, "%s", ctx->props.name);
     key->cc_major = ctx->props.cc_major;
     key->cc_minor = ctx->props.cc_minor;
@@ -431,6 +425,14 @@ void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k,
         key->nvrtc_minor = minor;
     }
     key->driver_version = ctx->driver_version;
+}
+
+void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_tune_options *opt,
+                        sdi_cache_key *key)
+{
+    sdi_tune_task_key(ctx, a, NULL, op, k,
+                      (opt && opt->allow_vendor ? 1 : 0) | (opt && opt->deterministic ? 2 : 0) | SDI_CACHE_FLAG_AGENT,
+                      key);
 }
 
 /* ------------------------------------------------------------------ the agent round */

@@ -49,6 +49,11 @@ SDI_HIDDEN sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, 
 /* A reply (or a worker fate) → a trial's status, detail and timing. */
 SDI_HIDDEN void sdi_tune_trial_from_reply(const sdi_worker_reply *rep, sdi_trial *tr);
 
+/* The kernel-cache key of a task on ctx (sd_compile's and the agent entry's): A's pattern
+ * (and a general B's, SpGEMM A·B), op, K, flags (SDI_CACHE_FLAG_*: the options that change
+ * the winner), the GPU, the NVRTC and driver versions, the library version. */
+SDI_HIDDEN void sdi_tune_task_key(const sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
+                                  int32_t flags, sdi_cache_key *key);
 /* The agent entry's cache key: the task's key (pattern, op, K, GPU, versions) with
  * flag bit 2 set, so built-in and agent entries never collide. */
 SDI_HIDDEN void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k,
