@@ -75,19 +75,7 @@ sd_status sd_rank(const sd_csr *a, sd_op op, int k, const char *model_path, char
     }
     /* The object of `sparseditto rank --json`, less "file". */
     sdi_json_begin_object(&j);
-    sdi_json_key(&j, "op");
-    sdi_json_string(&j, sdi_op_name(op));
-    sdi_json_key(&j, "k");
-    sdi_json_int(&j, k);
-    sdi_json_key(&j, "shape_class");
-    sdi_json_string(&j, sd_shape_class_name(f.shape_class));
-    sdi_json_key(&j, "model_path");
-    if (model_path != NULL)
-        sdi_json_string(&j, model_path);
-    else
-        sdi_json_null(&j);
-    sdi_json_key(&j, "ranking");
-    sdi_ranking_json(&r, &j);
+    sdi_ranking_report_json(&j, op, k, f.shape_class, model_path, &r);
     sdi_json_end_object(&j);
     SD_TRY(take_json(&j, json_out));
     SD_FREE_ALL;

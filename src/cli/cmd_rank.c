@@ -76,19 +76,7 @@ int cmd_rank(int argc, char **argv)
         sdi_json_begin_object(&j);
         sdi_json_key(&j, "file");
         sdi_json_string(&j, args.pos[0]);
-        sdi_json_key(&j, "op");
-        sdi_json_string(&j, sdi_op_name((sd_op)op));
-        sdi_json_key(&j, "k");
-        sdi_json_int(&j, k);
-        sdi_json_key(&j, "shape_class");
-        sdi_json_string(&j, sd_shape_class_name(f.shape_class));
-        sdi_json_key(&j, "model_path");
-        if (model_path != NULL)
-            sdi_json_string(&j, model_path);
-        else
-            sdi_json_null(&j);
-        sdi_json_key(&j, "ranking");
-        sdi_ranking_json(&r, &j);
+        sdi_ranking_report_json(&j, (sd_op)op, k, f.shape_class, model_path, &r);
         sdi_json_end_object(&j);
         s = sdi_json_finish(&j);
         if (s == SD_OK)

@@ -294,6 +294,24 @@ sd_status sdi_rank(const sd_features *f, sd_op op, int k, sdi_ranking *out)
     return s;
 }
 
+void sdi_ranking_report_json(sdi_json *j, sd_op op, int k, sd_shape_class shape, const char *model_path,
+                             const sdi_ranking *r)
+{
+    sdi_json_key(j, "op");
+    sdi_json_string(j, sdi_op_name(op));
+    sdi_json_key(j, "k");
+    sdi_json_int(j, k);
+    sdi_json_key(j, "shape_class");
+    sdi_json_string(j, sd_shape_class_name(shape));
+    sdi_json_key(j, "model_path");
+    if (model_path != NULL)
+        sdi_json_string(j, model_path);
+    else
+        sdi_json_null(j);
+    sdi_json_key(j, "ranking");
+    sdi_ranking_json(r, j);
+}
+
 void sdi_ranking_json(const sdi_ranking *r, sdi_json *j)
 {
     sdi_json_begin_object(j);

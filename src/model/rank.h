@@ -46,5 +46,10 @@ SDI_HIDDEN sd_status sdi_rank_rules(const sd_features *f, sd_op op, int k, sdi_r
 /* The shipped energy model's search and loading: energy.h (sdi_rank_model). */
 /* {"model":…, "note":…, "templates":[{"label":…, "energy":…, "reasons":[…]}, …]} */
 SDI_HIDDEN void sdi_ranking_json(const sdi_ranking *r, sdi_json *j);
+/* The members of a ranking report, written into an open object: "op", "k",
+ * "shape_class", "model_path" (null for the rule table) and "ranking" — what
+ * `sparseditto rank --json` and sd_rank print. */
+SDI_HIDDEN void sdi_ranking_report_json(sdi_json *j, sd_op op, int k, sd_shape_class shape,
+                                        const char *model_path, const sdi_ranking *r);
 
 #endif /* SDI_RANK_H */
