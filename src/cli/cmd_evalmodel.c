@@ -4,7 +4,8 @@
  * (src/model/rankers.h) under the protocol of sdi_model_evaluate, printed as markdown
  * tables (or JSON) and optionally written to DIR/evalmodel.md and DIR/evalmodel.json.
  * --cv-only runs the cross-validation on the matrices outside the hold-out and never
- * scores the hold-out: the mode for choosing training settings. */
+ * scores the hold-out: the mode for choosing training settings. --pcsr evaluates
+ * ParamSpMM's decider instead on the same split (DIR/paramspmm.md and .json). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "cli.h"
 #include "energy_opts.h"
 #include "model/importance.h"
+#include "model/pcsr_eval.h"
 #include "model/rankers.h"
 
 static const sdc_option eval_options[] = {
@@ -30,11 +32,13 @@ static const sdc_option eval_options[] = {
                             "on the hold-out): importance.md / .json in --out"},
     {"cv-only", 0, false, "only the cross-validation on the matrices outside the hold-out; "
                           "the hold-out is set aside and never scored (for choosing settings)"},
+    {"pcsr", 0, false, "instead: ParamSpMM's <W,F,V,S> decider against the PCSR default and "
+                       "the best fixed configuration, same split (paramspmm.md / .json in --out)"},
     /* The energy model's training options (--epochs also sets the MLP's). */
     SDC_ENERGY_OPTIONS,
 };
 enum { OPT_FOLDS, OPT_SEEDS, OPT_HOLDOUT, OPT_SPLIT, OPT_MODELS, OPT_JSON, OPT_OUT, OPT_QUIET,
-       OPT_IMPORTANCE, OPT_CV_ONLY, OPT_ENERGY, NOPTS = OPT_ENERGY + SDC_ENERGY_NOPTS };
+       OPT_IMPORTANCE, OPT_CV_ONLY, OPT_PCSR, OPT_ENERGY, NOPTS = OPT_ENERGY + SDC_ENERGY_NOPTS };
 
 /* The energy model trained (first seed) on the matrices outside the hold-out, and the
  * permutation importance of its features on the hold-out (on the training matrices when
@@ -114,6 +118,43 @@ static sd_status write_out(const char *dir, const char *name, const char *text)
     return sdi_model_write_file(path, text, strlen(text));
 }
 
+/* --pcsr: ParamSpMM's decider on evalmodel's split (src/model/pcsr_eval.h). */
+static int eval_pcsr(int argc, char **argv, const sdc_args *args, const sdi_model_eval_opts *mo,
+                     const char *outdir)
+{
+    sdi_pcsr_eval_opts o = sdi_pcsr_eval_opts_default();
+    o.folds = mo->folds;
+    o.seeds = mo->seeds;
+    o.holdout = mo->holdout;
+    o.split_seed = mo->split_seed;
+    o.forest.seed = mo->ranker.seed;
+    char command[1024];
+    size_t len = (size_t)snprintf(command, sizeof command, "sparseditto");
+    for (int i = 0; i < argc && len < sizeof command; i++)
+        len += (size_t)snprintf(command + len, sizeof command - len, " %s", argv[i]);
+    sdi_pcsr_eval_result r;
+    sd_status s =
+        sdi_pcsr_evaluate(args->pos[0], &o, args->present[OPT_QUIET] ? NULL : progress, &r);
+    char *md = NULL;
+    sdi_json j;
+    sdi_json_init(&j, 2);
+    if (s == SD_OK) {
+        sdi_pcsr_eval_json(&r, &o, command, &j);
+        s = sdi_json_finish(&j);
+    }
+    if (s == SD_OK)
+        s = sdi_pcsr_eval_markdown(&r, &o, command, &md);
+    if (s == SD_OK && outdir != NULL)
+        s = write_out(outdir, "paramspmm.json", j.buf);
+    if (s == SD_OK && outdir != NULL)
+        s = write_out(outdir, "paramspmm.md", md);
+    if (s == SD_OK)
+        fputs(args->present[OPT_JSON] ? j.buf : md, stdout);
+    sdi_json_free(&j);
+    sdi_free(md);
+    return s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
+}
+
 int cmd_evalmodel(int argc, char **argv)
 {
     sdc_args args;
@@ -133,7 +174,8 @@ int cmd_evalmodel(int argc, char **argv)
                        "top-1, regret, capture and cliff per operator (mean over runs) as markdown\n"
                        "tables, or JSON with --json. The energy options (--epochs ... --spmm-k-heads) set\n"
                        "how energy-v1 and energy-nomargin are trained (--seed: the first seed of\n"
-                       "every model); --cv-only chooses them without looking at the hold-out.",
+                       "every model); --cv-only chooses them without looking at the hold-out.\n"
+                       "--pcsr evaluates ParamSpMM's <W,F,V,S> decider instead (same split).",
                        eval_options, NOPTS);
         return SDC_EXIT_OK;
     }
@@ -165,6 +207,9 @@ int cmd_evalmodel(int argc, char **argv)
         o.ranker.mlp.epochs = o.ranker.energy.epochs;
     o.ranker.seed = o.ranker.energy.seed;
     o.cv_only = args.present[OPT_CV_ONLY];
+    if (args.present[OPT_PCSR] && (o.cv_only || args.value[OPT_IMPORTANCE] != NULL ||
+                                   args.value[OPT_MODELS] != NULL))
+        return sdc_usage_error("evalmodel: --pcsr takes none of --cv-only, --importance, --models");
     if (o.cv_only && args.value[OPT_IMPORTANCE] != NULL)
         return sdc_usage_error("evalmodel: --importance measures on the hold-out; not with "
                                "--cv-only");
@@ -181,6 +226,8 @@ int cmd_evalmodel(int argc, char **argv)
         fprintf(stderr, "sparseditto: --out %s: cannot create: %s\n", outdir, strerror(errno));
         return SDC_EXIT_ENV;
     }
+    if (args.present[OPT_PCSR])
+        return eval_pcsr(argc, argv, &args, &o, outdir);
 
     sdi_corpus c;
     sd_status s = sdi_corpus_read(args.pos[0], &c);

@@ -1,8 +1,8 @@
-/* src/model/pcsr_data.c: ParamSpMM decider training data from a measured corpus: the
- * "pcsr" member of the corpus builder's spmm lines (src/tune/corpus_build.h) gives
- * ParamSpMM's 18 features and every PCSR configuration measured; an example is the
- * features with the fastest configuration of ParamSpMM's own space (32 threads per PCSR
- * row, W, F, V, S in their value sets). */
+/* src/model/pcsr_data.c: ParamSpMM decider data from a measured corpus: the "pcsr"
+ * member of the corpus builder's spmm lines (src/tune/corpus_build.h) gives ParamSpMM's
+ * 18 features and every PCSR configuration measured; a task keeps the times of the
+ * configurations of ParamSpMM's own space (32 threads per PCSR row, W, F, V, S in their
+ * value sets), an example is its features with the fastest of them. */
 #include <math.h>
 #include <string.h>
 
@@ -10,22 +10,43 @@
 #include "corpus.h"
 #include "forest.h"
 
-static int in_set(int param, int v)
+/* Position of v in the value set of param; -1 when absent. */
+static int value_pos(int param, int v)
 {
     int n = 0;
     const int *vals = sdi_paramspmm_values(param, &n);
     for (int i = 0; i < n; i++)
         if (vals[i] == v)
-            return 1;
-    return 0;
+            return i;
+    return -1;
 }
 
-/* The example of one line; 0 when it has none. */
-static int line_example(const sdi_jvalue *v, int k_filter, double *x, sdi_paramspmm_params *y)
+int sdi_paramspmm_config_index(const sdi_paramspmm_params *p)
 {
-    if (sdi_jget(v, "error") != NULL || sdi_op_from_name(sdi_jget_string(v, "op", NULL)) != SD_OP_SPMM)
+    int w = value_pos(0, p->w), f = value_pos(1, p->f), v = value_pos(2, p->v),
+        s = value_pos(3, p->s);
+    if (w < 0 || f < 0 || v < 0 || s < 0)
+        return -1;
+    return ((w * 3 + f) * 2 + v) * 2 + s;
+}
+
+void sdi_paramspmm_config_of(int index, sdi_paramspmm_params *out)
+{
+    int n = 0;
+    out->s = sdi_paramspmm_values(3, &n)[index % 2];
+    out->v = sdi_paramspmm_values(2, &n)[index / 2 % 2];
+    out->f = sdi_paramspmm_values(1, &n)[index / 4 % 3];
+    out->w = sdi_paramspmm_values(0, &n)[index / 12];
+}
+
+/* The task of one line; 0 when it has none. */
+static int line_task(const sdi_jvalue *v, int k_filter, sdi_pcsr_task *t)
+{
+    if (sdi_jget(v, "error") != NULL ||
+        sdi_op_from_name(sdi_jget_string(v, "op", NULL)) != SD_OP_SPMM)
         return 0;
-    if (k_filter > 0 && sdi_jget_number(v, "k", 0) != k_filter)
+    double k = sdi_jget_number(v, "k", 0);
+    if (!(k >= 1 && k <= 65536 && k == floor(k)) || (k_filter > 0 && k != k_filter))
         return 0;
     const sdi_jvalue *p = sdi_jget(v, "pcsr");
     const sdi_jvalue *f = p != NULL ? sdi_jget(p, "features") : NULL;
@@ -33,37 +54,89 @@ static int line_example(const sdi_jvalue *v, int k_filter, double *x, sdi_params
     if (f == NULL || f->type != SDI_JARRAY || f->n != SDI_PSPMM_NFEAT || cf == NULL ||
         cf->type != SDI_JARRAY)
         return 0;
+    memset(t, 0, sizeof *t);
+    snprintf(t->matrix, sizeof t->matrix, "%s", sdi_jget_string(v, "matrix", ""));
+    t->k = (int)k;
     for (int i = 0; i < SDI_PSPMM_NFEAT; i++) {
         if (f->items[i].type != SDI_JNUMBER || !isfinite(f->items[i].number))
             return 0;
-        x[i] = f->items[i].number;
+        t->x[i] = f->items[i].number;
     }
-    double best = INFINITY;
+    t->best = -1;
     for (int i = 0; i < cf->n; i++) {
         const sdi_jvalue *c = &cf->items[i];
         double us = sdi_jget_number(c, "us", NAN), group = sdi_jget_number(c, "group", 32);
-        sdi_paramspmm_params q = {(int)sdi_jget_number(c, "w", -1), (int)sdi_jget_number(c, "f", -1),
-                                  (int)sdi_jget_number(c, "v", -1), (int)sdi_jget_number(c, "s", -1)};
-        if (!(us > 0) || !isfinite(us) || (group != 32 && group != 0) || !in_set(0, q.w) ||
-            !in_set(1, q.f) || !in_set(2, q.v) || !in_set(3, q.s))
+        sdi_paramspmm_params q = {(int)sdi_jget_number(c, "w", -1),
+                                  (int)sdi_jget_number(c, "f", -1),
+                                  (int)sdi_jget_number(c, "v", -1),
+                                  (int)sdi_jget_number(c, "s", -1)};
+        int idx = sdi_paramspmm_config_index(&q);
+        if (!(us > 0) || !isfinite(us) || (group != 32 && group != 0) || idx < 0)
             continue;
-        if (us < best) {
-            best = us;
-            *y = q;
-        }
+        if (t->us[idx] == 0 || us < t->us[idx])
+            t->us[idx] = us;
+        if (t->best < 0 || us < t->us[t->best])
+            t->best = idx;
     }
-    return isfinite(best);
+    return t->best >= 0;
+}
+
+sd_status sdi_pcsr_tasks_parse(const char *text, size_t len, int k_filter, sdi_pcsr_task **out,
+                               int *n)
+{
+    sdi_pcsr_task *ts = NULL;
+    *out = NULL;
+    *n = 0;
+    int cap = 0, cnt = 0;
+    long line = 0;
+    for (size_t pos = 0; pos < len;) {
+        line++;
+        size_t end = pos;
+        while (end < len && text[end] != '\n')
+            end++;
+        size_t a = pos;
+        while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r'))
+            a++;
+        pos = end + 1;
+        if (a == end)
+            continue;
+        sdi_jvalue v;
+        sd_status s = sdi_json_parse(text + a, (long)(end - a), &v);
+        if (s != SD_OK) {
+            sdi_error_prefix("line %ld", line);
+            sdi_free(ts);
+            return s;
+        }
+        if (cnt == cap) {
+            int nc = cap > 0 ? cap * 2 : 64;
+            sdi_pcsr_task *nt = sdi_realloc_array(ts, (size_t)nc, sizeof *nt);
+            if (nt == NULL) {
+                sdi_jvalue_free(&v);
+                sdi_free(ts);
+                return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading PCSR tasks");
+            }
+            ts = nt;
+            cap = nc;
+        }
+        cnt += line_task(&v, k_filter, &ts[cnt]);
+        sdi_jvalue_free(&v);
+    }
+    *out = ts;
+    *n = cnt;
+    return SD_OK;
 }
 
 sd_status sdi_paramspmm_examples_read(const char *path, int k_filter, double **X,
                                       sdi_paramspmm_params **y, int *n)
 {
     char *buf = NULL;
+    sdi_pcsr_task *ts = NULL;
     double *xs = NULL;
     sdi_paramspmm_params *ys = NULL;
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         sdi_free(buf);                                                                     \
+        sdi_free(ts);                                                                      \
         sdi_free(xs);                                                                      \
         sdi_free(ys);                                                                      \
     } while (0)
@@ -71,50 +144,25 @@ sd_status sdi_paramspmm_examples_read(const char *path, int k_filter, double **X
     *y = NULL;
     *n = 0;
     size_t len = 0;
+    int cnt = 0;
     SD_TRY(sdi_model_read_file(path, &buf, &len));
-    int cap = 0, cnt = 0;
-    long line = 0;
-    for (size_t pos = 0; pos < len;) {
-        line++;
-        size_t end = pos;
-        while (end < len && buf[end] != '\n')
-            end++;
-        size_t a = pos;
-        while (a < end && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\r'))
-            a++;
-        pos = end + 1;
-        if (a == end)
-            continue;
-        sdi_jvalue v;
-        sd_status s = sdi_json_parse(buf + a, (long)(end - a), &v);
-        if (s != SD_OK) {
-            sdi_error_prefix("%s: line %ld", path, line);
-            SD_FREE_ALL;
-            return s;
-        }
-        double x[SDI_PSPMM_NFEAT];
-        sdi_paramspmm_params q;
-        int got = line_example(&v, k_filter, x, &q);
-        sdi_jvalue_free(&v);
-        if (!got)
-            continue;
-        if (cnt == cap) {
-            cap = cap > 0 ? cap * 2 : 64;
-            double *nx = sdi_realloc_array(xs, (size_t)cap * SDI_PSPMM_NFEAT, sizeof *nx);
-            if (nx != NULL)
-                xs = nx;
-            sdi_paramspmm_params *ny = sdi_realloc_array(ys, (size_t)cap, sizeof *ny);
-            if (ny != NULL)
-                ys = ny;
-            if (nx == NULL || ny == NULL) {
-                SD_FREE_ALL;
-                return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading decider examples");
-            }
-        }
-        memcpy(xs + (size_t)cnt * SDI_PSPMM_NFEAT, x, sizeof x);
-        ys[cnt++] = q;
+    sd_status s = sdi_pcsr_tasks_parse(buf, len, k_filter, &ts, &cnt);
+    if (s != SD_OK) {
+        sdi_error_prefix("%s", path);
+        SD_FREE_ALL;
+        return s;
+    }
+    size_t m = cnt > 0 ? (size_t)cnt : 1;
+    xs = sdi_malloc_array(m * SDI_PSPMM_NFEAT, sizeof *xs);
+    SD_CHECK_ALLOC(xs, "decider examples");
+    ys = sdi_malloc_array(m, sizeof *ys);
+    SD_CHECK_ALLOC(ys, "decider examples");
+    for (int i = 0; i < cnt; i++) {
+        memcpy(xs + (size_t)i * SDI_PSPMM_NFEAT, ts[i].x, sizeof ts[i].x);
+        sdi_paramspmm_config_of(ts[i].best, &ys[i]);
     }
     sdi_free(buf);
+    sdi_free(ts);
     *X = xs;
     *y = ys;
     *n = cnt;
