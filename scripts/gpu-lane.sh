@@ -18,6 +18,12 @@
 #   --compile-args "A B"  extra bench_compile arguments (e.g. "--from 20 --max-nnz 2e8")
 #   --no-baseline-cli  skip the `sparseditto baseline` run on a real matrix
 #   --tests REGEX    run only the GPU tests whose names match (ctest -R)
+#   --profile        `sparseditto profile` (Nsight Compute, ours vs cuSPARSE) on one generated
+#                    SpMV and one SpMM task into $OUT/profile.txt
+#   --pip            build the Python wheel (pip wheel --no-build-isolation; scikit-build-core
+#                    from carried wheels in .whl/ when the machine has none), install it into a
+#                    private folder and run python/tests/test_gpu_torch.py against the installed
+#                    package into $OUT/pip.txt
 # Expects: CUDA toolkit (nvcc, NVRTC, cuSPARSE), CMake, a C compiler. Missing xxhash (and
 # libcurl, for the agent backend) headers are taken from carried .deb files in .deb/ of the checkout (dpkg -x into
 # /tmp/sdprefix, configured with -DSD_EXTRA_PREFIX). Matrices: ../shared/matrices, else
@@ -38,6 +44,8 @@ compile_set=quick
 compile_args=""
 baseline_cli=1
 tests_re=""
+run_profile=0
+run_pip=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) run_cpu=1 ;;
@@ -49,9 +57,11 @@ while [ $# -gt 0 ]; do
     --compile-args) compile_args=${2?--compile-args needs a string}; shift ;;
     --no-baseline-cli) baseline_cli=0 ;;
     --tests) tests_re=${2:?--tests needs a regex}; shift ;;
+    --profile) run_profile=1 ;;
+    --pip) run_pip=1 ;;
     --jobs) jobs=${2:?}; shift ;;
     --build) build=${2:?}; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "gpu-lane: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -207,6 +217,39 @@ if [ "$bench_s" != 0 ]; then
   "$build/bench_baseline" --out "$out/bench" --set "$bench_set" --time-limit "$bench_s"
   rc=$?
   echo "benchmark exit $rc (0: every attempted task has a valid winner)"
+fi
+
+if [ "$run_profile" = 1 ]; then
+  step "sparseditto profile (Nsight Compute) on one SpMV and one SpMM task"
+  : >"$out/profile.txt"
+  for task in "--gen uniform:rows=200000,deg=12 --op spmv" \
+              "--gen powerlaw:rows=200000,deg=12,alpha=1.9,max=20000 --op spmm -K 32"; do
+    # shellcheck disable=SC2086 # task is a list of words on purpose
+    SPARSEDITTO_CACHE=${SPARSEDITTO_CACHE:-/tmp/sd-lane-cache} timeout 300 "$build/sparseditto" profile $task \
+        >>"$out/profile.txt" 2>&1 || { status=1; echo "gpu-lane: profile FAILED for $task"; }
+  done
+  cat "$out/profile.txt"
+fi
+
+if [ "$run_pip" = 1 ]; then
+  step "Python wheel: build, install into a private folder, GPU tests against the installed package"
+  venv=/tmp/sd-lane-venv wheels=/tmp/sd-lane-wheel target=/tmp/sd-lane-pyt
+  rm -rf "$venv" "$wheels" "$target"
+  python3 -m venv "$venv" && { "$venv/bin/pip" install -q scikit-build-core >/dev/null 2>&1 ||
+    "$venv/bin/pip" install -q --no-index --find-links "$root/.whl" scikit-build-core; }
+  defs=()
+  [ -n "${prefix:-}" ] && [ -d "$prefix" ] && defs+=("-Ccmake.define.SD_EXTRA_PREFIX=$prefix")
+  if ( cd "$root" && "$venv/bin/pip" wheel -q --no-index --no-deps --no-build-isolation "${defs[@]}" -w "$wheels" . ) \
+      >"$out/pip.txt" 2>&1 &&
+     python3 -m pip install -q --no-index --no-deps --target "$target" "$wheels"/*.whl >>"$out/pip.txt" 2>&1; then
+    ( cd /tmp && PYTHONPATH=$target SPARSEDITTO_CACHE=/tmp/sd-lane-pipcache \
+        python3 -c "import sparseditto; print('installed package:', sparseditto.__file__)" &&
+      PYTHONPATH=$target SPARSEDITTO_CACHE=/tmp/sd-lane-pipcache python3 "$root/python/tests/test_gpu_torch.py" ) \
+        >>"$out/pip.txt" 2>&1 || { status=1; echo "gpu-lane: the installed package FAILED its GPU tests"; }
+  else
+    status=1; echo "gpu-lane: building or installing the wheel FAILED"
+  fi
+  grep -E "installed package|PASS|FAIL|passed|rror" "$out/pip.txt" | tail -12
 fi
 
 step "done"

@@ -304,8 +304,7 @@ static sd_status search(sd_kernel *kern, const sd_compile_options *o, sdi_tune_p
                       : sdi_tune(kern->ctx, &kern->a, kern->op, kern->k, &to, r);
     pthread_mutex_unlock(&g_search_lock);
     if (s == SD_OK) {
-        kern->impl = r->best; /* the built winner moves into the kernel */
-        memset(&r->best, 0, sizeof r->best);
+        /* The record first: it names the winner, which then moves into the kernel. */
         sdi_json j;
         sdi_json_init(&j, 0);
         sdi_tune_result_json(r, &j);
@@ -313,6 +312,8 @@ static sd_status search(sd_kernel *kern, const sd_compile_options *o, sdi_tune_p
         if (s == SD_OK) {
             kern->record_json = j.buf;
             j.buf = NULL;
+            kern->impl = r->best; /* the built winner moves into the kernel */
+            memset(&r->best, 0, sizeof r->best);
         }
         sdi_json_free(&j);
     }

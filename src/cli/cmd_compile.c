@@ -39,9 +39,10 @@ static const sdc_option compile_options[] = {
     {"b", 0, true, "SpGEMM: a second matrix FILE2 for C = A*B"},
     {"lowering", 0, true, "builtin (default) or agent: an LLM writes kernels (SPARSEDITTO_AGENT_*)"},
     {"agent-budget", 0, true, "model calls of the agent lowering (default 4)"},
+    {"progress", 0, false, "print every measured candidate on stderr with the time since the start, TTY or not"},
 };
 #define C_NOPTS ((int)(sizeof compile_options / sizeof compile_options[0]))
-enum { O_OP, O_K, O_BUDGET, O_NOCACHE, O_NOVENDOR, O_DET, O_REPORT, O_GEN, O_GPU, O_DEVICE, O_JSON, O_B, O_LOWERING, O_AGENT_BUDGET };
+enum { O_OP, O_K, O_BUDGET, O_NOCACHE, O_NOVENDOR, O_DET, O_REPORT, O_GEN, O_GPU, O_DEVICE, O_JSON, O_B, O_LOWERING, O_AGENT_BUDGET, O_PROGRESS };
 
 static int parse_op(const char *s, sd_op *op)
 {
@@ -95,14 +96,15 @@ static int load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *
     return SDC_EXIT_OK;
 }
 
+/* arg: the start time (sdi_now) of the compile. */
 static void progress(void *arg, const char *stage, const sdi_trial *tr, double best_us)
 {
-    (void)arg;
+    const double t = sdi_now() - *(const double *)arg;
     if (tr->status == SD_OK)
-        fprintf(stderr, "  [%-10s] %-20s %-44.44s %9.2f us   best %9.2f us\n", stage, tr->family,
-                tr->config, tr->t.mean_us, best_us);
+        fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %9.2f us   best %9.2f us%s\n", t, stage, tr->family,
+                tr->config, tr->t.mean_us, best_us, tr->screened ? "  (screened: one execution)" : "");
     else
-        fprintf(stderr, "  [%-10s] %-20s %-44.44s %s: %.60s\n", stage, tr->family, tr->config,
+        fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %s: %.60s\n", t, stage, tr->family, tr->config,
                 sd_status_string(tr->status), tr->detail);
 }
 
@@ -253,15 +255,16 @@ int cmd_compile(int argc, char **argv)
             memset(probe.key, 0, sizeof probe.key);
         }
     }
-    bool tty = isatty(STDERR_FILENO) && !args.present[O_JSON];
+    bool tty = args.present[O_PROGRESS] || (isatty(STDERR_FILENO) && !args.present[O_JSON]);
     if (tty)
         fprintf(stderr, "compiling %s for %s on %s ...\n", src, args.value[O_OP], ctx->props.name);
     sd_kernel *kern = NULL;
+    double t_start = sdi_now();
     if (op == SD_OP_SPGEMM)
-        s = sdi_compile_spgemm_ex(ctx, &a, have_b ? &b : NULL, &o, tty ? progress : NULL, NULL,
+        s = sdi_compile_spgemm_ex(ctx, &a, have_b ? &b : NULL, &o, tty ? progress : NULL, &t_start,
                                   &kern);
     else
-        s = sdi_compile_ex(ctx, &a, op, (int)k, &o, tty ? progress : NULL, NULL, &kern);
+        s = sdi_compile_ex(ctx, &a, op, (int)k, &o, tty ? progress : NULL, &t_start, &kern);
     if (s != SD_OK) {
         rc = sdc_fail(s);
         sd_csr_free(&a);

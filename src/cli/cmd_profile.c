@@ -9,11 +9,13 @@
  * are pooled over every launch and reported per execution. */
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -32,13 +34,14 @@ static const sdc_option pf_options[] = {
     {"runs", 0, true, "profiled executions of each implementation (default 3)"},
     {"cache", 0, true, "kernel cache directory (default $SPARSEDITTO_CACHE or the user cache)"},
     {"timeout", 0, true, "seconds allowed to each ncu run (default 600)"},
+    {"keep", 0, true, "keep ncu's raw CSV and log of each run in DIR (created if missing)"},
     /* Hidden (the last two, left out of --help): the mode ncu runs. */
     {"exec", 0, true, "ours or cusparse"},
     {"variant", 0, true, "the cuSPARSE variant to run"},
 };
 #define PF_NOPTS ((int)(sizeof pf_options / sizeof pf_options[0]))
 #define PF_HIDDEN 2
-enum { O_OP, O_K, O_JSON, O_GEN, O_RUNS, O_CACHE, O_TIMEOUT, O_EXEC, O_VARIANT };
+enum { O_OP, O_K, O_JSON, O_GEN, O_RUNS, O_CACHE, O_TIMEOUT, O_KEEP, O_EXEC, O_VARIANT };
 
 typedef struct {
     sd_op op;
@@ -474,8 +477,17 @@ int cmd_profile(int argc, char **argv)
     if (rc != SDC_EXIT_OK)
         return rc;
 
-    char dir[] = "/tmp/sd-profile-XXXXXX";
-    if (mkdtemp(dir) == NULL) {
+    /* ncu's CSVs go to a private temporary directory, or to --keep DIR, where they stay. */
+    const char *keep = args.present[O_KEEP] ? args.value[O_KEEP] : NULL;
+    char dir[1024] = "/tmp/sd-profile-XXXXXX";
+    if (keep != NULL) {
+        if (strlen(keep) >= sizeof dir - 16 || (mkdir(keep, 0755) != 0 && errno != EEXIST)) {
+            fprintf(stderr, "sparseditto: profile: --keep '%s': cannot create the directory (%s)\n", keep,
+                    strlen(keep) >= sizeof dir - 16 ? "path too long" : strerror(errno));
+            return SDC_EXIT_USAGE;
+        }
+        snprintf(dir, sizeof dir, "%s", keep);
+    } else if (mkdtemp(dir) == NULL) {
         fprintf(stderr, "sparseditto: profile: cannot create a temporary directory\n");
         return SDC_EXIT_ENV;
     }
@@ -487,14 +499,15 @@ int cmd_profile(int argc, char **argv)
     int nr = variant[0] ? 2 : 1;
     for (int i = 0; i < nr && rc == SDC_EXIT_OK; i++)
         rc = profile_one(ncu, &t, r[i].who, i ? variant : NULL, timeout, dir, &r[i]);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && keep == NULL; i++) {
         char p[1100];
         snprintf(p, sizeof p, "%s/%s.csv", dir, r[i].who);
         unlink(p);
         snprintf(p, sizeof p, "%s/%s.log", dir, r[i].who);
         unlink(p);
     }
-    rmdir(dir);
+    if (keep == NULL)
+        rmdir(dir);
     if (rc != SDC_EXIT_OK)
         return rc;
     if (args.present[O_JSON])

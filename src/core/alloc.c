@@ -1,8 +1,10 @@
 /* src/core/alloc.c: the host allocation hooks (one pair for the whole library) with
  * fault injection and a live-byte count for leak tests. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sdi.h"
 
@@ -90,4 +92,33 @@ void sdi_free(void *p)
     memcpy(&size, base, sizeof size);
     atomic_fetch_sub(&g_live, (long long)size);
     free(base);
+}
+
+long long sdi_host_mem_available(void)
+{
+    long long avail = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f != NULL) {
+        char line[256];
+        long long kib;
+        while (fgets(line, sizeof line, f) != NULL)
+            if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1) {
+                avail = kib * 1024;
+                break;
+            }
+        fclose(f);
+    }
+    if (avail < 0) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0)
+            avail = (long long)pages * page;
+    }
+    const char *cap = getenv("SPARSEDITTO_HOST_MEM_LIMIT");
+    if (cap != NULL && *cap) {
+        char *end = NULL;
+        double v = strtod(cap, &end);
+        if (end != cap && v >= 0 && (avail < 0 || v < (double)avail))
+            avail = (long long)v;
+    }
+    return avail;
 }

@@ -67,6 +67,11 @@ SDI_HIDDEN void sdi_free(void *p);
 SD_API long sdi_alloc_fail_after(long n);
 /* Bytes currently held through the hooks (leak checks in tests). */
 SD_API long long sdi_alloc_live_bytes(void);
+/* Host memory available to new allocations (MemAvailable of /proc/meminfo, else free
+ * physical pages), or -1 when unknown. A guard before an allocation that Linux would
+ * overcommit and later kill the process for: large outputs check it and fail with a status.
+ * SPARSEDITTO_HOST_MEM_LIMIT (bytes) caps it (tests). */
+SDI_HIDDEN long long sdi_host_mem_available(void);
 
 #define SDI_FREE(p)                                                                        \
     do {                                                                                   \

@@ -72,7 +72,7 @@ sd_status sdi_energy_importance_compute(const sdi_energy_model *m, const sdi_cor
     SD_CHECK_ALLOC(X, "importance inputs");
     SD_CHECK_ALLOC(Xp, "importance inputs");
     for (int op = 0; op < SDI_EM_NOP; op++) {
-        int n = 0;
+        size_t n = 0; /* size_t: GCC 13 -O3 otherwise doubts the memcpy bound below */
         for (int t = 0; t < c->ntasks; t++) {
             const sdi_corpus_task *k = &c->tasks[t];
             if ((int)k->op != op || !measured(k, m->ntemp[op]))
@@ -81,23 +81,23 @@ sd_status sdi_energy_importance_compute(const sdi_energy_model *m, const sdi_cor
             sdi_energy_inputs(m, r->features, r->shape, k->op, k->k, X + (size_t)n * SDI_EM_NIN);
             task[n++] = t;
         }
-        out->ntasks[op] = n;
+        out->ntasks[op] = (int)n;
         if (n == 0)
             continue;
-        choose_all(m, c, task, n, X, (sd_op)op, &out->base_regret[op], &out->base_top1[op]);
+        choose_all(m, c, task, (int)n, X, (sd_op)op, &out->base_regret[op], &out->base_top1[op]);
         for (int j = 0; j < SDI_EM_NFEAT; j++) {
             sdi_rng rng;
             sdi_rng_seed(&rng, seed, 0x1e7 /* stream: importance */, (uint64_t)(op * 64 + j));
             double sum_reg = 0, sum_top1 = 0;
             for (int rep = 0; rep < repeats; rep++) {
-                for (int i = 0; i < n; i++)
-                    perm[i] = i;
-                sdi_rng_shuffle_int(&rng, perm, n);
-                memcpy(Xp, X, (size_t)n * SDI_EM_NIN * sizeof *X);
-                for (int i = 0; i < n; i++)
-                    Xp[(size_t)i * SDI_EM_NIN + j] = X[(size_t)perm[i] * SDI_EM_NIN + j];
+                for (size_t i = 0; i < n; i++)
+                    perm[i] = (int)i;
+                sdi_rng_shuffle_int(&rng, perm, (int)n);
+                memcpy(Xp, X, n * SDI_EM_NIN * sizeof *X);
+                for (size_t i = 0; i < n; i++)
+                    Xp[i * SDI_EM_NIN + j] = X[(size_t)perm[i] * SDI_EM_NIN + j];
                 double reg, t1;
-                choose_all(m, c, task, n, Xp, (sd_op)op, &reg, &t1);
+                choose_all(m, c, task, (int)n, Xp, (sd_op)op, &reg, &t1);
                 sum_reg += log(reg);
                 sum_top1 += t1;
             }

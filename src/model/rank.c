@@ -122,8 +122,10 @@ static void rank_spmm(const sd_features *f, int k, sdi_rank_entry *e, const char
         if (k < 16)
             add(e, f, "prior", 0.5, "small K: block reuse of B rows is small");
     } else if (strcmp(label, "tc") == 0 && !sdi_spmm_tc_in_search()) {
-        add(e, f, "prior", 10.0, "the tensor-core template (bsr_tc) is not searched until validated "
-            "on the H200 (SPARSEDITTO_TC=1)");
+        /* Validated on the H200 (gpu/test_spmm, 96 configurations) but the oracle best on only 2 of
+         * 308 real-set tasks (K = 256) and no paper-60 twin (bench/results/bench_spmm_real*.md). */
+        add(e, f, "prior", 10.0, "the tensor-core template (bsr_tc) is off by default: it was the oracle best on 2 of 308 "
+            "real-set tasks on the H200, none of the paper-60 twins (SPARSEDITTO_TC=1 searches it)");
     } else if (strcmp(label, "tc") == 0) {
         /* bsr_tc: BSR tiles of b×8 (b ∈ {8, 16}) on tensor cores, three TF32 mma per
          * product for FP32 accuracy; its padding is between rho_bsr8's and rho_bsr16's */

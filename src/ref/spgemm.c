@@ -87,8 +87,10 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
         if ((unsigned long long)nt > cap)
             nt = (int)cap;
     }
-    int fail = 0; /* 1: accumulator allocation failed, 2: output allocation failed */
+    int fail = 0; /* 1: accumulator allocation failed, 2: output allocation failed, 3: too large */
     int64_t total = 0;
+    double need = 0;
+    long long avail = -1;
     const size_t ncols = (size_t)cols;
 
 #pragma omp parallel num_threads(nt)
@@ -130,6 +132,15 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
                     out->rowptr[i + 1] += out->rowptr[i];
                 total = out->rowptr[rows];
                 size_t n = (size_t)total;
+                /* Linux grants more than it has and kills the process when the pages are
+                 * touched: a product larger than the available memory is refused here. */
+                need = (double)n * (double)(sizeof *out->colind + sizeof *out->vals + sizeof *out->count +
+                                            sizeof *out->absum);
+                avail = sdi_host_mem_available();
+                if (avail >= 0 && need > 0.9 * (double)avail) {
+#pragma omp atomic write
+                    fail = 3;
+                } else {
                 out->colind = sdi_malloc_array(n, sizeof *out->colind);
                 out->vals = sdi_malloc_array(n, sizeof *out->vals);
                 out->count = sdi_malloc_array(n, sizeof *out->count);
@@ -138,6 +149,7 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
                     out->absum == NULL) {
 #pragma omp atomic write
                     fail = 2;
+                }
                 }
             }
 #pragma omp atomic read
@@ -196,6 +208,11 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
     if (fail != 0) {
         int64_t n = fail == 2 ? total : 0;
         sdi_ref_csr_free(out);
+        if (fail == 3)
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                           "ref spgemm: the product has %lld nonzeros; its reference needs %.1f GiB of "
+                           "host memory but %.1f GiB are available",
+                           (long long)total, need / 1073741824.0, (double)avail / 1073741824.0);
         if (fail == 1)
             return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
                            "ref spgemm: out of host memory for the accumulators (%d threads x "

@@ -333,6 +333,15 @@ typedef sd_status (*sdi_check_fn)(sd_context *ctx, void *arg);
 SDI_HIDDEN sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn run,
                                  void *run_arg, sdi_check_fn check, void *check_arg,
                                  sdi_timing *out);
+/* sdi_measure for a search: when screen_us > 0 and the second warm-up (the first after the
+ * validated one, event-timed) takes longer, the protocol stops there: every field of out
+ * holds that one time and *screened is set. A candidate that slow (the tuner passes 8× its
+ * best so far) cannot win, and its full protocol would cost seconds on a skewed matrix
+ * (a 40 ms candidate: 25 executions). DESIGN.md's protocol still times every winner and
+ * every cuSPARSE variant in full; screened times are marked as such wherever reported. */
+SDI_HIDDEN sd_status sdi_measure_screened(sd_context *ctx, const char *name, sdi_exec_fn run, void *run_arg,
+                                          sdi_check_fn check, void *check_arg, double screen_us,
+                                          sdi_timing *out, bool *screened);
 /* {"mean_us", "min_us", "median_us", "pipelined_us"}: a timing in reports and records. */
 SDI_HIDDEN void sdi_timing_json(sdi_json *j, const sdi_timing *t);
 /* Measures (once per context) the device-to-device copy bandwidth and the event-timed

@@ -71,6 +71,15 @@ static void summarise(sdi_timing *t)
 sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn run, void *run_arg,
                       sdi_check_fn check, void *check_arg, sdi_timing *out)
 {
+    return sdi_measure_screened(ctx, name, run, run_arg, check, check_arg, 0, out, NULL);
+}
+
+sd_status sdi_measure_screened(sd_context *ctx, const char *name, sdi_exec_fn run, void *run_arg,
+                               sdi_check_fn check, void *check_arg, double screen_us, sdi_timing *out,
+                               bool *screened)
+{
+    if (screened != NULL)
+        *screened = false;
     if (out != NULL)
         memset(out, 0, sizeof *out);
     sd_status s = sdi_ctx_enter(ctx);
@@ -87,7 +96,27 @@ sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn run, void *
     SD_TRY(sdi_stream_sync(ctx, "the first warm-up run", name));
     if (check != NULL)
         SD_TRY(check(ctx, check_arg));
-    for (int i = 1; i < SDI_WARMUPS; i++)
+    int first = 1;
+    if (screen_us > 0) {
+        /* Warm-up 2, event-timed: a candidate far behind the best stops here. */
+        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev.a, st), "cudaEventRecord", name));
+        SD_TRY(run(ctx, run_arg, st));
+        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev.b, st), "cudaEventRecord", name));
+        float ms = 0;
+        SD_TRY(events_elapsed(ctx, &ev, name, &ms));
+        first = 2;
+        const double us = 1e3 * (double)ms;
+        if (us > screen_us) {
+            for (int i = 0; i < SDI_TIMED_RUNS; i++)
+                out->runs_us[i] = us;
+            out->mean_us = out->min_us = out->median_us = out->pipelined_us = us;
+            if (screened != NULL)
+                *screened = true;
+            events_destroy(&ev);
+            return SD_OK;
+        }
+    }
+    for (int i = first; i < SDI_WARMUPS; i++)
         SD_TRY(run(ctx, run_arg, st));
     SD_TRY(sdi_stream_sync(ctx, "the warm-up runs", name));
     /* Timed: each execution between its own pair of events on the same stream. */

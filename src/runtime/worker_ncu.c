@@ -93,9 +93,10 @@ static double unit_scale(const char *unit)
     static const struct {
         const char *unit;
         double scale;
-    } units[] = {{"Kbyte", 1e3},   {"KB", 1e3},      {"Mbyte", 1e6},   {"MB", 1e6},
-                 {"Gbyte", 1e9},   {"GB", 1e9},      {"Tbyte", 1e12},  {"nsecond", 1e-9},
-                 {"usecond", 1e-6}, {"msecond", 1e-3}};
+    } units[] = {{"Kbyte", 1e3},    {"KB", 1e3},    {"Mbyte", 1e6},   {"MB", 1e6},   {"Gbyte", 1e9},
+                 {"GB", 1e9},       {"Tbyte", 1e12}, {"TB", 1e12},    {"nsecond", 1e-9}, {"ns", 1e-9},
+                 {"usecond", 1e-6}, {"us", 1e-6},   {"msecond", 1e-3}, {"ms", 1e-3},  {"second", 1},
+                 {"s", 1}};
     if (unit == NULL)
         return 1;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
@@ -280,10 +281,12 @@ sd_status sdi_ncu_parse_memory(const char *text, int runs, sdi_ncu_memory *m)
     if (s != SD_OK)
         return s;
     m->launches = (kernels + runs - 1) / runs;
-    m->l1_hit_pct = sum[M_L1SEC] > 0 ? 100 * sum[M_L1HIT] / sum[M_L1SEC]
-                    : count[M_L1PCT] ? sum[M_L1PCT] / count[M_L1PCT] : NAN;
-    m->l2_hit_pct = sum[M_L2SEC] > 0 ? 100 * sum[M_L2HIT] / sum[M_L2SEC]
-                    : count[M_L2PCT] ? sum[M_L2PCT] / count[M_L2PCT] : NAN;
+    /* Pooled from raw sectors only where every launch reported both counters (ncu prints
+     * "n/a" for a counter a GPU lacks); else the mean of the per-launch rates. */
+    bool l1_raw = count[M_L1HIT] > 0 && count[M_L1HIT] == count[M_L1SEC] && sum[M_L1SEC] > 0;
+    bool l2_raw = count[M_L2HIT] > 0 && count[M_L2HIT] == count[M_L2SEC] && sum[M_L2SEC] > 0;
+    m->l1_hit_pct = l1_raw ? 100 * sum[M_L1HIT] / sum[M_L1SEC] : count[M_L1PCT] ? sum[M_L1PCT] / count[M_L1PCT] : NAN;
+    m->l2_hit_pct = l2_raw ? 100 * sum[M_L2HIT] / sum[M_L2SEC] : count[M_L2PCT] ? sum[M_L2PCT] / count[M_L2PCT] : NAN;
     m->l1_requests = count[M_L1REQ] ? sum[M_L1REQ] / runs : NAN;
     m->l2_requests = count[M_L2REQ] ? sum[M_L2REQ] / runs : NAN;
     m->dram_read = count[M_DRAMR] ? sum[M_DRAMR] / runs : NAN;
@@ -372,7 +375,7 @@ void sdi_ncu_profile(const char *worker_exe, const char *request_path, const cha
             sdi_error_clear();
         }
     } else {
-        snprintf(d->why, sizeof d->why, "no ncu output in '%s'", csv);
+        snprintf(d->why, sizeof d->why, "no ncu output in '%.200s'", csv);
     }
     if (f != NULL)
         fclose(f);

@@ -280,7 +280,9 @@ static sd_status try_candidate(tuner *t, int round, sdi_impl *cand)
                                 "poisoning the output", NULL);
         run_arg ra = {t, cand, {0}};
         if (s == SD_OK)
-            s = sdi_measure(t->ctx, tr->config, exec_fn, &ra, check_fn, &ra, &tr->t);
+            s = sdi_measure_screened(t->ctx, tr->config, exec_fn, &ra, check_fn, &ra,
+                                     t->best_ours_us > 0 ? SDI_TUNE_SCREEN * t->best_ours_us : 0, &tr->t,
+                                     &tr->screened);
         if (s == SD_ERR_VALIDATION)
             snprintf(tr->detail, sizeof tr->detail, "%.190s",
                      ra.val.reason[0] ? ra.val.reason : sd_last_error());
@@ -703,6 +705,10 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
             sdi_timing_json(j, &tr->t);
             sdi_json_key(j, "roofline_frac");
             sdi_json_number(j, tr->roofline_frac);
+            if (tr->screened) {
+                sdi_json_key(j, "screened");
+                sdi_json_bool(j, true);
+            }
         } else {
             sdi_json_key(j, "detail");
             sdi_json_string(j, tr->detail);

@@ -20,7 +20,12 @@ typedef struct {
     double roofline_frac;
     double compile_ms;
     int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
+    bool screened;      /* t is one execution: > SDI_TUNE_SCREEN × the best so far (sdi_measure_screened) */
 } sdi_trial;
+
+/* A candidate whose first timed execution is this many times slower than the search's best
+ * so far is screened out after that execution (sdi_measure_screened). */
+#define SDI_TUNE_SCREEN 8.0
 
 /* Called after each trial (progress on a TTY); may be NULL. */
 typedef void (*sdi_tune_progress_fn)(void *arg, const char *stage, const sdi_trial *trial,

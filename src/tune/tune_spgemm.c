@@ -200,7 +200,8 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     sdi_validation val;
     memset(&val, 0, sizeof val);
     if (s == SD_OK)
-        s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL);
+        s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL,
+                                   t->best_ours_us > 0 ? SDI_TUNE_SCREEN * t->best_ours_us : 0, &tr->screened);
     if (s == SD_ERR_VALIDATION)
         snprintf(tr->detail, sizeof tr->detail, "%.190s", val.reason[0] ? val.reason : sd_last_error());
     r->ms_measure += (sdi_now() - t0) * 1e3 - cand.lower_ms - cand.compile_ms;

@@ -66,6 +66,15 @@ static void test_fallback_and_errors(void)
               m.launches, m.l2_hit_pct, m.l1_hit_pct);
     SDT_CHECK(NEAR(m.dram_read, 4e6) && isnan(m.dram_write) && isnan(m.dram_bw) && isnan(m.l1_requests),
               "missing counters are NaN");
+    /* Sectors counted but hits "n/a" (a counter this ncu lacks): the .pct mean, not 0 %;
+     * short time units ("ns", "us") scale like the long ones. */
+    const char *na = "\"ID\",\"Kernel Name\",\"l1tex__t_sectors.sum\",\"l1tex__t_sector_hits.sum\","
+                     "\"l1tex__t_sector_hit_rate.pct\",\"gpu__time_duration.sum\"\n"
+                     "\"\",\"\",\"sector\",\"sector\",\"%\",\"ns\"\n"
+                     "\"0\",\"k\",\"1,000\",\"n/a\",\"25\",\"4,000\"\n"
+                     "\"1\",\"k\",\"3,000\",\"n/a\",\"75\",\"6000\"\n";
+    SDT_OK(sdi_ncu_parse_memory(na, 2, &m));
+    SDT_CHECK(NEAR(m.l1_hit_pct, 50) && NEAR(m.gpu_us, 5), "hits n/a: L1 %g %%, time %g us", m.l1_hit_pct, m.gpu_us);
     SDT_CHECK(strstr(sdi_ncu_memory_metrics(), "lts__t_sector_hits.sum") &&
                   strstr(sdi_ncu_memory_metrics(), "gpu__time_duration.sum"),
               "metrics list: %s", sdi_ncu_memory_metrics());

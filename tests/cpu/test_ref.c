@@ -301,6 +301,36 @@ static void test_spgemm_alloc_failures(void)
     dense_free(&A);
 }
 
+/* A product larger than the host's available memory is refused with a status naming the
+ * sizes, before its arrays are allocated (Linux would grant them and kill the process when
+ * they are touched). SPARSEDITTO_HOST_MEM_LIMIT stands in for a small machine. */
+static void test_spgemm_host_memory_guard(void)
+{
+    dense_t A;
+    sd_csr a;
+    random_pair(200, 200, 0.05, 0, &A, &a);
+    sdi_ref_csr c;
+    SDT_OK(sdi_ref_spgemm(&a, &a, &c));
+    const long long need = c.nnz * 24; /* colind, value, count, bound */
+    sdi_ref_csr_free(&c);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%lld", need / 2);
+    setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+    long long base = sdi_alloc_live_bytes();
+    sd_status s = sdi_ref_spgemm(&a, &a, &c);
+    SDT_STATUS(s, SD_ERR_OUT_OF_MEMORY);
+    SDT_CHECK(strstr(sd_last_error(), "GiB are available") != NULL, "message: %s", sd_last_error());
+    SDT_CHECK(c.rowptr == NULL && c.nnz == 0 && sdi_alloc_live_bytes() == base, "state after the refusal");
+    snprintf(cap, sizeof cap, "%lld", need * 4);
+    setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+    SDT_OK(sdi_ref_spgemm(&a, &a, &c));
+    sdi_ref_csr_free(&c);
+    unsetenv("SPARSEDITTO_HOST_MEM_LIMIT");
+    SDT_CHECK(sdi_host_mem_available() != 0, "available host memory reads as 0");
+    sd_csr_free(&a);
+    dense_free(&A);
+}
+
 int main(void)
 {
     sdt_init("test_ref");
@@ -311,5 +341,6 @@ int main(void)
     SDT_RUN(test_spgemm_cancel_and_zeros);
     SDT_RUN(test_spgemm_threads);
     SDT_RUN(test_spgemm_alloc_failures);
+    SDT_RUN(test_spgemm_host_memory_guard);
     return sdt_finish();
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "sdt.h"
@@ -47,6 +48,13 @@ static sd_kernel *compile_and_check(const char *what, const sd_csr *a, sd_op op,
     int from_cache = strstr(json, "\"from_cache\":true") != NULL;
     if (expect_cache >= 0)
         SDT_CHECK(from_cache == expect_cache, "%s: from_cache %d, expected %d", what, from_cache, expect_cache);
+    /* The search record names its winner (a fresh compile once recorded "none": the
+     * winner had moved into the kernel before the record was written). */
+    sdi_jvalue v;
+    SDT_OK(sdi_json_parse(json, -1, &v));
+    const char *wfam = sdi_jget_string(sdi_jget(sdi_jget(&v, "search"), "winner"), "family", "?");
+    SDT_CHECK(strcmp(wfam, "none") != 0 && strcmp(wfam, "?") != 0, "%s: search winner family '%s'", what, wfam);
+    sdi_jvalue_free(&v);
     const char *fam = strstr(json, "\"family\":\"");
     printf("  %-40s %s in %.2f s: %.60s\n", what, from_cache ? "cache hit " : "compiled  ", secs,
            fam ? fam + 10 : "?");

@@ -376,6 +376,51 @@ static void test_graph(void)
     sd_csr_free(&a);
 }
 
+/* The search's screened protocol: validated first, then one timed execution; a slow
+ * candidate stops there (2 executions in all), a fast one gets the full protocol. */
+typedef struct {
+    spmv_task *t;
+    int runs;
+} counted;
+
+static sd_status counted_run(sd_context *ctx, void *arg, cudaStream_t st)
+{
+    counted *c = arg;
+    c->runs++;
+    return task_run(ctx, c->t, st);
+}
+
+static void test_screened(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("uniform:rows=20000,deg=8,values=int", sdt_seed, &a));
+    float *x = malloc((size_t)a.cols * sizeof *x);
+    sdi_gen_dense(x, a.cols, SDI_VALUES_SMALL_INT, sdt_seed);
+    spmv_task t;
+    SDT_OK(task_build(&t, &a, x, 8, 256, 1));
+    counted c = {&t, 0};
+    sdi_timing tm;
+    bool screened = false;
+    memset(&t.val, 0, sizeof t.val);
+    SDT_OK(sdi_measure_screened(g_ctx, "screened", counted_run, &c, task_check, &t, 1e-3, &tm, &screened));
+    SDT_CHECK(screened && c.runs == 2, "screened %d after %d executions", screened, c.runs);
+    SDT_CHECK(t.val.ok && t.val.n_checked == a.rows, "screened: the output was still validated");
+    SDT_CHECK(tm.mean_us > 0 && tm.mean_us == tm.min_us && tm.mean_us == tm.pipelined_us &&
+                  tm.runs_us[SDI_TIMED_RUNS - 1] == tm.mean_us,
+              "screened timing holds the one execution");
+    c.runs = 0;
+    SDT_OK(sdi_measure_screened(g_ctx, "full", counted_run, &c, task_check, &t, 1e9, &tm, &screened));
+    SDT_CHECK(!screened && c.runs == 2 + (SDI_WARMUPS - 2) + SDI_TIMED_RUNS + SDI_PIPELINED_RUNS,
+              "full protocol: screened %d, %d executions", screened, c.runs);
+    c.runs = 0;
+    SDT_OK(sdi_measure(g_ctx, "plain", counted_run, &c, task_check, &t, &tm));
+    SDT_CHECK(c.runs == SDI_WARMUPS + SDI_TIMED_RUNS + SDI_PIPELINED_RUNS, "plain protocol: %d executions", c.runs);
+    printf("  screened protocol: 2 executions; full: %d\n", SDI_WARMUPS + SDI_TIMED_RUNS + SDI_PIPELINED_RUNS);
+    task_free(&t);
+    free(x);
+    sd_csr_free(&a);
+}
+
 /* A corrupted output entry is caught and named. */
 static void test_validation_catches(void)
 {
@@ -558,6 +603,7 @@ int main(int argc, char **argv)
     SDT_RUN(test_generator_families);
     SDT_RUN(test_real_matrix);
     SDT_RUN(test_graph);
+    SDT_RUN(test_screened);
     SDT_RUN(test_validation_catches);
     SDT_RUN(test_device_fault_injection);
     SDT_RUN(test_fault_is_reported);
