@@ -28,8 +28,8 @@ struct sdi_cache_lock {
     int fd;
 };
 
-/* mkdir -p with mode 0700 for what we create. */
-static int mkdirs(const char *path)
+/* mkdir -p with mode 0700 for what we create (0, or -1 with errno). */
+int sdi_cache_mkdirs(const char *path)
 {
     char tmp[1024];
     size_t n = strlen(path);
@@ -75,9 +75,9 @@ sd_status sdi_cache_open(const char *dir, sdi_cache **out)
     snprintf(c->root, sizeof c->root, "%s/sd-%s", base, sd_version_string());
     char probe[1100];
     snprintf(probe, sizeof probe, "%s/entries", c->root);
-    int ok = mkdirs(probe) == 0;
+    int ok = sdi_cache_mkdirs(probe) == 0;
     snprintf(probe, sizeof probe, "%s/lock", c->root);
-    ok = ok && mkdirs(probe) == 0;
+    ok = ok && sdi_cache_mkdirs(probe) == 0;
     if (!ok || access(c->root, W_OK) != 0) {
         int e = errno;
         sdi_free(c);
@@ -129,7 +129,7 @@ static sd_status key_paths(const sdi_cache *c, const sdi_cache_key *key, const c
     sdi_cache_key_hex(key, hex);
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/%s/%.2s", c->root, sub, hex);
-    if (create_dir && mkdirs(dir) != 0)
+    if (create_dir && sdi_cache_mkdirs(dir) != 0)
         return SDI_ERR(SD_ERR_CACHE, "cannot create cache directory '%s' (%s)", dir,
                        strerror(errno));
     int n = snprintf(out, cap, "%s/sd_%s%s", dir, hex, ext);

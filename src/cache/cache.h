@@ -91,4 +91,27 @@ SDI_HIDDEN sd_status sdi_cache_write_sidecar(sdi_cache *c, const sdi_cache_key *
                                              const char *suffix, const char *text,
                                              char *path_out, size_t cap);
 
+/* mkdir -p (mode 0700 for what it creates): 0, or -1 with errno set. */
+SDI_HIDDEN int sdi_cache_mkdirs(const char *path);
+
+/* ------------------------------------------------------------------ compiled kernels
+ * The JIT cache (src/cache/jit_cache.c): NVRTC's cubins on disk, shared by every process
+ * using the same cache root, so a kernel variant compiled once is not compiled again for
+ * the next matrix. File "<root>/sd-<version>/jit/<2 hex>/<32 hex>.cubin", keyed by the
+ * full JIT key (architecture, options, source), the embedded templates, the library and
+ * NVRTC versions; written atomically; verified (key and content hashes) on every read, a
+ * bad file deleted and reported as a miss. */
+/* Whether the JIT cache is used: SPARSEDITTO_JIT_CACHE=1 turns it on, =0 off; default off
+ * until the GPU lane has validated kernels loaded from it. */
+SDI_HIDDEN bool sdi_jit_cache_enabled(void);
+/* Looks the key up under dir (a cache base as given to sdi_cache_open); salt folds in what
+ * the key text does not say (the caller's templates and compiler version). *cubin is NULL
+ * on a miss; on a hit it is an sdi_malloc'ed copy of *size bytes. Errors only for host
+ * memory; I/O problems are misses. */
+SDI_HIDDEN sd_status sdi_jit_cache_load(const char *dir, const char *key_text, size_t key_len, uint64_t salt,
+                                        void **cubin, size_t *size);
+/* Stores a cubin (best effort: SD_ERR_CACHE names the cause; callers may ignore it). */
+SDI_HIDDEN sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_len, uint64_t salt,
+                                         const void *cubin, size_t size);
+
 #endif /* SDI_CACHE_H */

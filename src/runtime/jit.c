@@ -7,6 +7,7 @@
 
 #include <nvrtc.h>
 
+#include "../cache/cache.h"
 #include "runtime.h"
 
 #ifndef SD_NVRTC_ARCH_DEFAULT
@@ -321,6 +322,30 @@ void sdi_cubin_free(sdi_cubin *c)
 
 /* ------------------------------------------------------------------ memo */
 
+/* What the JIT key text leaves out but the cubin depends on: the embedded templates
+ * (#included by name) and NVRTC's version. Computed once. */
+static uint64_t g_jit_salt;
+static pthread_once_t g_jit_salt_once = PTHREAD_ONCE_INIT;
+
+static void jit_salt_compute(void)
+{
+    sdi_hash128 h = {0, 0};
+    for (const sdi_embedded_file *f = sdi_embedded_kernels; f->name != NULL; f++) {
+        h = sdi_hash_bytes(f->name, strlen(f->name), h.lo ^ h.hi);
+        h = sdi_hash_bytes(f->text, f->size, h.lo ^ h.hi);
+    }
+    int major = 0, minor = 0;
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+        major = minor = -1;
+    g_jit_salt = h.lo ^ (h.hi * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)major << 32) ^ (uint32_t)minor;
+}
+
+static uint64_t jit_salt(void)
+{
+    pthread_once(&g_jit_salt_once, jit_salt_compute);
+    return g_jit_salt;
+}
+
 struct sdi_memo_entry {
     sdi_hash128 hash;
     char *key_text;
@@ -382,11 +407,30 @@ sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req, const sdi_cub
         jit_text_free(&t);
         return SD_OK;
     }
-    /* Miss: compile without holding the lock (other kernels may compile meanwhile),
-     * then re-check: a concurrent caller may have stored the same key first. */
+    /* Miss: the on-disk JIT cache, else compile without holding the lock (other kernels
+     * may compile meanwhile); then re-check: a concurrent caller may have stored the same
+     * key first. */
     fresh = sdi_calloc(1, sizeof *fresh);
     SD_CHECK_ALLOC(fresh, "JIT memo entry");
-    SD_TRY(compile_text(&t, arch, &fresh->cubin));
+    const bool disk = sdi_jit_cache_enabled() && ctx->cache_dir != NULL && ctx->cache_dir[0];
+    void *stored = NULL;
+    size_t stored_size = 0;
+    if (disk)
+        SD_TRY(sdi_jit_cache_load(ctx->cache_dir, t.key_text, t.key_len, jit_salt(), &stored, &stored_size));
+    if (stored != NULL) {
+        fresh->cubin.cubin = stored;
+        fresh->cubin.size = stored_size;
+        fresh->cubin.key = h;
+        if (hit != NULL)
+            *hit = true;
+    } else {
+        SD_TRY(compile_text(&t, arch, &fresh->cubin));
+        if (disk && sdi_jit_cache_store(ctx->cache_dir, t.key_text, t.key_len, jit_salt(), fresh->cubin.cubin,
+                                        fresh->cubin.size) != SD_OK) {
+            sdi_log(1, "%s (the kernel is compiled; only the JIT cache missed it)", sd_last_error());
+            sdi_error_clear();
+        }
+    }
     fresh->hash = h;
     fresh->key_text = t.key_text;
     fresh->key_len = t.key_len;

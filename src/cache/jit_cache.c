@@ -1,0 +1,138 @@
+/* src/cache/jit_cache.c: compiled kernels (NVRTC cubins) on disk, shared across processes
+ * (cache.h, "compiled kernels"). The search compiles a few dozen kernel variants per task,
+ * 0.05–15 s each; most variants recur from one matrix to the next, so the second task
+ * needing a variant loads it here instead of compiling it.
+ *
+ * File: magic "SDJIT001", then u64 key length, u64 cubin size, the key's second hash (lo,
+ * hi), the cubin's hash (lo, hi), then the cubin. The name is the key's first hash. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+
+#define JIT_MAGIC "SDJIT001"
+#define JIT_MAX_BYTES (256ull << 20) /* no cubin is larger; a bigger size is corruption */
+
+typedef struct {
+    char magic[8];
+    uint64_t key_len, size;
+    uint64_t key_lo, key_hi;   /* the key's second hash */
+    uint64_t data_lo, data_hi; /* the cubin's hash */
+} jit_header;
+
+bool sdi_jit_cache_enabled(void)
+{
+    const char *v = getenv("SPARSEDITTO_JIT_CACHE");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* "<dir>/sd-<version>/jit/<hh>" into folder and "<folder>/<hex>.cubin" into path. */
+static bool jit_paths(const char *dir, const char *key_text, size_t key_len, uint64_t salt, char *folder,
+                      size_t fcap, char *path, size_t pcap)
+{
+    char hex[33];
+    sdi_hash_hex(sdi_hash_bytes(key_text, key_len, salt), hex);
+    int n = snprintf(folder, fcap, "%s/sd-%s/jit/%.2s", dir, sd_version_string(), hex);
+    if (n < 0 || (size_t)n >= fcap)
+        return false;
+    n = snprintf(path, pcap, "%s/%s.cubin", folder, hex);
+    return n >= 0 && (size_t)n < pcap;
+}
+
+static sdi_hash128 key_check(const char *key_text, size_t key_len, uint64_t salt)
+{
+    return sdi_hash_bytes(key_text, key_len, salt ^ 0x6a1c0de5a1d5eedull);
+}
+
+sd_status sdi_jit_cache_load(const char *dir, const char *key_text, size_t key_len, uint64_t salt, void **cubin,
+                             size_t *size)
+{
+    *cubin = NULL;
+    *size = 0;
+    char folder[1100], path[1200];
+    if (dir == NULL || dir[0] == '\0' || !jit_paths(dir, key_text, key_len, salt, folder, sizeof folder, path,
+                                                    sizeof path))
+        return SD_OK;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return SD_OK; /* absent: a miss */
+    jit_header h;
+    const char *bad = NULL;
+    void *data = NULL;
+    sdi_hash128 kc = key_check(key_text, key_len, salt);
+    if (fread(&h, sizeof h, 1, f) != 1)
+        bad = "truncated header";
+    else if (memcmp(h.magic, JIT_MAGIC, sizeof h.magic) != 0)
+        bad = "bad magic";
+    else if (h.key_len != key_len || h.key_lo != kc.lo || h.key_hi != kc.hi)
+        bad = "key mismatch";
+    else if (h.size == 0 || h.size > JIT_MAX_BYTES)
+        bad = "bad size";
+    if (bad == NULL) {
+        data = sdi_malloc((size_t)h.size);
+        if (data == NULL) {
+            fclose(f);
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading a cached cubin (%llu bytes)",
+                           (unsigned long long)h.size);
+        }
+        sdi_hash128 dh;
+        int extra = 0;
+        if (fread(data, 1, (size_t)h.size, f) != (size_t)h.size)
+            bad = "truncated cubin";
+        else if (dh = sdi_hash_bytes(data, (size_t)h.size, 0), dh.lo != h.data_lo || dh.hi != h.data_hi)
+            bad = "checksum mismatch";
+        else if ((extra = fgetc(f)) != EOF)
+            bad = "trailing bytes";
+    }
+    fclose(f);
+    if (bad != NULL) {
+        sdi_free(data);
+        sdi_log(1, "JIT cache: discarding '%s' (%s)", path, bad);
+        unlink(path);
+        return SD_OK;
+    }
+    *cubin = data;
+    *size = (size_t)h.size;
+    return SD_OK;
+}
+
+sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_len, uint64_t salt,
+                              const void *cubin, size_t size)
+{
+    char folder[1100], path[1200], tmp[1300];
+    if (dir == NULL || dir[0] == '\0')
+        return SDI_ERR(SD_ERR_CACHE, "JIT cache: no cache directory");
+    if (cubin == NULL || size == 0 || size > JIT_MAX_BYTES)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "JIT cache: bad cubin (%zu bytes)", size);
+    if (!jit_paths(dir, key_text, key_len, salt, folder, sizeof folder, path, sizeof path))
+        return SDI_ERR(SD_ERR_CACHE, "JIT cache: path too long under '%s'", dir);
+    if (sdi_cache_mkdirs(folder) != 0)
+        return SDI_ERR(SD_ERR_CACHE, "JIT cache: cannot create '%s' (%s)", folder, strerror(errno));
+    jit_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, JIT_MAGIC, sizeof h.magic);
+    h.key_len = key_len;
+    h.size = size;
+    sdi_hash128 kc = key_check(key_text, key_len, salt), dh = sdi_hash_bytes(cubin, size, 0);
+    h.key_lo = kc.lo, h.key_hi = kc.hi, h.data_lo = dh.lo, h.data_hi = dh.hi;
+    /* A private temporary name, then rename: readers see the old file or the whole new one. */
+    static atomic_ulong seq;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), (unsigned long)atomic_fetch_add(&seq, 1));
+    FILE *f = fopen(tmp, "wb");
+    if (f == NULL)
+        return SDI_ERR(SD_ERR_CACHE, "JIT cache: cannot write '%s' (%s)", tmp, strerror(errno));
+    bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(cubin, 1, size, f) == size;
+    ok = fflush(f) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return SDI_ERR(SD_ERR_CACHE, "JIT cache: cannot store '%s' (%s)", path, strerror(e));
+    }
+    return SD_OK;
+}
