@@ -9,15 +9,14 @@
                     the cache-hit time
 Needs matplotlib (imported lazily: exit 3 with a message when it is missing).
 
-usage: plots.py OUT_DIR IN.json [IN.json ...]"""
-import json
+usage: plots.py OUT_DIR IN.json[.gz] [IN.json[.gz] ...]"""
 import os
 import statistics
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the committed scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize_compile import geomean_ci  # noqa: E402  (the one bootstrap, shared)
+from summarize_compile import geomean_ci, load_json  # noqa: E402  (one bootstrap, one reader)
 
 TASKS = ["spmv", "spmm8", "spmm32", "spmm128", "spmm256"]
 # SparseDitto paper, H200, geomean over cuSPARSE: SpMV, SpMM K = 8/32/128/256, overall.
@@ -27,7 +26,7 @@ OUTS = ["speedup_geomean", "speedup_matrices", "roofline", "compile_time"]
 
 
 def load(paths):
-    runs = [json.load(open(p)) for p in paths]
+    runs = [load_json(p) for p in paths]
     tasks = [t for r in runs for t in r["tasks"] if t["status"] == "ok"]
     if not tasks:
         sys.exit("plots.py: no task with status ok in %s" % ", ".join(paths))
@@ -87,17 +86,29 @@ def plot_matrices(plt, head, tasks):
     mats = list(dict.fromkeys(t["matrix"] for t in tasks))
     fig, ax = plt.subplots(figsize=(8, 4.5))
     markers = "osD^v<>ph*"
+    many = len(mats) > 16  # a legend of every matrix stops being readable: box plots instead
+    if many:
+        per = [[t["speedup"] for t in tasks if t["task"] == n] for n in TASKS]
+        ax.boxplot([v if v else [float("nan")] for v in per], positions=range(len(TASKS)),
+                   widths=0.5, showfliers=False, medianprops={"color": "black"})
     for i, m in enumerate(mats):
         pts = [(TASKS.index(t["task"]), t["speedup"]) for t in tasks if t["matrix"] == m]
         ax.plot([x + jitter(i, len(mats)) for x, _ in pts], [y for _, y in pts],
-                markers[i % len(markers)], ls="none", label=short(m), alpha=0.85)
+                "o" if many else markers[i % len(markers)], ls="none", alpha=0.45 if many else 0.85,
+                ms=3.5 if many else 6, color="tab:blue" if many else None,
+                label=None if many else short(m))
+    if many:
+        ax.plot([], [], "o", color="tab:blue", alpha=0.45, label="one matrix (%d)" % len(mats))
     ax.axhline(1.0, color="black", lw=0.8, ls="--", label="cuSPARSE (1.0)")
     log_ticks(ax, [t["speedup"] for t in tasks])
     ax.set_xticks(range(len(TASKS)), TASKS)
     ax.set_ylabel("speed-up per execution (x, log)")
     ax.set_title("Per-matrix speed-up over best cuSPARSE, %s, set %s" % (head["gpu"], head["set"]),
                  fontsize=10)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    if many:
+        ax.legend(loc="upper right", fontsize=8)
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -146,7 +157,8 @@ def plot_compile(plt, head, tasks):
         ax.set_title(title, fontsize=10)
     a1.axhline(10, color="tab:green", ls="--", label="goal median 10 s")
     a1.axhline(60, color="tab:red", ls="--", label="goal max 60 s")
-    a1.set_ylim(min(t["compile_s"] for t in tasks) / 1.5, 100)
+    # A memo hit can compile in under a millisecond (logged as 0.0): keep the log axis positive.
+    a1.set_ylim(max(min(t["compile_s"] for t in tasks), 1e-3) / 1.5, 100)
     a1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=4, fontsize=8)
     a2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, fontsize=8)
     fig.suptitle("sd_compile time per task, %s, set %s" % (head["gpu"], head["set"]), fontsize=10)
@@ -156,7 +168,7 @@ def plot_compile(plt, head, tasks):
 
 def main():
     if len(sys.argv) < 3:
-        sys.exit("usage: plots.py OUT_DIR IN.json [IN.json ...]")
+        sys.exit("usage: plots.py OUT_DIR IN.json[.gz] [IN.json[.gz] ...]")
     out, ins = sys.argv[1], sys.argv[2:]
     try:
         import matplotlib

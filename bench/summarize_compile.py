@@ -5,7 +5,8 @@ bootstrap interval (20 000 resamples of the log speed-ups, seeded), share won by
 plans, compile-time median / max. SpGEMM products that cuSPARSE could not do (no
 speed-up) are counted apart, never in a geomean. Standard library only.
 
-usage: summarize_compile.py OUT.md IN.json [IN.json ...]"""
+usage: summarize_compile.py OUT.md IN.json[.gz] [IN.json[.gz] ...]"""
+import gzip
 import json
 import math
 import random
@@ -20,9 +21,15 @@ def geomean_ci(xs, seed=1):
     return math.exp(sum(logs) / len(logs)), math.exp(means[500]), math.exp(means[19499])
 
 
+def load_json(path):
+    """A bench JSON file, gzip-compressed when its name ends in .gz (large committed runs)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
 def main():
     out, ins = sys.argv[1], sys.argv[2:]
-    runs = [json.load(open(p)) for p in ins]
+    runs = [load_json(p) for p in ins]
     done = [t for r in runs for t in r["tasks"] if t["status"] == "ok"]
     # A product cuSPARSE could not do has no speed-up: reported apart, not in a geomean.
     tasks = [t for t in done if t.get("speedup") is not None]
