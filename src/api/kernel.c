@@ -323,10 +323,11 @@ static sd_status search(sd_kernel *kern, const sd_compile_options *o, sdi_tune_p
 }
 
 /* sd_compile and sd_compile_spgemm: b is a general B for SpGEMM (NULL: A·A or A·Aᵀ);
- * fn names the entry point in messages. */
+ * fn names the entry point in messages. cache_only: a cached kernel or SD_ERR_CACHE, never
+ * a search (`sparseditto run`). */
 static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
                              const sd_compile_options *opts, sdi_tune_progress_fn progress,
-                             void *progress_arg, const char *fn, sd_kernel **out)
+                             void *progress_arg, const char *fn, bool cache_only, sd_kernel **out)
 {
     sd_kernel *kern = NULL;
     sdi_cache *cache = NULL;
@@ -383,6 +384,8 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     sdi_cache_key key;
     fill_key(kern, &o, &key);
     int done = 0;
+    if (cache_only && !o.use_cache)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: a cached kernel was asked for with use_cache = 0", fn);
     if (o.use_cache) {
         sd_status s = sdi_cache_open(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, &cache);
         if (s != SD_OK) {
@@ -395,7 +398,7 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     if (cache != NULL) {
         bool hit = false;
         SD_TRY(sdi_cache_lookup(cache, &key, &entry, &hit));
-        if (!hit) {
+        if (!hit && !cache_only) {
             /* Miss: one process compiles, the others wait and then hit. */
             SD_TRY(sdi_cache_lock_acquire(cache, &key, 3600.0, &lock));
             SD_TRY(sdi_cache_lookup(cache, &key, &entry, &hit));
@@ -418,6 +421,20 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
             done = used;
             kern->from_cache = used;
         }
+    }
+    if (!done && cache_only) {
+        char task[32];
+        if (op == SD_OP_SPMM)
+            snprintf(task, sizeof task, "spmm K=%d", k);
+        else
+            snprintf(task, sizeof task, "%s", op == SD_OP_SPMV ? "spmv" : b != NULL ? "spgemm A*B" : "spgemm");
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_CACHE,
+                       "%s: no cached kernel for this task (%dx%d, nnz %lld, %s%s%s) under '%s': compile it "
+                       "first, with the same --no-vendor / --deterministic choices",
+                       fn, a->rows, a->cols, (long long)a->nnz, task, o.allow_vendor ? "" : ", no vendor",
+                       o.deterministic ? ", deterministic" : "",
+                       ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : "(the default cache)");
     }
     if (!done)
         SD_TRY(search(kern, &o, progress, progress_arg));
@@ -449,7 +466,17 @@ sd_status sdi_compile_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                          const sd_compile_options *opts, sdi_tune_progress_fn progress,
                          void *progress_arg, sd_kernel **out)
 {
-    return compile_any(ctx, a, NULL, op, k, opts, progress, progress_arg, "sd_compile", out);
+    return compile_any(ctx, a, NULL, op, k, opts, progress, progress_arg, "sd_compile", false, out);
+}
+
+/* A kernel from the cache only (SD_ERR_CACHE when the task has none): `sparseditto run`.
+ * b: SpGEMM's general B, or NULL. */
+SDI_HIDDEN sd_status sdi_compile_cached(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
+                                        const sd_compile_options *opts, sd_kernel **out);
+sd_status sdi_compile_cached(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
+                             const sd_compile_options *opts, sd_kernel **out)
+{
+    return compile_any(ctx, a, b == a ? NULL : b, op, k, opts, NULL, NULL, "sparseditto run", true, out);
 }
 
 /* sd_compile_spgemm with a progress hook: b NULL or b == a is A·A / A·Aᵀ. */
@@ -462,7 +489,7 @@ sd_status sdi_compile_spgemm_ex(sd_context *ctx, const sd_csr *a, const sd_csr *
                                 void *progress_arg, sd_kernel **out)
 {
     return compile_any(ctx, a, b == a ? NULL : b, SD_OP_SPGEMM, 1, opts, progress, progress_arg,
-                       "sd_compile_spgemm", out);
+                       "sd_compile_spgemm", false, out);
 }
 
 sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,

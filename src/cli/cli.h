@@ -56,6 +56,12 @@ int sdc_opt_index(const sdc_option *opts, int nopts, const char *name);
 /* Parses a decimal integer in [lo, hi]; prints a usage error naming opt on failure. */
 int sdc_parse_int(const char *text, const char *opt, long long lo, long long hi, long long *out);
 
+/* Shared by compile, plan and run (cmd_compile.c): --op spmv|spmm|spgemm; FILE (pattern
+ * files get seeded values) or --gen SPEC (option index gen_index); SpGEMM's --b FILE2. */
+int sdc_parse_op(const char *s, sd_op *op);
+int sdc_load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const char **src);
+int sdc_load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *have);
+
 /* Subcommands: int cmd_<name>(int argc, char **argv), argv[0] = "<name>". */
 typedef int (*sdc_command_fn)(int argc, char **argv);
 typedef struct {

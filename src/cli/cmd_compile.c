@@ -44,10 +44,10 @@ static const sdc_option compile_options[] = {
 #define C_NOPTS ((int)(sizeof compile_options / sizeof compile_options[0]))
 enum { O_OP, O_K, O_BUDGET, O_NOCACHE, O_NOVENDOR, O_DET, O_REPORT, O_GEN, O_GPU, O_DEVICE, O_JSON, O_B, O_LOWERING, O_AGENT_BUDGET, O_PROGRESS };
 
-static int parse_op(const char *s, sd_op *op)
+int sdc_parse_op(const char *s, sd_op *op)
 {
     if (s == NULL)
-        return sdc_usage_error("--op is required (spmv or spmm)");
+        return sdc_usage_error("--op is required (spmv, spmm or spgemm)");
     if (strcmp(s, "spmv") == 0)
         *op = SD_OP_SPMV;
     else if (strcmp(s, "spmm") == 0)
@@ -60,7 +60,7 @@ static int parse_op(const char *s, sd_op *op)
 }
 
 /* Reads FILE (pattern files get seeded values) or generates --gen SPEC. */
-static int load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const char **src)
+int sdc_load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const char **src)
 {
     sd_status s;
     if (args->present[gen_index]) {
@@ -79,7 +79,7 @@ static int load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const cha
 }
 
 /* --b FILE2 (SpGEMM only; pattern files get seeded values). */
-static int load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *have)
+int sdc_load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *have)
 {
     *have = false;
     if (!args->present[b_index])
@@ -149,7 +149,7 @@ int cmd_compile(int argc, char **argv)
         return SDC_EXIT_OK;
     }
     sd_op op = SD_OP_SPMV;
-    if ((rc = parse_op(args.value[O_OP], &op)) != SDC_EXIT_OK)
+    if ((rc = sdc_parse_op(args.value[O_OP], &op)) != SDC_EXIT_OK)
         return rc;
     long long k = 32, budget = 0, device = 0;
     if (args.present[O_K] && (rc = sdc_parse_int(args.value[O_K], "-K", 1, 65536, &k)) != SDC_EXIT_OK)
@@ -163,12 +163,12 @@ int cmd_compile(int argc, char **argv)
     sd_csr a;
     memset(&a, 0, sizeof a);
     const char *src = NULL;
-    if ((rc = load_matrix(&args, O_GEN, &a, &src)) != SDC_EXIT_OK)
+    if ((rc = sdc_load_matrix(&args, O_GEN, &a, &src)) != SDC_EXIT_OK)
         return rc;
     sd_csr b;
     memset(&b, 0, sizeof b);
     bool have_b = false;
-    if ((rc = load_b(&args, O_B, op, &b, &have_b)) != SDC_EXIT_OK) {
+    if ((rc = sdc_load_b(&args, O_B, op, &b, &have_b)) != SDC_EXIT_OK) {
         sd_csr_free(&a);
         return rc;
     }
@@ -371,7 +371,7 @@ int cmd_plan(int argc, char **argv)
         return SDC_EXIT_OK;
     }
     sd_op op = SD_OP_SPMV;
-    if ((rc = parse_op(args.value[P_OP], &op)) != SDC_EXIT_OK)
+    if ((rc = sdc_parse_op(args.value[P_OP], &op)) != SDC_EXIT_OK)
         return rc;
     long long k = 32, branches = 3;
     if (args.present[P_K] && (rc = sdc_parse_int(args.value[P_K], "-K", 1, 65536, &k)) != SDC_EXIT_OK)
@@ -390,12 +390,12 @@ int cmd_plan(int argc, char **argv)
     sd_csr a;
     memset(&a, 0, sizeof a);
     const char *src = NULL;
-    if ((rc = load_matrix(&args, P_GEN, &a, &src)) != SDC_EXIT_OK)
+    if ((rc = sdc_load_matrix(&args, P_GEN, &a, &src)) != SDC_EXIT_OK)
         return rc;
     sd_csr b;
     memset(&b, 0, sizeof b);
     bool have_b = false;
-    if ((rc = load_b(&args, P_B, op, &b, &have_b)) != SDC_EXIT_OK) {
+    if ((rc = sdc_load_b(&args, P_B, op, &b, &have_b)) != SDC_EXIT_OK) {
         sd_csr_free(&a);
         return rc;
     }
