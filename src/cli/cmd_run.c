@@ -13,6 +13,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "tune/tune.h"
 
 SDI_HIDDEN sd_status sdi_compile_cached(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
                                         const sd_compile_options *opts, sd_kernel **out);
@@ -124,13 +125,9 @@ static sd_status run_spgemm(sd_context *ctx, sd_kernel *kern, const sd_csr *a, c
         sdi_reference_free(&ref);                                                          \
         sd_csr_free(&at);                                                                  \
     } while (0)
-    const sd_csr *bb = b;
-    if (bb == NULL && a->rows != a->cols) {
-        SD_TRY(sdi_csr_transpose(a, &at));
-        bb = &at;
-    } else if (bb == NULL) {
-        bb = a;
-    }
+    const sd_csr *bb = NULL;
+    int aat = -1; /* as sd_compile: A·Aᵀ for a rectangular A */
+    SD_TRY(sdi_spgemm_second_operand(a, b, &aat, &at, &bb));
     SD_TRY(sdi_reference_spgemm(a, bb, &ref));
     cudaStream_t st = ctx->stream;
     SD_TRY(sd_spgemm(kern, &c, st));

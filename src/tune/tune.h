@@ -80,6 +80,10 @@ SDI_HIDDEN void sdi_tune_result_free(sdi_tune_result *r);
  * (aat 1) or by shape (aat −1). a and b must outlive the result. */
 SDI_HIDDEN sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,
                                      const sdi_tune_options *opt, sdi_tune_result *out);
+/* The product's second operand on the host: b itself (aat set to 0), else A (aat 0) or
+ * Aᵀ built into *at (aat 1; aat −1 chooses by shape and is set). *at is the caller's. */
+SDI_HIDDEN sd_status sdi_spgemm_second_operand(const sd_csr *a, const sd_csr *b, int *aat, sd_csr *at,
+                                               const sd_csr **out);
 /* Its offline half: as sdi_tune_offline, for the SpGEMM families. */
 SDI_HIDDEN sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
                                              const sdi_gpu_props *gpu, int branches, int compile,

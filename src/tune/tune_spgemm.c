@@ -108,9 +108,8 @@ static sd_status host_rowinfo(const sd_csr *a, const sd_csr *b, sdi_sg_rowinfo *
     return SD_OK;
 }
 
-/* The product's operands on the host: B itself, A, or Aᵀ built into *at. */
-static sd_status product_b(const sd_csr *a, const sd_csr *b, int *aat, sd_csr *at,
-                           const sd_csr **out)
+sd_status sdi_spgemm_second_operand(const sd_csr *a, const sd_csr *b, int *aat, sd_csr *at,
+                                    const sd_csr **out)
 {
     if (b != NULL) {
         if (b->rows != a->cols)
@@ -365,7 +364,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
         t->budget = SDI_TUNE_MAX_TRIALS;
     t->aat = aat;
     const sd_csr *bb = NULL;
-    SD_TRY(product_b(a, b, &t->aat, &at, &bb));
+    SD_TRY(sdi_spgemm_second_operand(a, b, &t->aat, &at, &bb));
     out->aat = t->aat;
     out->general_b = b != NULL;
 
@@ -517,7 +516,7 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     out->k = 1;
     double t_start = sdi_now();
     const sd_csr *bb = NULL;
-    SD_TRY(product_b(a, b, &aat, &at, &bb));
+    SD_TRY(sdi_spgemm_second_operand(a, b, &aat, &at, &bb));
     out->aat = aat;
     out->general_b = b != NULL;
     double t0 = sdi_now();
