@@ -6,29 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/cache.h"
 #include "runtime/runtime.h"
-
-/* $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto, else $HOME/.cache/sparseditto;
- * "" when none of them is set (no disk cache). */
-static char *resolve_cache_dir(const char *given)
-{
-    const char *env = NULL, *suffix = "";
-    if (given != NULL && given[0] != '\0') {
-        env = given;
-    } else if ((env = getenv("SPARSEDITTO_CACHE")) != NULL && env[0] != '\0') {
-    } else if ((env = getenv("XDG_CACHE_HOME")) != NULL && env[0] != '\0') {
-        suffix = "/sparseditto";
-    } else if ((env = getenv("HOME")) != NULL && env[0] != '\0') {
-        suffix = "/.cache/sparseditto";
-    } else {
-        env = "";
-    }
-    size_t n = strlen(env) + strlen(suffix) + 1;
-    char *dir = sdi_malloc(n);
-    if (dir != NULL)
-        snprintf(dir, n, "%s%s", env, suffix);
-    return dir;
-}
 
 static void context_free(sd_context *ctx)
 {
@@ -56,7 +35,7 @@ sd_status sd_context_create(const sd_context_options *opts, sd_context **out)
     pthread_mutex_init(&ctx->calib_lock, NULL);
     pthread_mutex_init(&ctx->cusparse_lock, NULL);
     ctx->verbose = opts != NULL ? opts->verbose : 0;
-    ctx->cache_dir = resolve_cache_dir(opts != NULL ? opts->cache_dir : NULL);
+    ctx->cache_dir = sdi_cache_base_dir(opts != NULL ? opts->cache_dir : NULL);
     if (ctx->cache_dir == NULL) {
         context_free(ctx);
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "sd_context_create: out of host memory");

@@ -50,22 +50,42 @@ int sdi_cache_mkdirs(const char *path)
     return (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
 }
 
+char *sdi_cache_base_dir(const char *given)
+{
+    const char *env = NULL, *suffix = "";
+    if (given != NULL && given[0] != '\0') {
+        env = given;
+    } else if ((env = getenv("SPARSEDITTO_CACHE")) != NULL && env[0] != '\0') {
+    } else if ((env = getenv("XDG_CACHE_HOME")) != NULL && env[0] != '\0') {
+        suffix = "/sparseditto";
+    } else if ((env = getenv("HOME")) != NULL && env[0] != '\0') {
+        suffix = "/.cache/sparseditto";
+    } else {
+        env = "";
+    }
+    size_t n = strlen(env) + strlen(suffix) + 1;
+    char *dir = sdi_malloc(n);
+    if (dir != NULL)
+        snprintf(dir, n, "%s%s", env, suffix);
+    return dir;
+}
+
 sd_status sdi_cache_open(const char *dir, sdi_cache **out)
 {
     *out = NULL;
     char base[900];
-    const char *env;
-    if (dir != NULL && dir[0]) {
-        snprintf(base, sizeof base, "%s", dir);
-    } else if ((env = getenv("SPARSEDITTO_CACHE")) != NULL && env[0]) {
-        snprintf(base, sizeof base, "%s", env);
-    } else if ((env = getenv("XDG_CACHE_HOME")) != NULL && env[0]) {
-        snprintf(base, sizeof base, "%s/sparseditto", env);
-    } else if ((env = getenv("HOME")) != NULL && env[0]) {
-        snprintf(base, sizeof base, "%s/.cache/sparseditto", env);
-    } else {
+    char *resolved = sdi_cache_base_dir(dir);
+    if (resolved == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory opening the cache");
+    if (resolved[0] == '\0') {
+        sdi_free(resolved);
         return SDI_ERR(SD_ERR_CACHE, "no cache directory: set SPARSEDITTO_CACHE");
     }
+    snprintf(base, sizeof base, "%s", resolved);
+    bool too_long = strlen(resolved) >= sizeof base;
+    sdi_free(resolved);
+    if (too_long)
+        return SDI_ERR(SD_ERR_CACHE, "cache directory path is too long");
     if (strlen(base) + 32 >= sizeof base)
         return SDI_ERR(SD_ERR_CACHE, "cache directory path is too long (%zu bytes)",
                        strlen(base));

@@ -45,6 +45,10 @@ typedef struct {
 
 typedef struct sdi_cache sdi_cache;
 
+/* The cache's base directory: given, else $SPARSEDITTO_CACHE, else
+ * $XDG_CACHE_HOME/sparseditto, else $HOME/.cache/sparseditto; "" when none is set.
+ * sdi_malloc'ed (NULL when out of memory). Creates nothing. */
+SDI_HIDDEN char *sdi_cache_base_dir(const char *given);
 /* Resolves the root (dir, else $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto,
  * else $HOME/.cache/sparseditto), creates <root>/sd-<version>/ and checks it is a
  * writable directory. SD_ERR_CACHE names the path and the cause. */

@@ -295,33 +295,6 @@ static sd_status compile_text(const jit_text *t, const char *arch, sdi_cubin *ou
 #undef SD_FREE_ALL
 }
 
-sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
-{
-    if (out == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_compile: out is NULL");
-    memset(out, 0, sizeof *out);
-    if (req == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_compile: request is NULL");
-    const char *arch = req->arch ? req->arch : SD_NVRTC_ARCH_DEFAULT;
-    jit_text t;
-    sd_status s = jit_text_build(req, arch, &t);
-    if (s == SD_OK)
-        s = compile_text(&t, arch, out);
-    jit_text_free(&t);
-    return s;
-}
-
-void sdi_cubin_free(sdi_cubin *c)
-{
-    if (c == NULL)
-        return;
-    sdi_free(c->cubin);
-    sdi_free(c->log);
-    memset(c, 0, sizeof *c);
-}
-
-/* ------------------------------------------------------------------ memo */
-
 /* What the JIT key text leaves out but the cubin depends on: the embedded templates
  * (#included by name) and NVRTC's version. Computed once. */
 static uint64_t g_jit_salt;
@@ -345,6 +318,73 @@ static uint64_t jit_salt(void)
     pthread_once(&g_jit_salt_once, jit_salt_compute);
     return g_jit_salt;
 }
+
+/* The on-disk JIT cache under dir (cache.h), else NVRTC (storing what it compiles).
+ * *from_disk tells which. dir NULL or "": NVRTC only. */
+static sd_status compile_or_load(const jit_text *t, const char *arch, const char *dir, sdi_cubin *out,
+                                 bool *from_disk)
+{
+    *from_disk = false;
+    const bool disk = dir != NULL && dir[0] && sdi_jit_cache_enabled();
+    if (disk) {
+        void *stored = NULL;
+        size_t size = 0;
+        sd_status s = sdi_jit_cache_load(dir, t->key_text, t->key_len, jit_salt(), &stored, &size);
+        if (s != SD_OK)
+            return s;
+        if (stored != NULL) {
+            memset(out, 0, sizeof *out);
+            out->cubin = stored;
+            out->size = size;
+            out->key = sdi_hash_bytes(t->key_text, t->key_len, 0);
+            *from_disk = true;
+            return SD_OK;
+        }
+    }
+    sd_status s = compile_text(t, arch, out);
+    if (s == SD_OK && disk &&
+        sdi_jit_cache_store(dir, t->key_text, t->key_len, jit_salt(), out->cubin, out->size) != SD_OK) {
+        sdi_log(1, "%s (the kernel is compiled; only the JIT cache missed it)", sd_last_error());
+        sdi_error_clear();
+    }
+    return s;
+}
+
+sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_compile: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (req == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_jit_compile: request is NULL");
+    const char *arch = req->arch ? req->arch : SD_NVRTC_ARCH_DEFAULT;
+    jit_text t;
+    sd_status s = jit_text_build(req, arch, &t);
+    if (s == SD_OK && sdi_jit_cache_enabled()) {
+        /* No context (the offline pipeline): the default cache directory. */
+        char *dir = sdi_cache_base_dir(NULL);
+        bool from_disk = false;
+        s = dir != NULL ? compile_or_load(&t, arch, dir, out, &from_disk)
+                        : SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory resolving the cache directory");
+        sdi_free(dir);
+    } else if (s == SD_OK) {
+        s = compile_text(&t, arch, out);
+    }
+    jit_text_free(&t);
+    return s;
+}
+
+void sdi_cubin_free(sdi_cubin *c)
+{
+    if (c == NULL)
+        return;
+    sdi_free(c->cubin);
+    sdi_free(c->log);
+    memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------------------ memo */
+
 
 struct sdi_memo_entry {
     sdi_hash128 hash;
@@ -412,25 +452,10 @@ sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req, const sdi_cub
      * key first. */
     fresh = sdi_calloc(1, sizeof *fresh);
     SD_CHECK_ALLOC(fresh, "JIT memo entry");
-    const bool disk = sdi_jit_cache_enabled() && ctx->cache_dir != NULL && ctx->cache_dir[0];
-    void *stored = NULL;
-    size_t stored_size = 0;
-    if (disk)
-        SD_TRY(sdi_jit_cache_load(ctx->cache_dir, t.key_text, t.key_len, jit_salt(), &stored, &stored_size));
-    if (stored != NULL) {
-        fresh->cubin.cubin = stored;
-        fresh->cubin.size = stored_size;
-        fresh->cubin.key = h;
-        if (hit != NULL)
-            *hit = true;
-    } else {
-        SD_TRY(compile_text(&t, arch, &fresh->cubin));
-        if (disk && sdi_jit_cache_store(ctx->cache_dir, t.key_text, t.key_len, jit_salt(), fresh->cubin.cubin,
-                                        fresh->cubin.size) != SD_OK) {
-            sdi_log(1, "%s (the kernel is compiled; only the JIT cache missed it)", sd_last_error());
-            sdi_error_clear();
-        }
-    }
+    bool from_disk = false;
+    SD_TRY(compile_or_load(&t, arch, ctx->cache_dir, &fresh->cubin, &from_disk));
+    if (from_disk && hit != NULL)
+        *hit = true;
     fresh->hash = h;
     fresh->key_text = t.key_text;
     fresh->key_len = t.key_len;

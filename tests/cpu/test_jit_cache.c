@@ -2,7 +2,8 @@
  * store/load round trip, a different key or salt misses, corrupt and truncated files are
  * discarded (deleted, reported as misses), the switch SPARSEDITTO_JIT_CACHE; and through
  * sdi_jit_get on a host-only context: the first call compiles with NVRTC and stores, a
- * second call after the in-process memo is cleared loads the identical cubin from disk. */
+ * second call after the in-process memo is cleared loads the identical cubin from disk; the
+ * context-free compile of the offline pipeline does the same under the default directory. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,29 @@ static void test_through_jit_get(void)
     unsetenv("SPARSEDITTO_JIT_CACHE");
 }
 
+/* The context-free compile (the offline pipeline) uses the default cache directory. */
+static void test_offline_compile(void)
+{
+    setenv("SPARSEDITTO_CACHE", g_dir, 1);
+    setenv("SPARSEDITTO_JIT_CACHE", "1", 1);
+    sdi_macro m[2] = {{"SD_TPR", "8"}, {"SD_BLOCK", "256"}};
+    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 2, .arch = "sm_90",
+                           .kernel_name = "sd_spmv_csr_vector"};
+    sdi_cubin c1, c2;
+    SDT_OK(sdi_jit_compile(&req, &c1));
+    SDT_OK(sdi_jit_compile(&req, &c2));
+    SDT_CHECK(c1.compile_ms > 0 && c2.compile_ms == 0 && c1.size == c2.size &&
+                  memcmp(c1.cubin, c2.cubin, c1.size) == 0,
+              "second offline compile from disk (%.1f ms, then %.1f ms)", c1.compile_ms, c2.compile_ms);
+    sdi_cubin_free(&c1);
+    sdi_cubin_free(&c2);
+    unsetenv("SPARSEDITTO_JIT_CACHE");
+    SDT_OK(sdi_jit_compile(&req, &c1));
+    SDT_CHECK(c1.compile_ms > 0, "switched off: compiled again");
+    sdi_cubin_free(&c1);
+    unsetenv("SPARSEDITTO_CACHE");
+}
+
 int main(void)
 {
     sdt_init("test_jit_cache");
@@ -133,6 +157,7 @@ int main(void)
     SDT_RUN(test_round_trip_and_damage);
     SDT_RUN(test_switch);
     SDT_RUN(test_through_jit_get);
+    SDT_RUN(test_offline_compile);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0)
