@@ -20,6 +20,8 @@
 #   --tests REGEX    run only the GPU tests whose names match (ctest -R)
 #   --profile        `sparseditto profile` (Nsight Compute, ours vs cuSPARSE) on one generated
 #                    SpMV and one SpMM task into $OUT/profile.txt
+#   --pack           at the end, pack everything under $OUT but gpu-lane.log into
+#                    $OUT/results.tgz (the device tool returns at most 8 files)
 #   --pip            build the Python wheel (pip wheel --no-build-isolation; scikit-build-core
 #                    from carried wheels in .whl/ when the machine has none), install it into a
 #                    private folder and run python/tests/test_gpu_torch.py against the installed
@@ -46,6 +48,7 @@ baseline_cli=1
 tests_re=""
 run_profile=0
 run_pip=0
+pack=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) run_cpu=1 ;;
@@ -59,9 +62,10 @@ while [ $# -gt 0 ]; do
     --tests) tests_re=${2:?--tests needs a regex}; shift ;;
     --profile) run_profile=1 ;;
     --pip) run_pip=1 ;;
+    --pack) pack=1 ;;
     --jobs) jobs=${2:?}; shift ;;
     --build) build=${2:?}; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "gpu-lane: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -255,4 +259,10 @@ fi
 step "done"
 echo "files in $out:"; ls -la "$out" "$out/bench" 2>/dev/null
 if [ "$status" = 0 ]; then echo "gpu-lane: PASS"; else echo "gpu-lane: FAIL"; fi
+if [ "$pack" = 1 ]; then
+  # Everything but this log into one archive, then only the archive and the log stay.
+  ( cd "$out" && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz -printf '%P\n' |
+      tar czf results.tgz -T - && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz \
+      -exec rm -rf {} + ) && echo "packed into $out/results.tgz" || echo "gpu-lane: packing $out FAILED"
+fi
 exit $status
