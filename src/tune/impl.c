@@ -1,5 +1,6 @@
 /* src/tune/impl.c: build, run and refresh one implementation (ours or cuSPARSE's). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -241,6 +242,62 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
     im->built = 1;
     return SD_OK;
 #undef SD_FREE_ALL
+}
+
+bool sdi_impl_precompile_enabled(void)
+{
+    const char *v = getenv("SPARSEDITTO_PARALLEL_JIT");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* One candidate's kernel into the memo, through a private lowering. */
+static sd_status precompile_one(sd_context *ctx, const sd_csr *a, const sdi_impl *im)
+{
+    sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
+    sdi_jit_request req;
+    const sdi_cubin *cubin = NULL;
+    sd_status s;
+    if (im->kind == SDI_IMPL_SPMV) {
+        sdi_spmv_plan plan;
+        memset(&plan, 0, sizeof plan);
+        s = sdi_spmv_lower(&im->spmv_cfg, a, NULL, &ctx->props, &plan);
+        if (s == SD_OK && plan.nlaunches > 0) {
+            sdi_spmv_plan_jit_request(&plan, ctx->arch[0] ? ctx->arch : NULL, macros, &req);
+            s = sdi_jit_get(ctx, &req, &cubin, NULL);
+        }
+        sdi_spmv_plan_free(&plan);
+    } else {
+        sdi_spmm_lowered low;
+        memset(&low, 0, sizeof low);
+        s = sdi_spmm_lower(a, &im->spmm_cfg, &low);
+        if (s == SD_OK && low.nlaunches > 0) {
+            sdi_spmm_jit_request(&low, macros, &req);
+            s = sdi_jit_get(ctx, &req, &cubin, NULL);
+        }
+        sdi_spmm_lowered_free(&low);
+    }
+    return s;
+}
+
+sd_status sdi_impl_precompile(sd_context *ctx, const sd_csr *a, const sdi_impl *const *list, int n, int threads,
+                              double *wall_ms)
+{
+    double t0 = sdi_now();
+    if (threads < 1)
+        threads = 1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int i = 0; i < n; i++) {
+        const sdi_impl *im = list[i];
+        if (im == NULL || (im->kind != SDI_IMPL_SPMV && im->kind != SDI_IMPL_SPMM))
+            continue;
+        if (precompile_one(ctx, a, im) != SD_OK) {
+            sdi_log(2, "precompile: %s (the build reports it)", sd_last_error());
+            sdi_error_clear(); /* this thread's message; the sequential build meets it again */
+        }
+    }
+    if (wall_ms != NULL)
+        *wall_ms = (sdi_now() - t0) * 1e3;
+    return ctx->broken ? SDI_ERR(SD_ERR_CUDA, "%s", ctx->broken_reason) : SD_OK;
 }
 
 sd_status sdi_impl_run(sd_context *ctx, sdi_impl *im, const float *in, float *out,

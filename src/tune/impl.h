@@ -78,6 +78,17 @@ SDI_HIDDEN bool sdi_impl_uses_atomics(const sdi_impl *im);
  * not run. On failure im is left unbuilt and nothing stays allocated. */
 SDI_HIDDEN sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im,
                                     const void *seed_cubin, size_t seed_size);
+/* Compiles the kernels of the SpMV/SpMM candidates of list (others are skipped) into ctx's
+ * memo, up to `threads` at a time: NVRTC is most of a search's compile time when the
+ * candidates compile one after the other. Each is lowered on the host into a private copy
+ * (freed again: the candidates are untouched), so their later sdi_impl_build finds its
+ * cubin in the memo. A candidate that fails is skipped (its build reports the cause).
+ * SD_ERR_CUDA only when the context broke. *wall_ms (may be NULL): the batch's wall time.
+ * The switch: SPARSEDITTO_PARALLEL_JIT=1 (sdi_impl_precompile_enabled; off until the GPU
+ * lane has validated searches with it). */
+SDI_HIDDEN bool sdi_impl_precompile_enabled(void);
+SDI_HIDDEN sd_status sdi_impl_precompile(sd_context *ctx, const sd_csr *a, const sdi_impl *const *list, int n,
+                                         int threads, double *wall_ms);
 /* y = A·x or C = A·B on stream: asynchronous, allocates nothing. */
 SDI_HIDDEN sd_status sdi_impl_run(sd_context *ctx, sdi_impl *im, const float *in, float *out,
                                   cudaStream_t stream);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "../analysis/analysis.h"
 #include "../gen/gen.h"
 #include "../plan/plan.h"
@@ -245,17 +247,21 @@ static sd_status check_fn(sd_context *ctx, void *arg)
     return sdi_check_dense_output(ctx, &ra->t->ref, ra->t->d_out, &ra->val);
 }
 
+/* Whether try_candidate would measure cand now (not tried, allowed in this mode). */
+static bool would_try(const tuner *t, const sdi_impl *cand)
+{
+    for (int i = 0; i < t->ntried; i++)
+        if (same_config(&t->tried_cfg[i], cand))
+            return false;
+    return !(t->opt->deterministic && sdi_impl_uses_atomics(cand));
+}
+
 /* Builds, validates and times one candidate; keeps it as the best when it is. Returns an
  * error only when the search cannot go on (the CUDA context broke, host memory). */
 static sd_status try_candidate(tuner *t, int round, sdi_impl *cand)
 {
     sdi_tune_result *r = t->r;
-    if (r->ntrials >= SDI_TUNE_MAX_TRIALS || t->used >= t->budget)
-        return SD_OK;
-    for (int i = 0; i < t->ntried; i++)
-        if (same_config(&t->tried_cfg[i], cand))
-            return SD_OK;
-    if (t->opt->deterministic && sdi_impl_uses_atomics(cand))
+    if (r->ntrials >= SDI_TUNE_MAX_TRIALS || t->used >= t->budget || !would_try(t, cand))
         return SD_OK;
     t->tried_cfg[t->ntried++] = *cand;
     t->used++;
@@ -322,6 +328,42 @@ static sd_status try_candidate(tuner *t, int round, sdi_impl *cand)
     if (t->ctx->broken)
         return SDI_ERR(SD_ERR_CUDA, "%s", t->ctx->broken_reason);
     return SD_OK;
+}
+
+/* The kernels of the candidates a round is about to measure (up to `take` of each of its
+ * families, within the budget), compiled in parallel into the memo when that is on
+ * (sdi_impl_precompile); the round's builds then find them there. Threads are capped so
+ * that their private lowerings (about two copies of A each) stay within 4 GiB. */
+static sd_status precompile_round(tuner *t, const int *fams, int nfams, int level, int take)
+{
+    if (!sdi_impl_precompile_enabled() || nfams < 1 || take < 1)
+        return SD_OK;
+    sdi_impl *arrays[MAX_FAMILIES];
+    const sdi_impl *list[SDI_TUNE_MAX_TRIALS];
+    int narrays = 0, m = 0, room = t->budget - t->used;
+    sd_status s = SD_OK;
+    for (int f = 0; f < nfams && f < MAX_FAMILIES && s == SD_OK; f++) {
+        int n = 0;
+        s = family_configs(t, fams[f], level, &arrays[narrays], &n);
+        if (s != SD_OK)
+            break;
+        sdi_impl *v = arrays[narrays++];
+        for (int i = 0, took = 0; i < n && took < take && m < room && m < SDI_TUNE_MAX_TRIALS; i++)
+            if (would_try(t, &v[i]))
+                list[m++] = &v[i], took++;
+    }
+    const double per = 2.0 * (12.0 * (double)t->a->nnz + 8.0 * (double)t->a->rows) + 1.0;
+    int threads = omp_get_max_threads();
+    if ((double)threads * per > (double)(4ull << 30))
+        threads = (int)((double)(4ull << 30) / per);
+    if (s == SD_OK && m >= 2 && threads >= 2) {
+        double wall_ms = 0;
+        s = sdi_impl_precompile(t->ctx, t->a, list, m, threads, &wall_ms);
+        t->r->ms_compile += wall_ms; /* lowering + NVRTC of the batch, in parallel */
+    }
+    for (int i = 0; i < narrays; i++)
+        sdi_free(arrays[i]); /* plain configurations: nothing was built in them */
+    return s;
 }
 
 /* Tries up to `take` new configurations of family f at a sweep level. */
@@ -505,6 +547,7 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
     if (branches > nf)
         branches = nf;
     /* Round 1: each branch's default. */
+    SD_TRY(precompile_round(t, fams, branches, 0, 1));
     for (int b = 0; b < branches; b++)
         SD_TRY(try_family(t, 1, fams[b], 0, 1));
     int extra[MAX_FAMILIES], nextra = 0;
@@ -522,6 +565,7 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
     int per_branch = (t->budget - t->used) * 3 / 5 / (n2 > 0 ? n2 : 1);
     if (per_branch < 1)
         per_branch = 1;
+    SD_TRY(precompile_round(t, round2, n2, 1, per_branch));
     for (int b = 0; b < n2; b++)
         SD_TRY(try_family(t, 2, round2[b], 1, per_branch));
     /* Round 3: the wide sweep of the two fastest families. */
@@ -530,7 +574,9 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
     for (int b = 0; b < n2 && b < 2 && remaining > 0; b++) {
         if (t->fam_best[round2[b]] == 0)
             break;
-        SD_TRY(try_family(t, 3, round2[b], 2, b == 0 ? (remaining + 1) / 2 : remaining));
+        const int take = b == 0 ? (remaining + 1) / 2 : remaining;
+        SD_TRY(precompile_round(t, &round2[b], 1, 2, take));
+        SD_TRY(try_family(t, 3, round2[b], 2, take));
         remaining = t->budget - t->used;
     }
     /* Families never tried while budget remains (coverage for odd matrices). */
