@@ -608,12 +608,30 @@ sd_status sdi_energy_train(const sdi_corpus *c, const sdi_energy_train_opts *opt
 }
 
 /* ------------------------------------------------------------------ evaluation */
+int sdi_best_of_top(const double *E, const double *us, int n, int k)
+{
+    bool taken[SDI_RANK_MAX_TEMPLATES] = {false};
+    int best = -1;
+    for (int r = 0; r < k; r++) {
+        int pick = -1;
+        for (int s = 0; s < n && s < SDI_RANK_MAX_TEMPLATES; s++)
+            if (us[s] > 0 && !taken[s] && (pick < 0 || E[s] < E[pick]))
+                pick = s;
+        if (pick < 0)
+            break;
+        taken[pick] = true;
+        if (best < 0 || us[pick] < us[best])
+            best = pick;
+    }
+    return best;
+}
+
 void sdi_energy_evaluate(const sdi_energy_model *m, const sdi_corpus *c, sdi_energy_metrics *out)
 {
     memset(out, 0, sizeof *out);
     double x[NIN], E[SDI_RANK_MAX_TEMPLATES];
-    int n = 0, hits = 0, ncsr = 0, cliffs = 0;
-    double lreg = 0, got = 0, best = 0;
+    int n = 0, hits = 0, ncsr = 0, cliffs = 0, hits3 = 0;
+    double lreg = 0, got = 0, best = 0, lreg3 = 0;
     for (int t = 0; t < c->ntasks; t++) {
         const sdi_corpus_task *task = &c->tasks[t];
         task_inputs(m, c, t, x);
@@ -632,6 +650,9 @@ void sdi_energy_evaluate(const sdi_energy_model *m, const sdi_corpus *c, sdi_ene
         n++;
         hits += task->us[ch] == task->us[or];
         lreg += log(task->us[ch] / task->us[or]);
+        const int b3 = sdi_best_of_top(E, task->us, m->ntemp[task->op], 3);
+        hits3 += task->us[b3] == task->us[or];
+        lreg3 += log(task->us[b3] / task->us[or]);
         got += log(task->baseline_us / task->us[ch]);
         best += log(task->baseline_us / task->us[or]);
         if (task->us[0] > 0) { /* vocabulary index 0 is the op's CSR template */
@@ -644,6 +665,8 @@ void sdi_energy_evaluate(const sdi_energy_model *m, const sdi_corpus *c, sdi_ene
     out->regret = n > 0 ? exp(lreg / n) : 1;
     out->capture = best > 0 ? got / best : 0;
     out->cliff = ncsr > 0 ? (double)cliffs / ncsr : 0;
+    out->top3 = n > 0 ? (double)hits3 / n : 0;
+    out->regret3 = n > 0 ? exp(lreg3 / n) : 1;
     out->loss = sdi_energy_corpus_loss(m, c);
 }
 
@@ -651,10 +674,10 @@ void sdi_energy_evaluate(const sdi_energy_model *m, const sdi_corpus *c, sdi_ene
 static void metrics_acc(sdi_energy_metrics *sum, sdi_energy_metrics *sq,
                         const sdi_energy_metrics *m)
 {
-    double v[5] = {m->top1, m->regret, m->capture, m->cliff, m->loss};
-    double *s[5] = {&sum->top1, &sum->regret, &sum->capture, &sum->cliff, &sum->loss};
-    double *q[5] = {&sq->top1, &sq->regret, &sq->capture, &sq->cliff, &sq->loss};
-    for (int i = 0; i < 5; i++) {
+    double v[7] = {m->top1, m->regret, m->capture, m->cliff, m->top3, m->regret3, m->loss};
+    double *s[7] = {&sum->top1, &sum->regret, &sum->capture, &sum->cliff, &sum->top3, &sum->regret3, &sum->loss};
+    double *q[7] = {&sq->top1, &sq->regret, &sq->capture, &sq->cliff, &sq->top3, &sq->regret3, &sq->loss};
+    for (int i = 0; i < 7; i++) {
         *s[i] += v[i];
         *q[i] += v[i] * v[i];
     }
@@ -717,11 +740,12 @@ sd_status sdi_energy_cross_validate(const sdi_corpus *c, const sdi_energy_train_
         sdi_corpus_free(&test);
     }
     double n = (double)folds * nseeds;
-    double *sv[5] = {&sum.top1, &sum.regret, &sum.capture, &sum.cliff, &sum.loss};
-    double *qv[5] = {&sq.top1, &sq.regret, &sq.capture, &sq.cliff, &sq.loss};
-    double *mv[5] = {&mean->top1, &mean->regret, &mean->capture, &mean->cliff, &mean->loss};
-    double *dv[5] = {&sd->top1, &sd->regret, &sd->capture, &sd->cliff, &sd->loss};
-    for (int i = 0; i < 5; i++) {
+    double *sv[7] = {&sum.top1, &sum.regret, &sum.capture, &sum.cliff, &sum.top3, &sum.regret3, &sum.loss};
+    double *qv[7] = {&sq.top1, &sq.regret, &sq.capture, &sq.cliff, &sq.top3, &sq.regret3, &sq.loss};
+    double *mv[7] = {&mean->top1, &mean->regret, &mean->capture, &mean->cliff, &mean->top3, &mean->regret3,
+                     &mean->loss};
+    double *dv[7] = {&sd->top1, &sd->regret, &sd->capture, &sd->cliff, &sd->top3, &sd->regret3, &sd->loss};
+    for (int i = 0; i < 7; i++) {
         *mv[i] = *sv[i] / n;
         double var = *qv[i] / n - *mv[i] * *mv[i];
         *dv[i] = var > 0 ? sqrt(var) : 0;

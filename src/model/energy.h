@@ -106,8 +106,15 @@ typedef struct {
     double regret;     /* geomean of time(top choice) / time(fastest measured) */
     double capture;    /* Σ log speedup realised / Σ log oracle speedup over the baseline */
     double cliff;      /* share whose top choice is > 2× slower than csr (when csr measured) */
+    double top3;       /* share whose fastest is among the 3 lowest-energy measured templates:
+                          the search's first round measures 3 branches */
+    double regret3;    /* geomean of time(fastest of those 3) / time(fastest measured) */
     double loss;       /* mean loss */
 } sdi_energy_metrics;
+
+/* Of the entries with us[s] > 0 (measured), the fastest among the k with the lowest score
+ * E (ties by index); -1 when none is measured. */
+SDI_HIDDEN int sdi_best_of_top(const double *E, const double *us, int n, int k);
 
 /* Sizes and template offsets for hidden width H; parameters allocated, zeroed; one
  * member (sdi_energy_model_alloc_members: M members, 1..SDI_EM_MAX_MEMBERS;

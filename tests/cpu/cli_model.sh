@@ -188,9 +188,10 @@ grep -q 'inputs\[6\] is "row_cz"' "$TMP/err.txt" && ok "names the mismatched inp
 rc=$?
 [ $rc -eq 0 ] && ok "evalmodel exit 0" || { fail "evalmodel exit $rc"; cat "$TMP/eval.err"; }
 for m in energy-v1 energy-nomargin mlp gbt forest rules-v1; do
-  [ "$(grep -c "^| $m |" "$TMP/eval.md")" -eq 2 ] || fail "evalmodel: no cv + test rows for $m"
+  [ "$(grep -c "^| $m |" "$TMP/eval.md")" -eq 3 ] || fail "evalmodel: no cv + test + search-view rows for $m"
 done
 grep -q 'Held-out test set: 12 matrices' "$TMP/eval.md" && grep -q '48 matrices' "$TMP/eval.md" \
+  && grep -q "The search's view (held-out test set)" "$TMP/eval.md" \
   && ok "evalmodel: a cv and a test row per model, 12 held out of 60" || fail "evalmodel table: $(cat "$TMP/eval.md")"
 [ "$(grep -c 'cv runs' "$TMP/eval.err")" -eq 6 ] && ok "a progress line per model" || fail "progress: $(cat "$TMP/eval.err")"
 cmp -s "$TMP/eval.md" "$TMP/eval/evalmodel.md" && [ -s "$TMP/eval/evalmodel.json" ] && ok "--out writes evalmodel.md and .json" || fail "--out files"
@@ -205,9 +206,10 @@ for m in d["models"]:
     for split in ("cv", "test"):
         s = m[split]
         assert s["spmv"]["tasks"] > 0 and s["spmm"]["tasks"] == 0, s
-        for k in ("top1", "regret", "capture", "cliff", "top1_sd"):
+        for k in ("top1", "regret", "capture", "cliff", "top1_sd", "top3", "regret3"):
             assert k in s["spmv"], k
         assert s["spmv"]["regret"] >= 1.0
+        assert s["spmv"]["top3"] >= s["spmv"]["top1"] and 1.0 <= s["spmv"]["regret3"] <= s["spmv"]["regret"]
 # The corpus's rule (row_cv decides) is one threshold: trees find it.
 g = [m for m in d["models"] if m["name"] in ("gbt", "forest")]
 assert all(m["cv"]["spmv"]["top1"] > 0.95 for m in g), [m["cv"]["spmv"] for m in g]

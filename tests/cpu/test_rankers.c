@@ -114,6 +114,14 @@ static void test_rankers_recover_rules(void)
         SDT_CHECK(m.op[SD_OP_SPMV].ntasks == 60 && m.op[SD_OP_SPMM].ntasks == 60 &&
                   m.op[SD_OP_SPGEMM].ntasks == 60, "per-op task counts");
         SDT_CHECK(m.all.regret >= 1.0, "regret %g < 1", m.all.regret);
+        /* The best of the top 3 is never worse than the top choice. */
+        for (int op = 0; op <= SDI_EM_NOP; op++) {
+            const sdi_energy_metrics *e = op < SDI_EM_NOP ? &m.op[op] : &m.all;
+            SDT_CHECK(e->top3 >= e->top1 && e->top3 <= 1.0 && e->regret3 <= e->regret + 1e-12 &&
+                          e->regret3 >= 1.0,
+                      "%s op %d: top-1 %.3f top-3 %.3f regret %.4f regret@3 %.4f", sdi_ranker_name(k), op,
+                      e->top1, e->top3, e->regret, e->regret3);
+        }
         sdi_ranker_free(&r);
     }
     sdi_corpus_free(&train);
@@ -307,9 +315,24 @@ static void test_protocol(void)
     sdi_corpus_free(&c);
 }
 
+/* The fastest of the k lowest-score measured entries, on a hand example. */
+static void test_best_of_top(void)
+{
+    const double E[6] = {0.5, -1.0, 2.0, -0.5, 0.0, -2.0};
+    const double us[6] = {10, 30, 5, 20, 8, 0 /* unmeasured */};
+    /* Measured by score: 1 (-1.0, 30 us), 3 (-0.5, 20), 4 (0.0, 8), 0 (0.5, 10), 2 (2.0, 5). */
+    SDT_CHECK(sdi_best_of_top(E, us, 6, 1) == 1, "top 1 -> 1");
+    SDT_CHECK(sdi_best_of_top(E, us, 6, 2) == 3, "top 2 -> 3");
+    SDT_CHECK(sdi_best_of_top(E, us, 6, 3) == 4, "top 3 -> 4");
+    SDT_CHECK(sdi_best_of_top(E, us, 6, 6) == 2, "all -> the fastest, 2");
+    const double none[3] = {0, 0, 0};
+    SDT_CHECK(sdi_best_of_top(E, none, 3, 3) == -1, "nothing measured -> -1");
+}
+
 int main(void)
 {
     sdt_init("test_rankers");
+    SDT_RUN(test_best_of_top);
     SDT_RUN(test_mlp_gradient);
     SDT_RUN(test_gbt_beats_constant);
     SDT_RUN(test_determinism);
