@@ -3,11 +3,13 @@
 #   make test    build + every CPU-lane test (the GPU lane is skipped, visibly, without a GPU)
 #   make gpu-test  build + the GPU lane (needs a device)
 #   make asan    the CPU lane under AddressSanitizer + UBSan (leaks included)
+#   make fuzz    every libFuzzer target (tests/fuzz, clang) for FUZZ_SECONDS each (default 60)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test gpu-test demo asan clean
+.PHONY: all deps build test gpu-test demo asan fuzz clean
 
 all: build
 
@@ -35,5 +37,11 @@ asan: deps
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0 ctest -L cpu --output-on-failure -j $(JOBS)
 
+fuzz: deps
+	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DSD_BUILD_FUZZ=ON -DSD_BUILD_TESTS=OFF -DSD_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_mtx fuzz_cache
+	for t in fuzz_mtx fuzz_cache; do mkdir -p $(BUILD)-fuzz/corpus-$$t && \
+	  $(BUILD)-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)-fuzz/corpus-$$t || exit 1; done
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
