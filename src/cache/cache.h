@@ -95,6 +95,27 @@ SDI_HIDDEN sd_status sdi_cache_write_sidecar(sdi_cache *c, const sdi_cache_key *
                                              const char *suffix, const char *text,
                                              char *path_out, size_t cap);
 
+/* ------------------------------------------------------------------ administration
+ * (cache_admin.c, `sparseditto cache`): what the cache holds and clearing it. Nothing
+ * evicts on its own: entries and compiled variants accumulate until cleared. */
+typedef struct {
+    char root[1024];           /* <base>/sd-<version> */
+    long long entries, entry_bytes;    /* kernel entries (.sde) and their sidecars */
+    long long jit, jit_bytes;          /* compiled kernel variants (.cubin) */
+    long long other, other_bytes;      /* locks, temporaries, anything else in root */
+    long long stale_dirs, stale_bytes; /* sd-<other version> folders beside root */
+} sdi_cache_stats;
+/* Walks the cache under dir (as sdi_cache_base_dir resolves it). A missing cache is
+ * empty, not an error. SD_ERR_CACHE when no directory is set or one cannot be read. */
+SDI_HIDDEN sd_status sdi_cache_stats_read(const char *dir, sdi_cache_stats *out);
+#define SDI_CACHE_CLEAR_ENTRIES 1 /* kernel entries, sidecars and locks */
+#define SDI_CACHE_CLEAR_JIT 2     /* compiled kernel variants */
+#define SDI_CACHE_CLEAR_STALE 4   /* the folders of other library versions */
+/* Removes what `what` names; *removed_bytes (may be NULL) receives the bytes freed. Files
+ * in use by another process are removed too (readers verify what they read; a writer's
+ * rename recreates its file). SD_ERR_CACHE names the first path that could not go. */
+SDI_HIDDEN sd_status sdi_cache_clear(const char *dir, unsigned what, long long *removed_bytes);
+
 /* mkdir -p (mode 0700 for what it creates): 0, or -1 with errno set. */
 SDI_HIDDEN int sdi_cache_mkdirs(const char *path);
 

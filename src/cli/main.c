@@ -14,6 +14,7 @@ int cmd_reorder(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
@@ -34,6 +35,7 @@ static const sdc_command commands[] = {
     {"plan", cmd_plan, "the first-round candidate plans with their static bounds (no GPU)"},
     {"compile", cmd_compile, "build, validate and measure the kernel that fits a matrix"},
     {"run", cmd_run, "run the cached kernel of a matrix: validated once, then timed (no search)"},
+    {"cache", cmd_cache, "what the kernel and JIT caches hold; --clear a part of them"},
     {"train", cmd_train, "train the energy model on a corpus of measured template times"},
     {"rank", cmd_rank, "rank the template vocabulary of an operator for a matrix, with reasons"},
     {"corpus", cmd_corpus, "measure the training corpus of the ranking models (resumable, GPU)"},

@@ -1,0 +1,167 @@
+/* src/cache/cache_admin.c: what the on-disk caches hold and clearing them (cache.h,
+ * "administration"): kernel entries under entries/ (+ lock/), compiled variants under
+ * jit/, and the folders other library versions left beside the current one. */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+
+/* nftw has no user argument: one walk at a time (the CLI's), under this lock. */
+static pthread_mutex_t g_walk_lock = PTHREAD_MUTEX_INITIALIZER;
+static long long g_count, g_bytes;
+static const char *g_suffix; /* count only files ending so (NULL: all) */
+static int g_remove, g_failed;
+static char g_fail_path[1024];
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    if (type == FTW_F || type == FTW_SL) {
+        if (g_suffix != NULL && !ends_with(path, g_suffix))
+            return 0;
+        g_count++;
+        g_bytes += (long long)st->st_size;
+        if (g_remove && unlink(path) != 0 && errno != ENOENT && !g_failed) {
+            g_failed = 1;
+            snprintf(g_fail_path, sizeof g_fail_path, "%s", path);
+        }
+    } else if (g_remove && type == FTW_DP && ftw->level > 0) {
+        rmdir(path); /* a folder still holding what the suffix spared stays */
+    }
+    return 0;
+}
+
+/* Files under path (ending in suffix when given): count and bytes; removed when asked. */
+static sd_status walk(const char *path, const char *suffix, int remove, long long *count, long long *bytes)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT ? SD_OK : SDI_ERR(SD_ERR_CACHE, "cannot read '%s' (%s)", path, strerror(errno));
+    pthread_mutex_lock(&g_walk_lock);
+    g_count = g_bytes = 0;
+    g_suffix = suffix;
+    g_remove = remove;
+    g_failed = 0;
+    int rc = nftw(path, visit, 16, FTW_PHYS | (remove ? FTW_DEPTH : 0));
+    long long c = g_count, b = g_bytes;
+    int failed = g_failed;
+    char fp[1024];
+    snprintf(fp, sizeof fp, "%s", g_fail_path);
+    pthread_mutex_unlock(&g_walk_lock);
+    if (count)
+        *count += c;
+    if (bytes)
+        *bytes += b;
+    if (rc != 0)
+        return SDI_ERR(SD_ERR_CACHE, "cannot walk '%s' (%s)", path, strerror(errno));
+    if (failed)
+        return SDI_ERR(SD_ERR_CACHE, "cannot remove '%s'", fp);
+    return SD_OK;
+}
+
+/* <base> and <base>/sd-<version> of dir. */
+static sd_status roots(const char *dir, char *base, size_t bcap, char *root, size_t rcap)
+{
+    char *b = sdi_cache_base_dir(dir);
+    if (b == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory resolving the cache directory");
+    if (b[0] == '\0') {
+        sdi_free(b);
+        return SDI_ERR(SD_ERR_CACHE, "no cache directory: set SPARSEDITTO_CACHE or HOME");
+    }
+    int n1 = snprintf(base, bcap, "%s", b);
+    int n2 = snprintf(root, rcap, "%s/sd-%s", b, sd_version_string());
+    sdi_free(b);
+    if (n1 < 0 || (size_t)n1 >= bcap || n2 < 0 || (size_t)n2 >= rcap)
+        return SDI_ERR(SD_ERR_CACHE, "cache directory path is too long");
+    return SD_OK;
+}
+
+/* Every sd-<version> folder of base other than root: counted, removed when asked. */
+static sd_status stale(const char *base, const char *root, int remove, long long *dirs, long long *bytes)
+{
+    DIR *d = opendir(base);
+    if (d == NULL)
+        return errno == ENOENT ? SD_OK : SDI_ERR(SD_ERR_CACHE, "cannot read '%s' (%s)", base, strerror(errno));
+    const char *mine = strrchr(root, '/') + 1;
+    sd_status s = SD_OK;
+    struct dirent *e;
+    while (s == SD_OK && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "sd-", 3) != 0 || strcmp(e->d_name, mine) == 0)
+            continue;
+        char p[1300];
+        snprintf(p, sizeof p, "%s/%s", base, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        (*dirs)++;
+        s = walk(p, NULL, remove, NULL, bytes);
+        if (s == SD_OK && remove)
+            rmdir(p);
+    }
+    closedir(d);
+    return s;
+}
+
+sd_status sdi_cache_stats_read(const char *dir, sdi_cache_stats *out)
+{
+#define SD_FREE_ALL ((void)0) /* nothing is allocated here */
+    memset(out, 0, sizeof *out);
+    char base[1024], p[1100];
+    SD_TRY(roots(dir, base, sizeof base, out->root, sizeof out->root));
+    snprintf(p, sizeof p, "%s/entries", out->root);
+    SD_TRY(walk(p, NULL, 0, &out->entries, &out->entry_bytes));
+    long long sde = 0;
+    SD_TRY(walk(p, ".sde", 0, &sde, NULL));
+    out->entries = sde; /* entries counted by their .sde; bytes include sidecars */
+    snprintf(p, sizeof p, "%s/jit", out->root);
+    SD_TRY(walk(p, NULL, 0, &out->jit, &out->jit_bytes));
+    long long all = 0, all_bytes = 0;
+    SD_TRY(walk(out->root, NULL, 0, &all, &all_bytes));
+    long long entry_files = 0;
+    snprintf(p, sizeof p, "%s/entries", out->root);
+    SD_TRY(walk(p, NULL, 0, &entry_files, NULL));
+    out->other = all - entry_files - out->jit;
+    out->other_bytes = all_bytes - out->entry_bytes - out->jit_bytes;
+    return stale(base, out->root, 0, &out->stale_dirs, &out->stale_bytes);
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_cache_clear(const char *dir, unsigned what, long long *removed_bytes)
+{
+    char base[1024], root[1024], p[1100];
+    long long bytes = 0, dirs = 0;
+    if (removed_bytes)
+        *removed_bytes = 0;
+    sd_status s = roots(dir, base, sizeof base, root, sizeof root);
+    if (s != SD_OK)
+        return s;
+    if (what & SDI_CACHE_CLEAR_ENTRIES) {
+        snprintf(p, sizeof p, "%s/entries", root);
+        s = walk(p, NULL, 1, NULL, &bytes);
+        snprintf(p, sizeof p, "%s/lock", root);
+        if (s == SD_OK)
+            s = walk(p, NULL, 1, NULL, &bytes);
+    }
+    if (s == SD_OK && (what & SDI_CACHE_CLEAR_JIT)) {
+        snprintf(p, sizeof p, "%s/jit", root);
+        s = walk(p, NULL, 1, NULL, &bytes);
+    }
+    if (s == SD_OK && (what & SDI_CACHE_CLEAR_STALE))
+        s = stale(base, root, 1, &dirs, &bytes);
+    if (removed_bytes)
+        *removed_bytes = bytes;
+    return s;
+}
