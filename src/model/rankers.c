@@ -623,17 +623,22 @@ static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
     }
 }
 
-/* One table: the cross-validation (test 0) or the hold-out (test 1); times when given. */
-static int table(char **b, size_t *len, size_t *cap, const sdi_model_eval_result *r, int test,
-                 int times)
+/* One table: the cross-validation (test 0) or the hold-out (test 1). search 0: top-1 ±
+ * std, regret, capture and cliff per operator (times when given); search 1: the search's
+ * view, top-3 and regret@3 (its first round measures the 3 best-ranked branches, so what
+ * counts there is whether the fastest is among them and what the best of them costs). */
+static int table(char **b, size_t *len, size_t *cap, const sdi_model_eval_result *r, int test, int times,
+                 int search)
 {
+    static const char *const head[2] = {" %s top-1 | regret | capture | cliff |", " %s top-3 | regret@3 |"};
+    static const char *const rule[2] = {"---:|---:|---:|---:|", "---:|---:|"};
+    static const char *const none[2] = {" – | – | – | – |", " – | – |"};
     int ok = appendf(b, len, cap, "| model |");
     for (int op = 0; op <= SDI_EM_NOP; op++)
-        ok &= appendf(b, len, cap, " %s top-1 | regret | capture | cliff |",
-                      op < SDI_EM_NOP ? sdi_op_name((sd_op)op) : "all");
+        ok &= appendf(b, len, cap, head[search], op < SDI_EM_NOP ? sdi_op_name((sd_op)op) : "all");
     ok &= appendf(b, len, cap, times ? " train s | rank µs |\n|---|" : "\n|---|");
     for (int op = 0; op <= SDI_EM_NOP; op++)
-        ok &= appendf(b, len, cap, "---:|---:|---:|---:|");
+        ok &= appendf(b, len, cap, "%s", rule[search]);
     ok &= appendf(b, len, cap, times ? "---:|---:|\n" : "\n");
     for (int k = 0; k < SDI_RANKER_COUNT; k++) {
         const sdi_eval_summary *s = test ? &r->kind[k].test : &r->kind[k].cv;
@@ -644,42 +649,15 @@ static int table(char **b, size_t *len, size_t *cap, const sdi_model_eval_result
             const sdi_energy_metrics *m = op < SDI_EM_NOP ? &s->mean.op[op] : &s->mean.all;
             const sdi_energy_metrics *d = op < SDI_EM_NOP ? &s->sd.op[op] : &s->sd.all;
             if (m->ntasks == 0)
-                ok &= appendf(b, len, cap, " – | – | – | – |");
+                ok &= appendf(b, len, cap, "%s", none[search]);
+            else if (search)
+                ok &= appendf(b, len, cap, " %.3f | %.3f |", m->top3, m->regret3);
             else
-                ok &= appendf(b, len, cap, " %.3f ± %.3f | %.3f | %.1f %% | %.2f %% |", m->top1,
-                              d->top1, m->regret, 100 * m->capture, 100 * m->cliff);
+                ok &= appendf(b, len, cap, " %.3f ± %.3f | %.3f | %.1f %% | %.2f %% |", m->top1, d->top1, m->regret,
+                              100 * m->capture, 100 * m->cliff);
         }
         if (times)
             ok &= appendf(b, len, cap, " %.2f | %.2f |", r->kind[k].train_s, r->kind[k].rank_us);
-        ok &= appendf(b, len, cap, "\n");
-    }
-    return ok;
-}
-
-/* The search's view: its first round measures the 3 best-ranked branches, so what counts
- * there is whether the fastest template is among them (top-3) and what the best of them
- * costs (regret@3). */
-static int table3(char **b, size_t *len, size_t *cap, const sdi_model_eval_result *r, int test)
-{
-    int ok = appendf(b, len, cap, "| model |");
-    for (int op = 0; op <= SDI_EM_NOP; op++)
-        ok &= appendf(b, len, cap, " %s top-3 | regret@3 |", op < SDI_EM_NOP ? sdi_op_name((sd_op)op) : "all");
-    ok &= appendf(b, len, cap, "\n|---|");
-    for (int op = 0; op <= SDI_EM_NOP; op++)
-        ok &= appendf(b, len, cap, "---:|---:|");
-    ok &= appendf(b, len, cap, "\n");
-    for (int k = 0; k < SDI_RANKER_COUNT; k++) {
-        const sdi_eval_summary *s = test ? &r->kind[k].test : &r->kind[k].cv;
-        if (!r->kind[k].evaluated || s->n == 0)
-            continue;
-        ok &= appendf(b, len, cap, "| %s |", sdi_ranker_name(k));
-        for (int op = 0; op <= SDI_EM_NOP; op++) {
-            const sdi_energy_metrics *m = op < SDI_EM_NOP ? &s->mean.op[op] : &s->mean.all;
-            if (m->ntasks == 0)
-                ok &= appendf(b, len, cap, " – | – |");
-            else
-                ok &= appendf(b, len, cap, " %.3f | %.3f |", m->top3, m->regret3);
-        }
         ok &= appendf(b, len, cap, "\n");
     }
     return ok;
@@ -696,7 +674,7 @@ sd_status sdi_model_eval_markdown(const sdi_model_eval_result *r, const sdi_mode
                      "%d seeds (%d matrices)\n\n",
                      r->nmatrices, r->ntasks, r->ntasks_op[0], r->ntasks_op[1], r->ntasks_op[2],
                      o->folds, o->seeds, r->cv_matrices);
-    ok = ok && table(&b, &len, &cap, r, 0, o->cv_only);
+    ok = ok && table(&b, &len, &cap, r, 0, o->cv_only, 0);
     if (ok && r->holdout_matrices > 0 && o->cv_only)
         ok = appendf(&b, &len, &cap, "\n(--cv-only: the hold-out of %d matrices was set aside and "
                      "not scored.)\n", r->holdout_matrices);
@@ -704,13 +682,13 @@ sd_status sdi_model_eval_markdown(const sdi_model_eval_result *r, const sdi_mode
         ok = appendf(&b, &len, &cap,
                      "\n### Held-out test set: %d matrices (stratified), trained on the other %d, "
                      "%d seeds\n\n", r->holdout_matrices, r->cv_matrices, o->seeds);
-        ok = ok && table(&b, &len, &cap, r, 1, 1);
+        ok = ok && table(&b, &len, &cap, r, 1, 1, 0);
     }
     const int scored_test = r->holdout_matrices > 0 && !o->cv_only;
     ok = ok && appendf(&b, &len, &cap,
                        "\n### The search's view (%s): the first round measures the 3 best-ranked "
                        "templates\n\n", scored_test ? "held-out test set" : "cross-validation");
-    ok = ok && table3(&b, &len, &cap, r, scored_test);
+    ok = ok && table(&b, &len, &cap, r, scored_test, 0, 1);
     ok = ok && appendf(&b, &len, &cap,
                        "\ntop-1 ± std over runs; regret = geomean slowdown of the top choice vs "
                        "the fastest measured template; capture = share of the oracle's log "
