@@ -190,7 +190,7 @@ static sd_status lower_row(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_
     add_macro(l, "SD_V", "%d", c->vec);
     add_macro(l, "SD_CO", "%d", c->coarsen);
     name_kernels(l, "csr_row", 1);
-    int irp, ici, iva;
+    int irp = -1, ici = -1, iva = -1; /* -1: set by lower_csr_arrays (gcc -O3 cannot tell) */
     sd_status s = lower_csr_arrays(l, a, c->rp64, &irp, &ici, &iva);
     if (s != SD_OK)
         return s;
@@ -240,7 +240,7 @@ static sd_status lower_split(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spm
     add_macro(l, "SD_CO", "%d", c->coarsen);
     add_macro(l, "SD_MODE", "%d", c->split_mode);
     name_kernels(l, "csr_split", c->split_mode == SDI_SPLIT_ATOMIC ? 2 : 1);
-    int irp, ici, iva, icr, ics, icl = -1, ilf = -1, iws = -1, icn = -1;
+    int irp = -1, ici = -1, iva = -1, icr = -1, ics = -1, icl = -1, ilf = -1, iws = -1, icn = -1;
     SD_TRY(lower_csr_arrays(l, a, c->rp64, &irp, &ici, &iva));
     /* chunk arrays: the lists move into the description (ownership transferred) */
     size_t nc = (size_t)sp.nchunks;
@@ -344,7 +344,7 @@ static sd_status lower_window(sdi_spmm_lowered *l, const sd_csr *a, const sdi_sp
     add_macro(l, "SD_WR", "%d", c->win_rows);
     add_macro(l, "SD_CAP", "%d", c->win_cap);
     name_kernels(l, "csr_window", 1);
-    int iwp, irp, ici, iva;
+    int iwp = -1, irp = -1, ici = -1, iva = -1;
     int32_t nwin = w.nwin;
     s = add_array(l, "win_ptr", w.win_ptr, ((size_t)nwin + 1) * 4, SDI_SPMM_ARR_META, 1, NULL,
                   0, &iwp);
@@ -522,7 +522,7 @@ static sd_status lower_pcsr(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm
     add_macro(l, "SD_PS", "%d", c->pcsr_s);
     add_macro(l, "SD_PG", "%d", c->pcsr_group);
     name_kernels(l, "pcsr", 2);
-    int irp, ici, iva, itr = -1, isr = -1;
+    int irp = -1, ici = -1, iva = -1, itr = -1, isr = -1;
     SD_TRY(rp_array(l, "prowptr", p.rowptr, p.prows + 1, c->rp64, &irp));
     if (c->rp64) {
         l->arr[irp].owned = 1;
@@ -599,7 +599,7 @@ static sd_status lower_colwin(sdi_spmm_lowered *l, const sd_csr *a, const sdi_sp
     add_macro(l, "SD_PR", "%d", pr);
     add_macro(l, "SD_CW", "%d", c->cw_width);
     name_kernels(l, "col_window", 1);
-    int ips, isc, iss, iso, ici, iva;
+    int ips = -1, isc = -1, iss = -1, iso = -1, ici = -1, iva = -1;
     int32_t *ps = sdi_malloc_array((size_t)cw.npanels + 1, sizeof *ps);
     SD_CHECK_ALLOC(ps, "panel segment offsets");
     for (int32_t q = 0; q <= cw.npanels; q++)
