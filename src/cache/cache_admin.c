@@ -15,8 +15,8 @@
 
 /* nftw has no user argument: one walk at a time (the CLI's), under this lock. */
 static pthread_mutex_t g_walk_lock = PTHREAD_MUTEX_INITIALIZER;
-static long long g_count, g_bytes;
-static const char *g_suffix; /* count only files ending so (NULL: all) */
+static long long g_count, g_bytes, g_matching;
+static const char *g_suffix; /* files ending so are also counted apart (NULL: none) */
 static int g_remove, g_failed;
 static char g_fail_path[1024];
 
@@ -29,8 +29,7 @@ static bool ends_with(const char *s, const char *suffix)
 static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
     if (type == FTW_F || type == FTW_SL) {
-        if (g_suffix != NULL && !ends_with(path, g_suffix))
-            return 0;
+        g_matching += g_suffix != NULL && ends_with(path, g_suffix);
         g_count++;
         g_bytes += (long long)st->st_size;
         if (g_remove && unlink(path) != 0 && errno != ENOENT && !g_failed) {
@@ -43,19 +42,21 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
     return 0;
 }
 
-/* Files under path (ending in suffix when given): count and bytes; removed when asked. */
-static sd_status walk(const char *path, const char *suffix, int remove, long long *count, long long *bytes)
+/* Files under path: count and bytes, and (suffix given) how many end in suffix; all
+ * removed when asked. */
+static sd_status walk(const char *path, const char *suffix, int remove, long long *count, long long *bytes,
+                      long long *matching)
 {
     struct stat st;
     if (stat(path, &st) != 0)
         return errno == ENOENT ? SD_OK : SDI_ERR(SD_ERR_CACHE, "cannot read '%s' (%s)", path, strerror(errno));
     pthread_mutex_lock(&g_walk_lock);
-    g_count = g_bytes = 0;
+    g_count = g_bytes = g_matching = 0;
     g_suffix = suffix;
     g_remove = remove;
     g_failed = 0;
     int rc = nftw(path, visit, 16, FTW_PHYS | (remove ? FTW_DEPTH : 0));
-    long long c = g_count, b = g_bytes;
+    long long c = g_count, b = g_bytes, m = g_matching;
     int failed = g_failed;
     char fp[1024];
     snprintf(fp, sizeof fp, "%s", g_fail_path);
@@ -64,6 +65,8 @@ static sd_status walk(const char *path, const char *suffix, int remove, long lon
         *count += c;
     if (bytes)
         *bytes += b;
+    if (matching)
+        *matching += m;
     if (rc != 0)
         return SDI_ERR(SD_ERR_CACHE, "cannot walk '%s' (%s)", path, strerror(errno));
     if (failed)
@@ -107,7 +110,7 @@ static sd_status stale(const char *base, const char *root, int remove, long long
         if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         (*dirs)++;
-        s = walk(p, NULL, remove, NULL, bytes);
+        s = walk(p, NULL, remove, NULL, bytes, NULL);
         if (s == SD_OK && remove)
             rmdir(p);
     }
@@ -121,18 +124,14 @@ sd_status sdi_cache_stats_read(const char *dir, sdi_cache_stats *out)
     memset(out, 0, sizeof *out);
     char base[1024], p[1100];
     SD_TRY(roots(dir, base, sizeof base, out->root, sizeof out->root));
-    snprintf(p, sizeof p, "%s/entries", out->root);
-    SD_TRY(walk(p, NULL, 0, &out->entries, &out->entry_bytes));
-    long long sde = 0;
-    SD_TRY(walk(p, ".sde", 0, &sde, NULL));
-    out->entries = sde; /* entries counted by their .sde; bytes include sidecars */
-    snprintf(p, sizeof p, "%s/jit", out->root);
-    SD_TRY(walk(p, NULL, 0, &out->jit, &out->jit_bytes));
-    long long all = 0, all_bytes = 0;
-    SD_TRY(walk(out->root, NULL, 0, &all, &all_bytes));
+    /* Entries are counted by their .sde files; their bytes include the sidecars. */
     long long entry_files = 0;
     snprintf(p, sizeof p, "%s/entries", out->root);
-    SD_TRY(walk(p, NULL, 0, &entry_files, NULL));
+    SD_TRY(walk(p, ".sde", 0, &entry_files, &out->entry_bytes, &out->entries));
+    snprintf(p, sizeof p, "%s/jit", out->root);
+    SD_TRY(walk(p, NULL, 0, &out->jit, &out->jit_bytes, NULL));
+    long long all = 0, all_bytes = 0;
+    SD_TRY(walk(out->root, NULL, 0, &all, &all_bytes, NULL));
     out->other = all - entry_files - out->jit;
     out->other_bytes = all_bytes - out->entry_bytes - out->jit_bytes;
     return stale(base, out->root, 0, &out->stale_dirs, &out->stale_bytes);
@@ -150,14 +149,14 @@ sd_status sdi_cache_clear(const char *dir, unsigned what, long long *removed_byt
         return s;
     if (what & SDI_CACHE_CLEAR_ENTRIES) {
         snprintf(p, sizeof p, "%s/entries", root);
-        s = walk(p, NULL, 1, NULL, &bytes);
+        s = walk(p, NULL, 1, NULL, &bytes, NULL);
         snprintf(p, sizeof p, "%s/lock", root);
         if (s == SD_OK)
-            s = walk(p, NULL, 1, NULL, &bytes);
+            s = walk(p, NULL, 1, NULL, &bytes, NULL);
     }
     if (s == SD_OK && (what & SDI_CACHE_CLEAR_JIT)) {
         snprintf(p, sizeof p, "%s/jit", root);
-        s = walk(p, NULL, 1, NULL, &bytes);
+        s = walk(p, NULL, 1, NULL, &bytes, NULL);
     }
     if (s == SD_OK && (what & SDI_CACHE_CLEAR_STALE))
         s = stale(base, root, 1, &dirs, &bytes);
