@@ -9,15 +9,15 @@
  * instead of the full protocol ("screened" in the JSON): it cannot be the oracle.
  *
  *   bench_spmm [--out DIR] [--set paper60|real|quick|LIST] [--k 8,32,128,256]
- *              [--max-nnz N] [--time-limit S] [--level 0|1|2] [--pcsr-full]
+ *              [--max-nnz N] [--min-nnz N] [--time-limit S] [--level 0|1|2] [--pcsr-full]
  *              [--templates csr_row,...] [--matrices N] [--dir MATRICES_DIR] [--seed S]
  *
  * Sets: paper60 = the twins of the 60 rows of paper60.tsv (generated, full size);
  *       real = every matrix of DIR/suitesparse; quick = 8 generated matrices + 6 real;
  *       LIST = both sets, comma separated ("paper60,real").
  * Defaults: --set paper60,real --max-nnz 3e6 --time-limit 200 --level 1 (a run of about
- * four minutes on an H200); tasks beyond --max-nnz are recorded as skipped, tasks not
- * started before the time limit as not run.
+ * four minutes on an H200); tasks outside --min-nnz (default 0) .. --max-nnz are recorded
+ * as skipped, tasks not started before the time limit as not run.
  * Writes DIR/bench_spmm.json (every task: baseline, each template's best, ParamSpMM's
  * best, oracle) and DIR/bench_spmm.md (per-K geometric means with 95 % bootstrap
  * intervals, tasks below 1.0×, the per-task table). Default DIR: bench/results.
@@ -65,7 +65,7 @@ typedef struct {
 
 typedef struct {
     const char *out_dir, *set, *ks, *templates, *dir;
-    double max_nnz, time_limit;
+    double max_nnz, min_nnz, time_limit;
     int level, pcsr_full, max_matrices;
     uint64_t seed;
 } opts_t;
@@ -202,8 +202,8 @@ static int list_matrices(const opts_t *o, mat_t **out)
                 if (add_mat(&v, &n, &cap, t[i].name, "twin", spec, 1) != 0)
                     break;
                 /* the declared nnz decides --max-nnz before generating */
-                if ((double)t[i].nnz > o->max_nnz)
-                    v[n - 1].generated = -1; /* marks "beyond --max-nnz" */
+                if ((double)t[i].nnz > o->max_nnz || (double)t[i].nnz < o->min_nnz)
+                    v[n - 1].generated = -1; /* marks "outside --min-nnz..--max-nnz" */
             }
             sdi_free(t);
         }
@@ -736,7 +736,7 @@ static int parse_ks(const char *s, int *ks, int max)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_spmm [--out DIR] [--set paper60|real|quick|LIST] [--k LIST]\n"
-                    "                  [--max-nnz N] [--time-limit S] [--level 0|1|2] "
+                    "                  [--max-nnz N] [--min-nnz N] [--time-limit S] [--level 0|1|2] "
                     "[--pcsr-full]\n"
                     "                  [--templates LIST] [--matrices N] [--dir DIR] [--seed S]\n");
 }
@@ -754,6 +754,7 @@ int main(int argc, char **argv)
         else if (OPT("--set")) o.set = v;
         else if (OPT("--k")) o.ks = v;
         else if (OPT("--max-nnz")) o.max_nnz = atof(v);
+        else if (OPT("--min-nnz")) o.min_nnz = atof(v);
         else if (OPT("--time-limit")) o.time_limit = atof(v);
         else if (OPT("--level")) o.level = atoi(v);
         else if (OPT("--templates")) o.templates = v;
@@ -806,7 +807,7 @@ int main(int argc, char **argv)
             else
                 ls = sd_csr_read(mats[m].spec, &a);
             if (ls == SD_OK) {
-                if ((double)a.nnz > o.max_nnz)
+                if ((double)a.nnz > o.max_nnz || (double)a.nnz < o.min_nnz)
                     too_big = true;
                 else if (mats[m].generated)
                     sdi_gen_values(&a, SDI_VALUES_UNIFORM, o.seed);
@@ -827,7 +828,8 @@ int main(int argc, char **argv)
             }
             if (too_big) {
                 t->status = "skipped";
-                snprintf(t->detail, sizeof t->detail, "nnz beyond --max-nnz %.3g", o.max_nnz);
+                snprintf(t->detail, sizeof t->detail, "nnz outside --min-nnz %.3g .. --max-nnz %.3g",
+                         o.min_nnz, o.max_nnz);
                 continue;
             }
             if (ls != SD_OK) {
