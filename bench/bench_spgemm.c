@@ -211,6 +211,8 @@ static int family_enabled(const opts_t *o, int f)
     return p != NULL && (p[strlen(name)] == ',' || p[strlen(name)] == '\0');
 }
 
+static double g_run_t0; /* the run's start: progress lines show the time since */
+
 static void run_task(sd_context *ctx, const opts_t *o, task_t *t, double deadline)
 {
     sd_csr a, at;
@@ -263,7 +265,7 @@ static void run_task(sd_context *ctx, const opts_t *o, task_t *t, double deadlin
         snprintf(t->detail, sizeof t->detail, "%.3g products > --max-products", t->u_total);
         goto done;
     }
-    fprintf(stderr, "[%6.1f s] %s: %dx%d nnz %lld %s, %.3g products\n", now() - t0 + 0.0,
+    fprintf(stderr, "[%6.1f s] %s: %dx%d nnz %lld %s, %.3g products\n", now() - g_run_t0,
             t->name, a.rows, a.cols, (long long)a.nnz, t->aat ? "A*At" : "A*A", t->u_total);
     s = sdi_reference_spgemm(&a, b, &ref);
     if (s != SD_OK) {
@@ -703,6 +705,7 @@ int main(int argc, char **argv)
     }
     (void)sdi_device_calibrate(ctx);
     const double t0 = now(), deadline = t0 + (o.time_limit > 0 ? o.time_limit : 1e30);
+    g_run_t0 = t0;
     int bad = 0;
     for (int i = 0; i < n; i++) {
         if (o.only != NULL && !name_selected(o.only, tasks[i].name)) {
