@@ -435,6 +435,33 @@ done:
     return rc;
 }
 
+/* The matrices of a table (first word of each line, the header "name" skipped), appended
+ * from index nm on (at most 512 in all): the real set's suitesparse/INDEX.tsv (files), or
+ * paper60.tsv (twins, generated). Returns the new count; a missing table adds none. */
+static int add_listed(const char *dir, bool twins, char (*names)[96], char (*specs)[640], int nm)
+{
+    char p[512];
+    snprintf(p, sizeof p, twins ? "%s/paper60.tsv" : "%s/suitesparse/INDEX.tsv", dir);
+    FILE *f = fopen(p, "r");
+    char line[2048];
+    while (f && fgets(line, sizeof line, f) && nm < 512) {
+        char name[96];
+        if (sscanf(line, "%95s", name) != 1 || !strcmp(name, "name"))
+            continue;
+        if (twins) {
+            snprintf(names[nm], 96, "twin:%.88s", name);
+            snprintf(specs[nm], 640, "gen:twin:name=%s,file=%s", name, p);
+        } else {
+            snprintf(names[nm], 96, "%s", name);
+            snprintf(specs[nm], 640, "file:%s/suitesparse/%s.mtx.gz", dir, name);
+        }
+        nm++;
+    }
+    if (f)
+        fclose(f);
+    return nm;
+}
+
 int sdb_run(const sdb_options *o)
 {
     const char *set = o->set, *ops = o->ops, *dir = o->dir;
@@ -470,38 +497,10 @@ int sdb_run(const sdb_options *o)
             snprintf(specs[nm], 640, "file:%s/suitesparse/%s.mtx.gz", dir, quick_real[i]);
         }
     }
-    if (strstr(set, "real")) {
-        char p[512];
-        snprintf(p, sizeof p, "%s/suitesparse/INDEX.tsv", dir);
-        FILE *f = fopen(p, "r");
-        char line[2048];
-        while (f && fgets(line, sizeof line, f) && nm < 512) {
-            char name[96];
-            if (sscanf(line, "%95s", name) != 1 || !strcmp(name, "name"))
-                continue;
-            snprintf(names[nm], 96, "%s", name);
-            snprintf(specs[nm], 640, "file:%s/suitesparse/%s.mtx.gz", dir, name);
-            nm++;
-        }
-        if (f)
-            fclose(f);
-    }
-    if (strstr(set, "paper60")) {
-        char p[512];
-        snprintf(p, sizeof p, "%s/paper60.tsv", dir);
-        FILE *f = fopen(p, "r");
-        char line[2048];
-        while (f && fgets(line, sizeof line, f) && nm < 512) {
-            char name[96];
-            if (sscanf(line, "%95s", name) != 1 || !strcmp(name, "name"))
-                continue;
-            snprintf(names[nm], 96, "twin:%.88s", name);
-            snprintf(specs[nm], 640, "gen:twin:name=%s,file=%s", name, p);
-            nm++;
-        }
-        if (f)
-            fclose(f);
-    }
+    if (strstr(set, "real"))
+        nm = add_listed(dir, false, names, specs, nm);
+    if (strstr(set, "paper60"))
+        nm = add_listed(dir, true, names, specs, nm);
     record *rec = calloc((size_t)nm * NTASKS + 1, sizeof *rec);
     if (rec == NULL) {
         fprintf(stderr, "%s: out of host memory\n", o->prog);
