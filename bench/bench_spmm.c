@@ -799,16 +799,16 @@ int main(int argc, char **argv)
         sd_csr a;
         memset(&a, 0, sizeof a);
         bool over_time = o.time_limit > 0 && sdi_now() - t0 > o.time_limit;
-        bool too_big = mats[m].generated < 0;
+        bool outside_nnz = mats[m].generated < 0; /* beyond --min-nnz .. --max-nnz */
         sd_status ls = SD_OK;
-        if (!over_time && !too_big) {
+        if (!over_time && !outside_nnz) {
             if (mats[m].generated)
                 ls = sdi_gen(mats[m].spec, o.seed, &a);
             else
                 ls = sd_csr_read(mats[m].spec, &a);
             if (ls == SD_OK) {
                 if ((double)a.nnz > o.max_nnz || (double)a.nnz < o.min_nnz)
-                    too_big = true;
+                    outside_nnz = true;
                 else if (mats[m].generated)
                     sdi_gen_values(&a, SDI_VALUES_UNIFORM, o.seed);
             }
@@ -826,7 +826,7 @@ int main(int argc, char **argv)
                 snprintf(t->detail, sizeof t->detail, "time limit");
                 continue;
             }
-            if (too_big) {
+            if (outside_nnz) {
                 t->status = "skipped";
                 snprintf(t->detail, sizeof t->detail, "nnz outside --min-nnz %.3g .. --max-nnz %.3g",
                          o.min_nnz, o.max_nnz);
