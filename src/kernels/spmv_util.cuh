@@ -5,7 +5,9 @@
  *   SD_COLC         1: columns are uint16 deltas against colbase[row >> SD_COLC_SHIFT]
  *   SD_COLC_SHIFT   log2 of the rows sharing one column base
  *   SD_STREAM       1: matrix arrays are loaded evict-first (keeps x in L2 when the
- *                   matrix is larger than L2); 0: read-only path */
+ *                   matrix is larger than L2); 2: also x with an L2 evict-last policy
+ *                   (x that nearly fills L2, gathered at random, against the stream);
+ *                   0: read-only path */
 #ifndef SD_SPMV_UTIL_CUH
 #define SD_SPMV_UTIL_CUH
 
@@ -49,8 +51,23 @@ template <typename T> static __device__ __forceinline__ T sd_ldm(const T *p)
     return __ldg(p);
 #endif
 }
-/* x: reused across rows, read-only for the whole launch. */
+/* x: reused across rows, read-only for the whole launch. With SD_STREAM 2 its lines
+ * get evict-last priority in L2 (createpolicy + ld.global.nc.L2::cache_hint, sm_80+), so
+ * the streamed matrix lines, loaded evict-first, are the ones replaced. */
+#if SD_STREAM >= 2
+static __device__ __forceinline__ float sd_ldx(const float *x, int c)
+{
+    float v;
+    asm("{\n\t.reg .b64 pol;\n\t"
+        "createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+        "ld.global.nc.L2::cache_hint.f32 %0, [%1], pol;\n\t}"
+        : "=f"(v)
+        : "l"(x + c));
+    return v;
+}
+#else
 static __device__ __forceinline__ float sd_ldx(const float *x, int c) { return __ldg(x + c); }
+#endif
 
 /* Four consecutive column indices at an index c that is a multiple of 4, decoded to
  * absolute columns (base is the column base of the row for SD_COLC). */

@@ -55,7 +55,7 @@ typedef struct {
     int32_t rp32;       /* 32-bit row pointers */
     int32_t colc;       /* 16-bit column deltas (csr_vec only) */
     int32_t colc_shift; /* rows per column base = 2^shift */
-    int32_t stream;     /* evict-first loads of the matrix arrays */
+    int32_t stream;     /* 1: evict-first loads of the matrix arrays; 2: and x evict-last in L2 */
 } sdi_spmv_config;
 
 /* Row-length summary and structure probes used by legality and enumeration. */

@@ -321,6 +321,9 @@ sd_status sdi_spmv_config_check(const sdi_spmv_config *c, const sdi_spmv_stats *
         return BAD("%s: 32-bit row pointers cannot hold %lld nonzeros", fn, (long long)st->nnz);
     if (c->colc && c->family != SDI_SPMV_CSR_VEC)
         return BAD("%s: 16-bit column deltas exist for csr_vec only", fn);
+    if (c->stream < 0 || c->stream > 2)
+        return BAD("%s: stream hint %d (0 none, 1 matrix evict-first, 2 and x evict-last)", fn,
+                   c->stream);
     switch (c->family) {
     case SDI_SPMV_CSR_VEC:
         if (!is_pow2(c->vw) || c->vw > 32)
@@ -447,6 +450,12 @@ static int working_set_exceeds_l2(const sdi_spmv_stats *st, const sdi_gpu_props 
     double bytes = (double)st->nnz * 8 + (double)st->rows * 12 + (double)st->cols * 4;
     double l2 = gpu != NULL && gpu->l2_bytes > 0 ? (double)gpu->l2_bytes : 60e6;
     return bytes > 2 * l2;
+}
+
+static int x_fits_l2(const sdi_spmv_stats *st, const sdi_gpu_props *gpu)
+{
+    double l2 = gpu != NULL && gpu->l2_bytes > 0 ? (double)gpu->l2_bytes : 60e6;
+    return (double)st->cols * 4 <= 0.75 * l2;
 }
 
 sd_status sdi_spmv_config_default(int family, const sdi_spmv_stats *st, const sdi_gpu_props *gpu,
@@ -577,6 +586,14 @@ static sd_status family_sweep(int fam, const sdi_spmv_stats *st, const sdi_gpu_p
     s = try_push(l, &d, st, gpu);
     if (s != SD_OK || level == 0)
         return s;
+    /* The streamed matrix and x compete for L2: when x fits in ¾ of it, also try x
+     * loaded evict-last (SD_STREAM 2); whether it pays is measured, not assumed. */
+    if (d.stream == 1 && fam != SDI_SPMV_DIA && x_fits_l2(st, gpu)) {
+        c = d;
+        c.stream = 2;
+        if ((s = try_push(l, &c, st, gpu)) != SD_OK)
+            return s;
+    }
     const int wide = level >= 2;
     switch (fam) {
     case SDI_SPMV_CSR_VEC: {

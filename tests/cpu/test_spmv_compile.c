@@ -32,12 +32,13 @@ static void add_config(const sdi_spmv_config *c)
     SDT_CHECK(s == SD_OK, "source of family %d: %s", c->family, sd_last_error());
     if (s != SD_OK)
         return;
-    char tname[sizeof v->src.template_name];
-    memcpy(tname, v->src.template_name, sizeof tname);
-    size_t o = (size_t)snprintf(v->key, sizeof v->key, "%s", tname);
-    for (int i = 0; i < v->src.nmacros && o < sizeof v->key; i++)
-        o += (size_t)snprintf(v->key + o, sizeof v->key - o, " %s=%s", v->src.macro_name[i],
+    /* The key is built in a local buffer: its sources live in g_v too. */
+    char key[sizeof v->key];
+    size_t o = (size_t)snprintf(key, sizeof key, "%s", v->src.template_name);
+    for (int i = 0; i < v->src.nmacros && o < sizeof key; i++)
+        o += (size_t)snprintf(key + o, sizeof key - o, " %s=%s", v->src.macro_name[i],
                               v->src.macro_value[i]);
+    memcpy(v->key, key, sizeof key);
     for (int i = 0; i < g_n; i++)
         if (strcmp(g_v[i].key, v->key) == 0)
             return;
@@ -148,6 +149,62 @@ static void add_explicit(void)
     c.block = 128;
     c.chunk = 4;
     add_config(&c);
+    /* x with the L2 evict-last policy (SD_STREAM 2): inline PTX, so every template that
+     * gathers x compiles it once here. */
+    for (int i = 0; i < g_n; i++) {
+        if (strstr(g_v[i].key, "SD_STREAM=1") == NULL || strstr(g_v[i].key, "spmv_dia") != NULL)
+            continue;
+        sdi_spmv_config c2;
+        if (sdi_spmv_config_parse(g_v[i].label, &c2) != SD_OK)
+            continue;
+        c2.stream = 2;
+        add_config(&c2);
+    }
+}
+
+/* The evict-last variant is enumerated beside the streaming default of a matrix larger
+ * than L2 when x fits in ¾ of L2, and not when x does not. */
+static void test_stream2_enumerated(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("uniform:rows=2000,deg=8", 1, &a));
+    sdi_spmv_stats st;
+    SDT_OK(sdi_spmv_stats_compute(&a, &st));
+    sd_csr_free(&a);
+    st.nnz = 30000000; /* 240 MB of matrix: > 2x a 60 MB L2 */
+    for (int big_x = 0; big_x <= 1; big_x++) {
+        st.rows = st.cols = big_x ? 20000000 : 2000000; /* x 80 MB or 8 MB */
+        sdi_spmv_config *v = NULL;
+        int n = 0, n1 = 0, n2 = 0;
+        SDT_OK(sdi_spmv_enumerate(&st, NULL, 1u << SDI_SPMV_CSR_VEC, 1, 0, &v, &n));
+        for (int k = 0; k < n; k++) {
+            n1 += v[k].stream == 1;
+            n2 += v[k].stream == 2;
+            if (v[k].stream == 2) {
+                sdi_spmv_plan p;
+                memset(&p, 0, sizeof p);
+                SDT_OK(sdi_spmv_config_source(&v[k], &p));
+                int found = 0;
+                for (int m = 0; m < p.nmacros; m++)
+                    found |= !strcmp(p.macro_name[m], "SD_STREAM") && !strcmp(p.macro_value[m], "2");
+                SDT_CHECK(found, "stream 2 config without SD_STREAM=2");
+            }
+        }
+        sdi_free(v);
+        SDT_CHECK(n1 > 0, "x %s: no streaming config enumerated", big_x ? "80 MB" : "8 MB");
+        SDT_CHECK(big_x ? n2 == 0 : n2 > 0, "x %s: %d evict-last configs", big_x ? "80 MB" : "8 MB", n2);
+    }
+    /* The hint round-trips through the config text and a value beyond 2 is refused. */
+    sdi_spmv_config c, back;
+    SDT_OK(sdi_spmv_config_default(SDI_SPMV_CSR_VEC, &st, NULL, &c));
+    c.stream = 2;
+    char text[160];
+    sdi_spmv_config_describe(&c, text, sizeof text);
+    SDT_OK(sdi_spmv_config_parse(text, &back));
+    SDT_CHECK(back.stream == 2, "'%s' parsed to stream %d", text, back.stream);
+    SDT_OK(sdi_spmv_config_check(&c, &st, NULL));
+    c.stream = 3;
+    SDT_CHECK(sdi_spmv_config_check(&c, &st, NULL) != SD_OK, "stream 3 accepted");
 }
 
 static void test_compile_all(void)
@@ -214,6 +271,7 @@ static void test_bad_variant_rejected(void)
 int main(void)
 {
     sdt_init("test_spmv_compile");
+    SDT_RUN(test_stream2_enumerated);
     SDT_RUN(test_compile_all);
     SDT_RUN(test_bad_variant_rejected);
     return sdt_finish();
