@@ -159,7 +159,101 @@ static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cac
     sdi_tune_task_key(kern->ctx, &kern->a, kern->has_b ? &kern->b : NULL, kern->op, kern->k, flags, key);
 }
 
-/* A cache hit: rebuild the winner from its record and cubin. SD_OK with *used = 0 when
+/* A SpGEMM entry holds its program as launch units, each its source and cubin ("sg_src_<u>",
+ * "sg_cubin_<u>", their count in "sg_units"), plus the scan ("cubin_scan"): the memo is
+ * seeded with them as they are, so it needs no schedule (that needs the device operands).
+ * An entry without "sg_units" predates per-launch units (one module, other kernel names):
+ * false, and the entry is rebuilt rather than read as something it is not. */
+#define SG_BLOB_UNITS "sg_units"
+
+static const sdi_cache_blob *find_blob(const sdi_cache_entry *e, const char *name)
+{
+    for (int i = 0; i < e->nblobs; i++)
+        if (strcmp(e->blobs[i].name, name) == 0)
+            return &e->blobs[i];
+    return NULL;
+}
+
+static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e)
+{
+    const sdi_cache_blob *nb = find_blob(e, SG_BLOB_UNITS);
+    int32_t n = 0;
+    if (nb == NULL || nb->size != sizeof n)
+        return false;
+    memcpy(&n, nb->data, sizeof n);
+    if (n < 0 || n > SDI_SG_MAX_LAUNCHES)
+        return false;
+    for (int32_t u = 0; u < n; u++) {
+        char name[64];
+        snprintf(name, sizeof name, "sg_src_%d", u);
+        const sdi_cache_blob *src = find_blob(e, name);
+        snprintf(name, sizeof name, "sg_cubin_%d", u);
+        const sdi_cache_blob *bin = find_blob(e, name);
+        if (src == NULL || bin == NULL || src->size == 0 ||
+            strnlen(src->data, src->size) != src->size - 1)
+            return false;
+        sdi_jit_request req;
+        memset(&req, 0, sizeof req);
+        req.source = src->data;
+        req.kernel_name = "a cached SpGEMM unit";
+        if (sdi_jit_memo_put(ctx, &req, bin->data, bin->size) != SD_OK)
+            sdi_error_clear(); /* compiled again if needed */
+    }
+    const sdi_cache_blob *scan = find_blob(e, "cubin_scan");
+    if (scan != NULL) {
+        sdi_jit_request req;
+        sdi_spgemm_scan_request(&req);
+        if (sdi_jit_memo_put(ctx, &req, scan->data, scan->size) != SD_OK)
+            sdi_error_clear();
+    }
+    return true;
+}
+
+/* The blobs of a built SpGEMM implementation's units and scan, after blobs[0 .. n) (cap
+ * entries in all; *count receives the unit count the "sg_units" blob points at). All
+ * units or none: an entry missing one is rebuilt on load. Returns the new n. */
+static int spgemm_blobs(sd_kernel *kern, sdi_cache_blob *blobs, int n, int cap, int32_t *count)
+{
+    const sdi_sg_lowered *low = &kern->impl.sg_low;
+    const int n0 = n;
+    if (n + 2 * low->nunits + 2 > cap)
+        return n0;
+    for (int u = 0; u < low->nunits; u++) {
+        sdi_jit_request req;
+        const sdi_cubin *cub = NULL;
+        sdi_spgemm_unit_request(low, u, &req);
+        if (sdi_jit_get(kern->ctx, &req, &cub, NULL) != SD_OK) {
+            sdi_error_clear();
+            return n0;
+        }
+        snprintf(blobs[n].name, sizeof blobs[n].name, "sg_src_%d", u);
+        blobs[n].data = low->units[u].source;
+        blobs[n].size = strlen(low->units[u].source) + 1;
+        n++;
+        snprintf(blobs[n].name, sizeof blobs[n].name, "sg_cubin_%d", u);
+        blobs[n].data = cub->cubin;
+        blobs[n].size = cub->size;
+        n++;
+    }
+    *count = low->nunits;
+    snprintf(blobs[n].name, sizeof blobs[n].name, SG_BLOB_UNITS);
+    blobs[n].data = count;
+    blobs[n].size = sizeof *count;
+    n++;
+    sdi_jit_request req;
+    const sdi_cubin *cub = NULL;
+    sdi_spgemm_scan_request(&req);
+    if (sdi_jit_get(kern->ctx, &req, &cub, NULL) == SD_OK) {
+        snprintf(blobs[n].name, sizeof blobs[n].name, "cubin_scan");
+        blobs[n].data = cub->cubin;
+        blobs[n].size = cub->size;
+        n++;
+    }
+    sdi_error_clear();
+    return n;
+}
+
+/* A cache hit: rebuild the winner from its record and cubin(s). SD_OK with *used = 0 when
  * the entry cannot be used (it is then rebuilt by a search). */
 static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int *used)
 {
@@ -203,8 +297,13 @@ static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int 
         if (sdi_jit_memo_put(kern->ctx, &req, prep->data, prep->size) != SD_OK)
             sdi_error_clear();
     }
-    sd_status s = sdi_impl_build(kern->ctx, &kern->a, &kern->impl, cubin ? cubin->data : NULL,
-                                 cubin ? cubin->size : 0);
+    if (r.kind == SDI_IMPL_SPGEMM && !seed_spgemm_units(kern->ctx, e)) {
+        sdi_log(1, "cache: SpGEMM entry without its launch units (an older layout): rebuilding");
+        return SD_OK;
+    }
+    const bool seed = cubin != NULL && r.kind != SDI_IMPL_SPGEMM;
+    sd_status s = sdi_impl_build(kern->ctx, &kern->a, &kern->impl, seed ? cubin->data : NULL,
+                                 seed ? cubin->size : 0);
     if (s != SD_OK) {
         if (kern->ctx->broken)
             return s;
@@ -235,14 +334,17 @@ static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_k
     r.spgemm = kern->impl.spgemm_cfg;
     r.aat = kern->impl.sg_aat;
     r.general_b = kern->has_b;
-    sdi_cache_blob blobs[3];
+    sdi_cache_blob blobs[3 + 2 * SDI_SG_MAX_LAUNCHES + 2];
+    int32_t sg_units = 0;
     memset(blobs, 0, sizeof blobs);
     int n = 0;
     snprintf(blobs[n].name, sizeof blobs[n].name, "impl");
     blobs[n].data = &r;
     blobs[n].size = sizeof r;
     n++;
-    if (kern->impl.kind != SDI_IMPL_VENDOR) {
+    if (kern->impl.kind == SDI_IMPL_SPGEMM)
+        n = spgemm_blobs(kern, blobs, n, (int)(sizeof blobs / sizeof blobs[0]), &sg_units);
+    else if (kern->impl.kind != SDI_IMPL_VENDOR) {
         sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
         sdi_jit_request req;
         const sdi_cubin *cub = NULL;

@@ -1,6 +1,6 @@
-/* src/lower/spgemm_lower.h: lowering of a SpGEMM schedule: the CUDA source of its
- * launches (segment dispatch over the row templates of src/kernels/spgemm_rows.cuh) and
- * the kernel names, one per launch, in the schedule's launch order. */
+/* src/lower/spgemm_lower.h: lowering of a SpGEMM schedule: one compile unit per distinct
+ * launch shape (a source holding exactly one kernel: segment dispatch over the row
+ * templates of src/kernels/spgemm_rows.cuh) and, per launch, the unit it runs. */
 #ifndef SDI_LOWER_SPGEMM_H
 #define SDI_LOWER_SPGEMM_H
 
@@ -8,18 +8,30 @@
 
 #define SDI_SG_KERNEL_NAME 64
 
+/* One compile unit. Its source depends only on the launch shape (threads, then kind,
+ * lanes, size and phase per segment; rows, blocks and bins are runtime arguments), and
+ * its kernel is named after that shape, so an equal launch of any other configuration or
+ * matrix yields a byte-identical unit: one memo / JIT-cache entry, one NVRTC run. */
 typedef struct {
-    char *source;   /* NVRTC source (owned); includes the scan kernel sd_spgemm_scan */
-    int nkernels;   /* = schedule's nlaunches */
-    char (*names)[SDI_SG_KERNEL_NAME]; /* owned */
-    char hex[17];   /* key of the launch shapes, part of every kernel name */
+    char name[SDI_SG_KERNEL_NAME]; /* "sd_sg_<16 hex of the shape>": the unit's only kernel */
+    char *source;                  /* NVRTC source (owned) */
+} sdi_sg_unit;
+
+typedef struct {
+    int nkernels;       /* = schedule's nlaunches */
+    int *unit_of;       /* per launch: index into units (owned) */
+    int nunits;         /* distinct launch shapes (≤ nkernels) */
+    sdi_sg_unit *units; /* owned, in order of first use */
+    char hex[17];       /* key of all the launch shapes: the schedule's identity in labels */
 } sdi_sg_lowered;
 
-/* Source of every launch of s. The source depends only on the launch shapes (kinds,
- * lanes, sizes, phases, threads), not on row counts, so products with the same bins
- * share one compiled module. On failure *out is zeroed. */
+/* The units of every launch of s; a shape repeated in s is one unit. The scan kernel is
+ * not part of any unit (sdi_spgemm_scan_request compiles it once). On failure *out is
+ * zeroed. */
 SDI_HIDDEN sd_status sdi_spgemm_lower(const sdi_sg_schedule *s, sdi_sg_lowered *out);
 SDI_HIDDEN void sdi_sg_lowered_free(sdi_sg_lowered *l);
+/* The kernel launch l runs (its unit's name). */
+SDI_HIDDEN const char *sdi_sg_lowered_kernel(const sdi_sg_lowered *low, int l);
 
 /* Source instantiating every template variant a schedule can produce at `threads`
  * (each kind, lane count, size and phase), one kernel per kind × phase: the compile

@@ -1,9 +1,10 @@
 /* src/runtime/spgemm_exec.c: the SpGEMM device driver: operands on the device (A, B or
  * the transpose Aᵀ built by the plan-time kernels, the u(i)/span analysis), executors
- * (schedule → source → module, workspaces allocated once) and one call: stage-1
- * launches (SYM for two-phase bins, ONE for one-phase bins) → look-back scan (+ the
- * compaction when C was allocated at the upper bound) → one wait for nnz(C) → C's
- * arrays → stage-2 launches (NUM for two-phase bins, compaction of one-phase rows). */
+ * (schedule → launch units → one module per unit plus the scan's, workspaces allocated
+ * once) and one call: stage-1 launches (SYM for two-phase bins, ONE for one-phase bins)
+ * → look-back scan (+ the compaction when C was allocated at the upper bound) → one wait
+ * for nnz(C) → C's arrays → stage-2 launches (NUM for two-phase bins, compaction of
+ * one-phase rows). */
 #include <stdio.h>
 #include <string.h>
 
@@ -118,12 +119,18 @@ void sdi_spgemm_prep_request(sdi_jit_request *req)
     req->kernel_name = "sd_spgemm_prep";
 }
 
-void sdi_spgemm_lowered_request(const sdi_sg_lowered *low, char label[64], sdi_jit_request *req)
+void sdi_spgemm_scan_request(sdi_jit_request *req)
 {
     memset(req, 0, sizeof *req);
-    req->source = low->source;
-    snprintf(label, 64, "sd_spgemm_%s", low->hex);
-    req->kernel_name = label;
+    req->template_name = "spgemm_scan.cuh";
+    req->kernel_name = "sd_spgemm_scan";
+}
+
+void sdi_spgemm_unit_request(const sdi_sg_lowered *low, int u, sdi_jit_request *req)
+{
+    memset(req, 0, sizeof *req);
+    req->source = low->units[u].source;
+    req->kernel_name = low->units[u].name;
 }
 
 sd_status sdi_spgemm_config_request(const sd_context *ctx, const sdi_spgemm_operands *op,
@@ -389,8 +396,10 @@ struct sdi_spgemm_exec {
     sdi_spgemm_operands *op;
     sdi_spgemm_config cfg;
     sdi_sg_schedule sched;
-    sdi_module mod;
-    sdi_function **fns; /* per launch */
+    sdi_module *mods;   /* per unit of the lowering: one kernel each */
+    int nmods;
+    sdi_module scan_mod;
+    sdi_function **fns; /* per launch: the kernel of its unit */
     sdi_function *scan;
     sd_spgemm_args *largs; /* per launch */
     sd_spgemm_args scan_args;
@@ -416,7 +425,10 @@ void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e)
     sdi_device_free(e->gdone);
     if (e->h_nnz != NULL && cudaFreeHost(e->h_nnz) != cudaSuccess)
         (void)cudaGetLastError();
-    sdi_module_unload(&e->mod);
+    for (int u = 0; u < e->nmods; u++)
+        sdi_module_unload(&e->mods[u]);
+    sdi_free(e->mods);
+    sdi_module_unload(&e->scan_mod);
     sdi_sg_schedule_free(&e->sched);
     sdi_free(e->fns);
     sdi_free(e->largs);
@@ -449,12 +461,10 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
 {
     sdi_spgemm_exec *e = NULL;
     sdi_sg_lowered low;
-    const char **names = NULL;
     memset(&low, 0, sizeof low);
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         sdi_sg_lowered_free(&low);                                                         \
-        sdi_free(names);                                                                   \
         sdi_spgemm_exec_destroy(e);                                                        \
     } while (0)
     if (out == NULL)
@@ -476,36 +486,58 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     const sdi_sg_schedule *s = &e->sched;
     e->info.schedule_ms = (sdi_now() - t0) * 1e3;
 
-    /* Source → module: one kernel per launch plus the scan. */
+    /* Units → modules: one per distinct launch shape (shared with every other schedule
+     * that has the shape, through the memo), plus the scan. */
     SD_TRY(sdi_spgemm_lower(s, &low));
-    names = sdi_malloc_array((size_t)low.nkernels + 1, sizeof *names);
-    SD_CHECK_ALLOC(names, "kernel names");
-    for (int l = 0; l < low.nkernels; l++)
-        names[l] = low.names[l];
-    names[low.nkernels] = "sd_spgemm_scan";
-    sdi_jit_request req;
-    char label[64];
-    sdi_spgemm_lowered_request(&low, label, &req);
-    const sdi_cubin *cb = NULL;
-    bool hit = false;
-    SD_TRY(sdi_jit_get(ctx, &req, &cb, &hit));
-    e->info.compile_ms = hit ? 0.0 : cb->compile_ms;
-    SD_TRY(sdi_module_load(ctx, cb->cubin, cb->size, names, low.nkernels + 1, &e->mod));
-    e->fns = sdi_malloc_array((size_t)(s->nlaunches > 0 ? s->nlaunches : 1), sizeof *e->fns);
-    e->largs = sdi_calloc((size_t)(s->nlaunches > 0 ? s->nlaunches : 1), sizeof *e->largs);
+    const size_t nu1 = (size_t)(low.nunits > 0 ? low.nunits : 1);
+    const size_t nl1 = (size_t)(s->nlaunches > 0 ? s->nlaunches : 1);
+    e->mods = sdi_calloc(nu1, sizeof *e->mods);
+    e->fns = sdi_malloc_array(nl1, sizeof *e->fns);
+    e->largs = sdi_calloc(nl1, sizeof *e->largs);
+    SD_CHECK_ALLOC(e->mods, "launch modules");
     SD_CHECK_ALLOC(e->fns, "launch functions");
     SD_CHECK_ALLOC(e->largs, "launch arguments");
+    for (int u = 0; u <= low.nunits; u++) {
+        sdi_jit_request req;
+        const char *name;
+        sdi_module *mod;
+        if (u < low.nunits) {
+            sdi_spgemm_unit_request(&low, u, &req);
+            name = low.units[u].name;
+            mod = &e->mods[u];
+        } else {
+            sdi_spgemm_scan_request(&req);
+            name = "sd_spgemm_scan";
+            mod = &e->scan_mod;
+        }
+        const sdi_cubin *cb = NULL;
+        bool hit = false;
+        SD_TRY(sdi_jit_get(ctx, &req, &cb, &hit));
+        if (!hit)
+            e->info.compile_ms += cb->compile_ms;
+        SD_TRY(sdi_module_load(ctx, cb->cubin, cb->size, &name, 1, mod));
+        if (u < low.nunits)
+            e->nmods = u + 1;
+    }
+    e->scan = &e->scan_mod.functions[0];
+    /* A unit's kernel serves every launch of its shape: reserve the largest dynamic
+     * shared memory among them once, then check each launch. */
+    for (int u = 0; u < low.nunits; u++) {
+        int64_t smem = 0;
+        for (int l = 0; l < s->nlaunches; l++)
+            if (low.unit_of[l] == u && s->launches[l].smem > smem)
+                smem = s->launches[l].smem;
+        if (smem > 48 * 1024)
+            SD_TRY(sdi_function_reserve_smem(ctx, &e->mods[u].functions[0], (int)smem));
+    }
     for (int l = 0; l < s->nlaunches; l++) {
         const sdi_sg_launch *L = &s->launches[l];
-        e->fns[l] = &e->mod.functions[l];
-        if (L->smem > 48 * 1024)
-            SD_TRY(sdi_function_reserve_smem(ctx, e->fns[l], (int)L->smem));
+        e->fns[l] = &e->mods[low.unit_of[l]].functions[0];
         SD_TRY(sdi_function_check_legal(ctx, e->fns[l], L->threads, (size_t)L->smem));
         if (e->fns[l]->num_regs > e->info.max_regs)
             e->info.max_regs = e->fns[l]->num_regs;
         e->info.spill_bytes += (int64_t)e->fns[l]->local_bytes;
     }
-    e->scan = &e->mod.functions[low.nkernels];
 
     /* Workspaces, allocated once. */
     int64_t bytes = 0;
@@ -586,7 +618,6 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     sdi_spgemm_config_describe(cfg, e->info.config, sizeof e->info.config);
     e->info.setup_ms = (sdi_now() - t0) * 1e3;
     sdi_sg_lowered_free(&low);
-    sdi_free(names);
     *out = e;
     return SD_OK;
 #undef SD_FREE_ALL
@@ -595,35 +626,76 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
 sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
                                 const sdi_spgemm_config *cfgs, int n)
 {
+    sdi_sg_lowered *lows = NULL;
+    sdi_jit_request *reqs = NULL;
+    uint64_t *keys = NULL;
+    int nlows = n > 0 ? n : 0;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        for (int q_ = 0; lows != NULL && q_ < nlows; q_++)                                 \
+            sdi_sg_lowered_free(&lows[q_]);                                                \
+        sdi_free(lows);                                                                    \
+        sdi_free(reqs);                                                                    \
+        sdi_free(keys);                                                                    \
+    } while (0)
     if (ctx == NULL || op == NULL || (n > 0 && cfgs == NULL))
         return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm precompile: NULL argument");
     sdi_sg_limits lim;
     sdi_sg_limits_from_props(&ctx->props, &lim);
+    lows = sdi_calloc((size_t)(nlows > 0 ? nlows : 1), sizeof *lows);
+    SD_CHECK_ALLOC(lows, "lowered configurations");
+    /* 1. Schedule and lower every configuration (host work, in parallel). */
     sd_status first = SD_OK;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int q = 0; q < n; q++) {
         sdi_sg_schedule s;
-        sdi_sg_lowered low;
-        memset(&low, 0, sizeof low);
         if (sdi_sg_schedule_build(&cfgs[q], &lim, &op->ri, &s) != SD_OK)
             continue;
-        sd_status st = sdi_spgemm_lower(&s, &low);
-        if (st == SD_OK) {
-            sdi_jit_request req;
-            char label[64];
-            sdi_spgemm_lowered_request(&low, label, &req);
-            const sdi_cubin *cb = NULL;
-            st = sdi_jit_get(ctx, &req, &cb, NULL);
-        }
+        sd_status st = sdi_spgemm_lower(&s, &lows[q]);
+        sdi_sg_schedule_free(&s);
         if (st != SD_OK) {
 #pragma omp critical(sdi_spgemm_precompile)
             if (first == SD_OK)
                 first = st;
         }
-        sdi_sg_lowered_free(&low);
-        sdi_sg_schedule_free(&s);
     }
+    /* 2. The distinct units of all of them (equal shapes give equal sources), and the
+     * scan: NVRTC runs once per distinct source, not once per configuration. */
+    int total = 1;
+    for (int q = 0; q < n; q++)
+        total += lows[q].nunits;
+    reqs = sdi_calloc((size_t)total, sizeof *reqs);
+    keys = sdi_calloc((size_t)total, sizeof *keys);
+    SD_CHECK_ALLOC(reqs, "precompile requests");
+    SD_CHECK_ALLOC(keys, "precompile requests");
+    int nreq = 0;
+    sdi_spgemm_scan_request(&reqs[nreq++]);
+    for (int q = 0; q < n; q++)
+        for (int u = 0; u < lows[q].nunits; u++) {
+            const char *src = lows[q].units[u].source;
+            const uint64_t k = sdi_hash_bytes(src, strlen(src), 0).lo;
+            bool seen = false;
+            for (int r = 1; r < nreq && !seen; r++)
+                seen = keys[r] == k && strcmp(reqs[r].source, src) == 0;
+            if (!seen) {
+                keys[nreq] = k;
+                sdi_spgemm_unit_request(&lows[q], u, &reqs[nreq++]);
+            }
+        }
+    /* 3. Compile them in parallel (NVRTC is thread-safe; the memo keeps the results). */
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int r = 0; r < nreq; r++) {
+        const sdi_cubin *cb = NULL;
+        sd_status st = sdi_jit_get(ctx, &reqs[r], &cb, NULL);
+        if (st != SD_OK) {
+#pragma omp critical(sdi_spgemm_precompile)
+            if (first == SD_OK)
+                first = st;
+        }
+    }
+    SD_FREE_ALL;
     return first;
+#undef SD_FREE_ALL
 }
 
 static sd_status out_alloc(sdi_spgemm_exec *e, sdi_sg_alloc alloc, void **p, size_t bytes,

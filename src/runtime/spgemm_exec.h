@@ -33,7 +33,8 @@ SDI_HIDDEN double sdi_spgemm_operands_setup_ms(const sdi_spgemm_operands *op);
 
 typedef struct {
     double schedule_ms;   /* host binning */
-    double compile_ms;    /* NVRTC (0 on memo hits) */
+    double compile_ms;    /* NVRTC of the units (and scan) this creation compiled: 0 when
+                             every one was in the memo or the JIT cache */
     double setup_ms;      /* schedule + compile + load + workspace allocation */
     int64_t plan_bytes;   /* device bytes held between calls: operands + workspaces */
     int64_t call_bytes;   /* the largest output a call allocated (row pointers + entries) */
@@ -58,8 +59,9 @@ typedef enum { SDI_SG_ALLOC_ASYNC = 0, SDI_SG_ALLOC_HOOKS = 1 } sdi_sg_alloc;
 SDI_HIDDEN sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
                                             const sdi_spgemm_config *cfg, sdi_spgemm_exec **out);
 SDI_HIDDEN void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e);
-/* Compiles the launches of n configurations for op in parallel (OpenMP threads, NVRTC
- * is thread-safe) into the context's memo, so that the executors' creation finds them.
+/* Compiles the distinct launch units of n configurations for op (a shape shared by
+ * several configurations once) and the scan, in parallel (OpenMP threads, NVRTC is
+ * thread-safe), into the context's memo, so that the executors' creation finds them.
  * Configurations that cannot be scheduled are skipped (exec_create reports them);
  * returns the first compile error, if any. */
 SDI_HIDDEN sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
@@ -73,11 +75,12 @@ SDI_HIDDEN sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream
 SDI_HIDDEN void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream);
 
 /* JIT requests, for seeding the context's memo from a kernel-cache entry and for reading
- * back the cubins to store: the operand preparation module (spgemm_prep.cuh) and the
- * module of a lowered schedule (label receives its name; low must outlive req). */
+ * back the cubins to store: the operand preparation module (spgemm_prep.cuh), the scan
+ * (spgemm_scan.cuh, one module for every schedule) and unit u of a lowered schedule (one
+ * launch shape's kernel; low must outlive req). */
 SDI_HIDDEN void sdi_spgemm_prep_request(sdi_jit_request *req);
-SDI_HIDDEN void sdi_spgemm_lowered_request(const sdi_sg_lowered *low, char label[64],
-                                           sdi_jit_request *req);
+SDI_HIDDEN void sdi_spgemm_scan_request(sdi_jit_request *req);
+SDI_HIDDEN void sdi_spgemm_unit_request(const sdi_sg_lowered *low, int u, sdi_jit_request *req);
 /* Schedules and lowers cfg for op on the host (what sdi_spgemm_exec_create compiles);
  * free *low with sdi_sg_lowered_free. */
 SDI_HIDDEN sd_status sdi_spgemm_config_request(const sd_context *ctx,

@@ -212,13 +212,11 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
             SD_TRY(sdi_spgemm_operands_create(ctx, a, im->sg_b, im->sg_aat, &im->sg_ops));
             im->sg_owns_ops = 1;
         }
-        /* The source is kept: the kernel cache stores its cubin under this request. */
+        /* The units are kept: the kernel cache stores each one's source and cubin. A
+         * cache hit seeds the memo with them before the build (one cubin per unit, so
+         * seed_cubin does not apply). */
         SD_TRY(sdi_spgemm_config_request(ctx, im->sg_ops, &im->spgemm_cfg, &im->sg_low));
         im->lower_ms = (sdi_now() - t0) * 1e3;
-        if (seed_cubin != NULL) {
-            sdi_spgemm_lowered_request(&im->sg_low, im->sg_label, &req);
-            SD_TRY(seed_memo(ctx, &req, seed_cubin, seed_size));
-        }
         t0 = sdi_now();
         SD_TRY(sdi_spgemm_exec_create(ctx, im->sg_ops, &im->spgemm_cfg, &im->sg_exec));
         im->sg_value_bytes = a->nnz * 4 + (im->sg_b != NULL ? im->sg_b->nnz * 4 : 0);
@@ -406,11 +404,9 @@ sd_status sdi_impl_jit_request(const sdi_impl *im, sd_context *ctx, sdi_macro *m
         sdi_spmm_jit_request(&im->spmm_low, macros, req);
         return SD_OK;
     }
-    if (im->kind == SDI_IMPL_SPGEMM && im->sg_low.source != NULL) {
-        /* The label lives in the implementation: req stays valid while im does. */
-        sdi_spgemm_lowered_request(&im->sg_low, ((sdi_impl *)im)->sg_label, req);
-        return SD_OK;
-    }
+    if (im->kind == SDI_IMPL_SPGEMM)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "impl: a SpGEMM program is one request per launch "
+                       "unit (sdi_spgemm_unit_request over sg_low)");
     return SDI_ERR(SD_ERR_UNSUPPORTED, "impl: no generated code (vendor or empty program)");
 }
 

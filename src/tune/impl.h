@@ -45,8 +45,7 @@ typedef struct {
     sdi_spmm_loaded spmm_ld;
     sdi_vendor *vendor;
     sdi_spgemm_exec *sg_exec;
-    sdi_sg_lowered sg_low; /* the source sg_exec was compiled from (cache store) */
-    char sg_label[64];
+    sdi_sg_lowered sg_low; /* the units sg_exec was compiled from (cache store) */
     int64_t sg_value_bytes; /* values of A (and of a general B) on the device */
     sdi_vendor_spgemm *sg_vendor;
     /* Agent kernel: the .so to load (agent_unlink: remove the file once it is mapped),
@@ -74,8 +73,8 @@ SDI_HIDDEN bool sdi_impl_vo_label(const sdi_impl *im, char *buf, size_t cap);
 SDI_HIDDEN bool sdi_impl_uses_atomics(const sdi_impl *im);
 /* Lowers (host formats), compiles (memoised in ctx), loads and uploads for a, which must
  * outlive the implementation (CSR arrays may be borrowed). seed_cubin (may be NULL) is
- * the cubin a kernel-cache entry holds for this plan: it seeds the memo so NVRTC does
- * not run. On failure im is left unbuilt and nothing stays allocated. */
+ * the cubin a kernel-cache entry holds for this SpMV / SpMM plan: it seeds the memo so
+ * NVRTC does not run (a SpGEMM entry seeds the memo with its units itself). On failure im is left unbuilt and nothing stays allocated. */
 SDI_HIDDEN sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im,
                                     const void *seed_cubin, size_t seed_size);
 /* Compiles the kernels of the SpMV/SpMM candidates of list (others are skipped) into ctx's
@@ -105,7 +104,8 @@ SDI_HIDDEN int64_t sdi_impl_peak_bytes(const sdi_impl *im);
 /* a's values changed (same pattern): refresh the device values (SpGEMM: also those of
  * a general B, read from im->sg_b). */
 SDI_HIDDEN sd_status sdi_impl_update_values(sd_context *ctx, sdi_impl *im, const sd_csr *a);
-/* The compiled cubin of a built generated implementation (NULL for vendor). */
+/* The JIT request of a built SpMV / SpMM implementation (SD_ERR_UNSUPPORTED for vendor,
+ * agent and SpGEMM, whose launch units are im->sg_low's: sdi_spgemm_unit_request). */
 SDI_HIDDEN sd_status sdi_impl_jit_request(const sdi_impl *im, sd_context *ctx,
                                           sdi_macro *macros, sdi_jit_request *req);
 /* Device bytes of the representation: value, metadata, workspace. */

@@ -494,6 +494,73 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
 
 /* ------------------------------------------------------------------ offline */
 
+/* The sources the offline path compiled so far: a search compiles a unit once (the memo),
+ * whichever plans share it, and so does the offline path. */
+typedef struct {
+    char **src;
+    int n, cap;
+} offline_units;
+
+static void offline_units_free(offline_units *d)
+{
+    for (int i = 0; i < d->n; i++)
+        sdi_free(d->src[i]);
+    sdi_free(d->src);
+    memset(d, 0, sizeof *d);
+}
+
+static sd_status offline_compile_one(const sdi_jit_request *req, offline_units *done, double *ms,
+                                     int *fresh)
+{
+    const char *text = req->source != NULL ? req->source : req->template_name;
+    for (int i = 0; i < done->n; i++)
+        if (strcmp(done->src[i], text) == 0)
+            return SD_OK;
+    if (done->n == done->cap) {
+        int cap = done->cap > 0 ? 2 * done->cap : 16;
+        char **ns = sdi_realloc_array(done->src, (size_t)cap, sizeof *ns);
+        if (ns == NULL)
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the unit list");
+        done->src = ns;
+        done->cap = cap;
+    }
+    const size_t len = strlen(text) + 1;
+    char *copy = sdi_malloc(len);
+    if (copy == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the unit list");
+    memcpy(copy, text, len);
+    sdi_cubin cub;
+    sd_status s = sdi_jit_compile(req, &cub);
+    if (s != SD_OK) {
+        sdi_free(copy);
+        return s;
+    }
+    *ms += cub.compile_ms;
+    sdi_cubin_free(&cub);
+    done->src[done->n++] = copy;
+    (*fresh)++;
+    return SD_OK;
+}
+
+/* NVRTC for the units of low not compiled yet (and the scan, the first time), as
+ * sdi_spgemm_exec_create would compile them: *ms sums their compile times, *fresh counts
+ * the units compiled now. */
+static sd_status offline_compile(const sdi_sg_lowered *low, const char *arch, offline_units *done,
+                                 double *ms, int *fresh)
+{
+    sdi_jit_request req;
+    sdi_spgemm_scan_request(&req);
+    req.arch = arch;
+    int scan_fresh = 0;
+    sd_status s = offline_compile_one(&req, done, ms, &scan_fresh);
+    for (int u = 0; s == SD_OK && u < low->nunits; u++) {
+        sdi_spgemm_unit_request(low, u, &req);
+        req.arch = arch;
+        s = offline_compile_one(&req, done, ms, fresh);
+    }
+    return s;
+}
+
 sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
                                   const sdi_gpu_props *gpu, int branches, int compile,
                                   sdi_tune_result *out, sdi_json *plans)
@@ -502,12 +569,14 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     memset(&at, 0, sizeof at);
     int64_t *u = NULL;
     int32_t *lo = NULL, *hi = NULL;
+    offline_units done = {0};
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         sd_csr_free(&at);                                                                  \
         sdi_free(u);                                                                       \
         sdi_free(lo);                                                                      \
         sdi_free(hi);                                                                      \
+        offline_units_free(&done);                                                         \
     } while (0)
     memset(out, 0, sizeof *out);
     out->ours_trial = -1;
@@ -580,18 +649,10 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
             sdi_json_end_object(plans);
         }
         double compile_ms = 0;
-        if (s == SD_OK && compile) {
-            sdi_jit_request req;
-            char label[64];
-            sdi_spgemm_lowered_request(&low, label, &req);
-            req.arch = arch;
-            sdi_cubin cub;
-            s = sdi_jit_compile(&req, &cub);
-            if (s == SD_OK) {
-                compile_ms = cub.compile_ms;
-                sdi_cubin_free(&cub);
-            }
-        }
+        int fresh = 0;
+        if (s == SD_OK && compile)
+            s = offline_compile(&low, arch, &done, &compile_ms, &fresh);
+        const int nlaunch = low.nkernels, nunits = low.nunits;
         sdi_sg_lowered_free(&low);
         sdi_sg_schedule_free(&sc);
         tr->compile_ms = compile_ms;
@@ -603,8 +664,14 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
             out->n_refused += s == SD_ERR_UNSUPPORTED;
             out->n_failed += s != SD_ERR_UNSUPPORTED;
         } else {
-            snprintf(tr->detail, sizeof tr->detail, "lowered%s; not measured (no GPU)",
-                     compile ? " and compiled" : "");
+            if (compile)
+                snprintf(tr->detail, sizeof tr->detail,
+                         "lowered and compiled: %d launches in %d units, %d compiled here (the "
+                         "others shared with earlier plans); not measured (no GPU)",
+                         nlaunch, nunits, fresh);
+            else
+                snprintf(tr->detail, sizeof tr->detail,
+                         "lowered: %d launches in %d units; not measured (no GPU)", nlaunch, nunits);
         }
         sdi_error_clear();
     }

@@ -246,14 +246,29 @@ static void check_schedule(const char *what, const sdi_spgemm_config *c, const r
             SDT_CHECK(s.gslots <= c->chunk_rows, "%s: %lld slots over chunk_rows", what,
                       (long long)s.gslots);
     }
-    /* the lowering names one kernel per launch */
+    /* the lowering gives every launch a unit holding its kernel, one unit per shape */
     sdi_sg_lowered low;
     SDT_OK(sdi_spgemm_lower(&s, &low));
-    SDT_CHECK(low.nkernels == s.nlaunches, "%s: %d kernels for %d launches", what, low.nkernels,
+    SDT_CHECK(low.nkernels == s.nlaunches && low.nunits <= low.nkernels &&
+                  (low.nunits > 0) == (s.nlaunches > 0),
+              "%s: %d kernels in %d units for %d launches", what, low.nkernels, low.nunits,
               s.nlaunches);
-    for (int l = 0; l < low.nkernels; l++)
-        SDT_CHECK(low.source && strstr(low.source, low.names[l]) != NULL, "%s: kernel %s absent",
-                  what, low.names[l]);
+    for (int l = 0; l < low.nkernels; l++) {
+        const sdi_sg_unit *U = &low.units[low.unit_of[l]];
+        const char *k1 = strstr(U->source, "SD_KERNEL");
+        SDT_CHECK(k1 != NULL && strstr(k1 + 1, "SD_KERNEL") == NULL,
+                  "%s: unit %s does not hold exactly one kernel", what, U->name);
+        char bounds[48 + SDI_SG_KERNEL_NAME];
+        snprintf(bounds, sizeof bounds, "SD_LAUNCH_BOUNDS(%d) %s(", s.launches[l].threads, U->name);
+        SDT_CHECK(strstr(U->source, bounds) != NULL, "%s: launch %d's kernel %s absent", what, l,
+                  U->name);
+        for (int q = 0; q < s.launches[l].nsegs; q++) {
+            char seg[32];
+            snprintf(seg, sizeof seg, "(a, %d, ", q);
+            SDT_CHECK(strstr(U->source, seg) != NULL, "%s: launch %d: segment %d absent", what,
+                      l, q);
+        }
+    }
     sdi_sg_lowered_free(&low);
     char buf[640];
     sdi_sg_schedule_describe(&s, buf, sizeof buf);

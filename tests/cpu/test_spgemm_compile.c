@@ -1,7 +1,8 @@
 /* tests/cpu/test_spgemm_compile.c: every SpGEMM template variant compiles with NVRTC for
  * sm_90 (no GPU needed): the plan-time kernels, the scan, every accumulator kind × lane
- * count × size × phase at 128, 256 and 512 threads, and the generated source of each plan
- * family on a synthetic product (its kernels must be in the CUBIN). */
+ * count × size × phase at 128, 256 and 512 threads, and the launch units of each plan
+ * family on a synthetic product (each one kernel, in its CUBIN, without the scan); units
+ * are shared across configurations and products and deduplicated within a schedule. */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -100,49 +101,231 @@ static void synth_rows(int32_t m, int32_t n, int64_t *u, int32_t *lo, int32_t *h
     }
 }
 
-static void test_families_lowered(void)
+/* The synthetic product of synth_rows with m rows, H200 limits. */
+typedef struct {
+    int64_t *u;
+    int32_t *lo, *hi;
+    sdi_sg_rowinfo ri;
+    sdi_sg_limits lim;
+} synth_t;
+
+static int synth_make(synth_t *t, int32_t m)
 {
-    enum { M = 4096, N = 1 << 20 };
-    int64_t *u = sdi_malloc_array(M, sizeof *u);
-    int32_t *lo = sdi_malloc_array(M, sizeof *lo), *hi = sdi_malloc_array(M, sizeof *hi);
-    SDT_CHECK(u && lo && hi, "allocation");
-    if (!u || !lo || !hi)
-        goto out;
-    synth_rows(M, N, u, lo, hi);
-    sdi_sg_rowinfo ri = {.m = M, .n = N, .u = u, .lo = lo, .hi = hi, .b_row_max = 1000};
+    enum { N = 1 << 20 };
+    memset(t, 0, sizeof *t);
+    t->u = sdi_malloc_array((size_t)m, sizeof *t->u);
+    t->lo = sdi_malloc_array((size_t)m, sizeof *t->lo);
+    t->hi = sdi_malloc_array((size_t)m, sizeof *t->hi);
+    SDT_CHECK(t->u && t->lo && t->hi, "allocation");
+    if (!t->u || !t->lo || !t->hi)
+        return 0;
+    synth_rows(m, N, t->u, t->lo, t->hi);
+    t->ri = (sdi_sg_rowinfo){.m = m, .n = N, .u = t->u, .lo = t->lo, .hi = t->hi, .b_row_max = 1000};
     sdi_gpu_props props;
     SDT_OK(sdi_gpu_profile("H200", &props));
-    sdi_sg_limits lim;
-    sdi_sg_limits_from_props(&props, &lim);
+    sdi_sg_limits_from_props(&props, &t->lim);
+    return 1;
+}
+
+static void synth_free(synth_t *t)
+{
+    sdi_free(t->u);
+    sdi_free(t->lo);
+    sdi_free(t->hi);
+    memset(t, 0, sizeof *t);
+}
+
+static int lower_cfg(const synth_t *t, const sdi_spgemm_config *c, sdi_sg_lowered *low)
+{
+    sdi_sg_schedule s;
+    memset(low, 0, sizeof *low);
+    sd_status st = sdi_sg_schedule_build(c, &t->lim, &t->ri, &s);
+    SDT_CHECK(st == SD_OK, "schedule: %s", sd_last_error());
+    if (st != SD_OK)
+        return 0;
+    st = sdi_spgemm_lower(&s, low);
+    SDT_CHECK(st == SD_OK, "lower: %s", sd_last_error());
+    SDT_CHECK(low->nkernels == s.nlaunches, "%d kernels for %d launches", low->nkernels,
+              s.nlaunches);
+    sdi_sg_schedule_free(&s);
+    return st == SD_OK;
+}
+
+/* The unit of b named like unit u of a (-1 when none). */
+static int find_unit(const sdi_sg_lowered *b, const char *name)
+{
+    for (int v = 0; v < b->nunits; v++)
+        if (strcmp(b->units[v].name, name) == 0)
+            return v;
+    return -1;
+}
+
+/* Equal names mean equal sources (the name is the shape's key); returns how many units
+ * of a are in b. */
+static int shared_units(const sdi_sg_lowered *a, const sdi_sg_lowered *b, const char *what)
+{
+    int shared = 0;
+    for (int u = 0; u < a->nunits; u++) {
+        int v = find_unit(b, a->units[u].name);
+        if (v < 0)
+            continue;
+        shared++;
+        SDT_CHECK(strcmp(a->units[u].source, b->units[v].source) == 0,
+                  "%s: unit %s differs between the lowerings", what, a->units[u].name);
+    }
+    return shared;
+}
+
+/* Every family on every synthetic product: each distinct unit compiles for sm_90 with its
+ * one kernel and without the scan (compiled once, on its own). Units shared by families
+ * are compiled once, as the memo would. */
+static void test_families_lowered(void)
+{
+    synth_t t;
+    sdi_sg_lowered low[SDI_SPGEMM_NFAMILIES];
+    memset(low, 0, sizeof low);
+    if (!synth_make(&t, 4096))
+        goto out;
+    int launches = 0, distinct = 0;
     for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
         sdi_spgemm_config c;
         SDT_OK(sdi_spgemm_config_default(f, &c));
-        sdi_sg_schedule s;
-        SDT_OK(sdi_sg_schedule_build(&c, &lim, &ri, &s));
-        sdi_sg_lowered low;
-        SDT_OK(sdi_spgemm_lower(&s, &low));
-        char label[64];
-        snprintf(label, sizeof label, "spgemm_%s", sdi_spgemm_family_name(f));
-        sdi_cubin cb;
-        if (low.source != NULL && compile(NULL, low.source, label, &cb)) {
-            for (int l = 0; l < low.nkernels; l++)
-                SDT_CHECK(cubin_has(&cb, low.names[l]), "%s: kernel %s missing", label,
-                          low.names[l]);
-            SDT_CHECK(cubin_has(&cb, "sd_spgemm_scan"), "%s: scan missing", label);
-            sdi_cubin_free(&cb);
+        if (!lower_cfg(&t, &c, &low[f]))
+            continue;
+        launches += low[f].nkernels;
+        for (int u = 0; u < low[f].nunits; u++) {
+            const sdi_sg_unit *U = &low[f].units[u];
+            SDT_CHECK(strncmp(U->name, "sd_sg_", 6) == 0 && strlen(U->name) == 22,
+                      "unit name '%s'", U->name);
+            SDT_CHECK(strstr(U->source, "sd_spgemm_scan") == NULL &&
+                          strstr(U->source, "spgemm_scan.cuh") == NULL,
+                      "%s includes the scan", U->name);
+            int earlier = 0;
+            for (int g = 0; g < f && !earlier; g++)
+                earlier = find_unit(&low[g], U->name) >= 0;
+            if (earlier)
+                continue;
+            distinct++;
+            char label[96];
+            snprintf(label, sizeof label, "%s/%s", sdi_spgemm_family_name(f), U->name);
+            sdi_cubin cb;
+            if (compile(NULL, U->source, label, &cb)) {
+                SDT_CHECK(cubin_has(&cb, U->name), "%s: kernel missing", label);
+                SDT_CHECK(!cubin_has(&cb, "sd_spgemm_scan"), "%s: the scan is compiled again",
+                          label);
+                sdi_cubin_free(&cb);
+            }
         }
-        sdi_sg_lowered_free(&low);
-        sdi_sg_schedule_free(&s);
     }
+    printf("  %d launches of %d families: %d distinct units\n", launches, SDI_SPGEMM_NFAMILIES,
+           distinct);
+    SDT_CHECK(distinct > 0 && distinct < launches, "%d distinct units of %d launches", distinct,
+              launches);
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
+        for (int g = f + 1; g < SDI_SPGEMM_NFAMILIES; g++)
+            (void)shared_units(&low[f], &low[g], "families");
 out:
-    sdi_free(u);
-    sdi_free(lo);
-    sdi_free(hi);
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
+        sdi_sg_lowered_free(&low[f]);
+    synth_free(&t);
+}
+
+/* Two configurations that differ in some bins share the launches of the others,
+ * byte for byte; the same configuration on two products with the same bins (other row
+ * counts) shares every unit. No NVRTC. */
+static void test_units_shared(void)
+{
+    synth_t t1, t2;
+    sdi_sg_lowered a, b, c;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&c, 0, sizeof c);
+    int ok = synth_make(&t1, 4096);
+    ok = synth_make(&t2, 8192) && ok;
+    if (!ok)
+        goto out;
+    sdi_spgemm_config c1, c2;
+    SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &c1));
+    c1.fuse = 0; /* a launch per bin: a changed kind leaves the others' launches alone */
+    c2 = c1;
+    c2.tiny_max = 8; /* rows of 9 … 32 products move from 32-entry lists to group tables */
+    if (!lower_cfg(&t1, &c1, &a) || !lower_cfg(&t1, &c2, &b) || !lower_cfg(&t2, &c1, &c))
+        goto out;
+    const int ab = shared_units(&a, &b, "configurations");
+    printf("  c1: %d launches in %d units; c2: %d in %d; %d shared\n", a.nkernels, a.nunits,
+           b.nkernels, b.nunits, ab);
+    SDT_CHECK(ab > 0, "no unit shared by configurations differing in the tiny bins only");
+    SDT_CHECK(ab < a.nunits || ab < b.nunits, "the configurations lowered to the same units");
+    SDT_CHECK(strcmp(a.hex, b.hex) != 0, "schedules of different shapes share a key");
+    const int ac = shared_units(&a, &c, "products");
+    SDT_CHECK(ac == a.nunits && a.nunits == c.nunits && strcmp(a.hex, c.hex) == 0,
+              "same bins on another product: %d of %d units shared", ac, a.nunits);
+    for (int l = 0; l < a.nkernels && l < c.nkernels; l++)
+        SDT_CHECK(strcmp(sdi_sg_lowered_kernel(&a, l), sdi_sg_lowered_kernel(&c, l)) == 0,
+                  "launch %d: another kernel on another product", l);
+out:
+    sdi_sg_lowered_free(&a);
+    sdi_sg_lowered_free(&b);
+    sdi_sg_lowered_free(&c);
+    synth_free(&t1);
+    synth_free(&t2);
+}
+
+/* A schedule whose launches repeat shapes: one unit per distinct shape, launches mapped
+ * to theirs, and a shape differing in one field (threads, a phase) is another unit. */
+static void test_units_dedup(void)
+{
+    sdi_sg_schedule s;
+    memset(&s, 0, sizeof s);
+    const sdi_sg_segment tiny = {.kind = SDI_SG_TINY, .p = 8, .phase = SD_SG_PH_SYM, .bin = 0};
+    const sdi_sg_segment hash = {.kind = SDI_SG_GHASH, .g = 8, .p = 7, .phase = SD_SG_PH_SYM,
+                                 .bin = 1};
+    s.nlaunches = 6;
+    for (int l = 0; l < s.nlaunches; l++) {
+        s.launches[l].stage = 1;
+        s.launches[l].threads = 256;
+        s.launches[l].nsegs = 2;
+        s.launches[l].segs[0] = tiny;
+        s.launches[l].segs[1] = hash;
+        s.launches[l].segs[0].nrows = 100 * (l + 1); /* rows are arguments, not shape */
+        s.launches[l].blocks = l + 1;
+    }
+    s.launches[1].threads = 128;               /* another shape */
+    s.launches[3].segs[1].phase = SD_SG_PH_NUM; /* another shape */
+    s.launches[3].stage = 2;
+    s.launches[4].nsegs = 1;                    /* another shape */
+    sdi_sg_lowered low;
+    SDT_OK(sdi_spgemm_lower(&s, &low));
+    SDT_CHECK(low.nkernels == 6 && low.nunits == 4, "%d launches, %d units (want 6, 4)",
+              low.nkernels, low.nunits);
+    if (low.nunits == 4) {
+        static const int want[6] = {0, 1, 0, 2, 3, 0};
+        for (int l = 0; l < 6; l++)
+            SDT_CHECK(low.unit_of[l] == want[l], "launch %d in unit %d, want %d", l,
+                      low.unit_of[l], want[l]);
+        for (int u = 0; u < low.nunits; u++)
+            for (int v = u + 1; v < low.nunits; v++)
+                SDT_CHECK(strcmp(low.units[u].name, low.units[v].name) != 0 &&
+                              strcmp(low.units[u].source, low.units[v].source) != 0,
+                          "units %d and %d are equal", u, v);
+        SDT_CHECK(strstr(low.units[1].source, "SD_LAUNCH_BOUNDS(128)") != NULL,
+                  "unit 1 is not the 128-thread kernel");
+        SDT_CHECK(sdi_sg_lowered_kernel(&low, 5) == low.units[0].name &&
+                      sdi_sg_lowered_kernel(&low, 6) == NULL,
+                  "kernel of a launch");
+    }
+    sdi_sg_lowered_free(&low);
+    /* A segment count beyond the ABI is refused, not written past the arrays. */
+    s.launches[2].nsegs = SD_SG_MAX_SEGS + 1;
+    SDT_CHECK(sdi_spgemm_lower(&s, &low) == SD_ERR_INVALID_ARG && low.units == NULL,
+              "too many segments accepted");
 }
 
 int main(void)
 {
     sdt_init("test_spgemm_compile");
+    SDT_RUN(test_units_dedup);
+    SDT_RUN(test_units_shared);
     SDT_RUN(test_prep_and_scan);
     SDT_RUN(test_families_lowered);
     SDT_RUN(test_all_variants_256);

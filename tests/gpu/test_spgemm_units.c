@@ -1,0 +1,134 @@
+/* tests/gpu/test_spgemm_units.c: SpGEMM launch units shared through the context's memo:
+ * a second executor of a configuration compiles nothing (compile_ms 0); a configuration
+ * sharing only some units with an earlier one compiles exactly when it has a unit of its
+ * own; executors after sdi_spgemm_precompile compile nothing; every product validated
+ * against the CPU reference (DESIGN.md's rule, small-integer values). The on-disk JIT
+ * cache is turned off so that "compiled" means NVRTC ran. Exit 77 without a GPU. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/gen.h"
+#include "runtime/spgemm_exec.h"
+#include "sdt.h"
+
+static sd_context *g_ctx;
+
+/* An executor of cfg on op: its compile time, a product checked against ref. */
+static int run_one(const char *what, sdi_spgemm_operands *op, const sdi_reference *ref,
+                   const sdi_spgemm_config *cfg, double *compile_ms)
+{
+    sdi_spgemm_exec *e = NULL;
+    sd_device_csr c;
+    memset(&c, 0, sizeof c);
+    sd_status s = sdi_spgemm_exec_create(g_ctx, op, cfg, &e);
+    SDT_CHECK(s == SD_OK, "%s: executor: %s", what, sd_last_error());
+    if (s != SD_OK)
+        return 0;
+    const sdi_spgemm_exec_info *in = sdi_spgemm_exec_get_info(e);
+    *compile_ms = in->compile_ms;
+    SDT_CHECK(in->max_regs > 0, "%s: no registers read back", what);
+    s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
+    if (s == SD_OK)
+        s = sdi_stream_sync(g_ctx, "the units test", what);
+    SDT_CHECK(s == SD_OK, "%s: run: %s", what, sd_last_error());
+    int ok = s == SD_OK;
+    if (ok) {
+        sdi_validation v;
+        s = sdi_spgemm_check(g_ctx, ref, &c, &v);
+        SDT_CHECK(s == SD_OK, "%s: %s", what, v.reason);
+        ok = s == SD_OK;
+    }
+    printf("  %-34s compile %7.1f ms, %d launches, nnz(C) %lld: %s\n", what, in->compile_ms,
+           sdi_spgemm_exec_schedule(e)->nlaunches, (long long)c.nnz, ok ? "valid" : "INVALID");
+    sd_device_csr_free(&c);
+    sdi_spgemm_exec_destroy(e);
+    return ok;
+}
+
+/* Whether every unit of cfg's lowering is a unit of base's (by name and source). */
+static int units_within(const sdi_spgemm_operands *op, const sdi_spgemm_config *cfg,
+                        const sdi_spgemm_config *base)
+{
+    sdi_sg_lowered a, b;
+    SDT_OK(sdi_spgemm_config_request(g_ctx, op, cfg, &a));
+    SDT_OK(sdi_spgemm_config_request(g_ctx, op, base, &b));
+    int all = 1;
+    for (int u = 0; u < a.nunits; u++) {
+        int found = 0;
+        for (int v = 0; v < b.nunits && !found; v++)
+            found = strcmp(a.units[u].name, b.units[v].name) == 0 &&
+                    strcmp(a.units[u].source, b.units[v].source) == 0;
+        all &= found;
+    }
+    sdi_sg_lowered_free(&a);
+    sdi_sg_lowered_free(&b);
+    return all;
+}
+
+static void test_shared_units(void)
+{
+    sd_csr a;
+    memset(&a, 0, sizeof a);
+    sdi_reference ref;
+    memset(&ref, 0, sizeof ref);
+    sdi_spgemm_operands *op = NULL;
+    sdi_spgemm_config *cands = NULL;
+    SDT_OK(sdi_gen("powerlaw:rows=6000,deg=12", 4242, &a));
+    if (a.rowptr == NULL)
+        return;
+    sdi_gen_values(&a, SDI_VALUES_SMALL_INT, 4243);
+    SDT_OK(sdi_reference_spgemm(&a, &a, &ref));
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &a, NULL, 0, &op));
+    if (op == NULL)
+        goto out;
+    sdi_spgemm_config c1, c2;
+    SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &c1));
+    c1.fuse = 0; /* a launch per bin: c2's change leaves most launches alone */
+    c2 = c1;
+    c2.tiny_max = 8;
+    double ms1 = -1, ms1b = -1, ms2 = -1;
+    run_one("hybrid, first executor", op, &ref, &c1, &ms1);
+    SDT_CHECK(ms1 > 0, "the first executor compiled nothing (%.1f ms)", ms1);
+    run_one("hybrid, second executor", op, &ref, &c1, &ms1b);
+    SDT_CHECK(ms1b == 0, "the second executor of one configuration compiled (%.1f ms)", ms1b);
+    const int within = units_within(op, &c2, &c1);
+    run_one("hybrid tiny<=8 (shares units)", op, &ref, &c2, &ms2);
+    SDT_CHECK(within ? ms2 == 0 : ms2 > 0, "tiny<=8: %s units of its own, compile %.1f ms",
+              within ? "no" : "some", ms2);
+
+    /* The small sweep of every family: precompiled once (distinct units), then every
+     * executor finds all of its units in the memo. */
+    sdi_sg_summary sm;
+    sdi_sg_summarize(sdi_spgemm_operands_rowinfo(op), &sm);
+    int n = 0;
+    SDT_OK(sdi_spgemm_enumerate(&sm, 0, 1, 16, &cands, &n));
+    SDT_OK(sdi_spgemm_precompile(g_ctx, op, cands, n));
+    for (int q = 0; q < n; q++) {
+        char what[64];
+        double ms = -1;
+        snprintf(what, sizeof what, "sweep #%d after precompile", q);
+        if (run_one(what, op, &ref, &cands[q], &ms))
+            SDT_CHECK(ms == 0, "%s compiled %.1f ms", what, ms);
+    }
+out:
+    sdi_free(cands);
+    sdi_spgemm_operands_destroy(op);
+    sdi_reference_free(&ref);
+    sd_csr_free(&a);
+}
+
+int main(void)
+{
+    sdt_init("test_spgemm_units");
+    setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
+    sd_context_options o = {.device = 0, .cache_dir = NULL, .verbose = 0};
+    sd_status s = sd_context_create(&o, &g_ctx);
+    if (s != SD_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "no usable GPU (%s)", sd_last_error());
+        return sdt_skip(why);
+    }
+    SDT_RUN(test_shared_units);
+    sd_context_destroy(g_ctx);
+    return sdt_finish();
+}
