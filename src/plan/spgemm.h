@@ -158,12 +158,25 @@ SDI_HIDDEN void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j);
  * several CTAs share each row. */
 #define SDI_SG_HEAVY_U 65536
 
-/* The accumulator one row gets under c (u > 0): kind, lanes g and size p. split_heavy:
- * heavy rows go to the global stripes (sdi_sg_schedule_build decides it from the count
- * of heavy rows). Exposed for the tests. */
+/* Rows with more products than this are "long" for a lane group: when few exist (≤ 4 per
+ * SM), a group of ≤ 32 lanes working through one of them alone may outlast the rest of
+ * the launch, so the csr_hash and hybrid families give them a CTA accumulator instead;
+ * smem_tiled_hash and dense_stripe keep the group kinds, and the search measures both.
+ * (The suspected cause of the adder_dcop twins' 0.86x: one row of 8,487 products in a
+ * warp's dense stripe, the other 1,812 rows short; not yet measured on a GPU.) */
+#define SDI_SG_WARP_U 4096
+
+/* Flags of sdi_sg_classify, decided by sdi_sg_schedule_build from the row counts. */
+enum {
+    SDI_SG_SPLIT_HEAVY = 1, /* heavy rows (> SDI_SG_HEAVY_U) go to the global stripes */
+    SDI_SG_FEW_LONG = 2,    /* long rows (> SDI_SG_WARP_U) are few: CTA kinds (see above) */
+};
+
+/* The accumulator one row gets under c (u > 0): kind, lanes g and size p; flags are
+ * SDI_SG_SPLIT_HEAVY | SDI_SG_FEW_LONG. Exposed for the tests. */
 SDI_HIDDEN void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32_t n,
-                                int64_t u, int64_t span, int split_heavy, int32_t *kind,
-                                int32_t *g, int32_t *p);
+                                int64_t u, int64_t span, int flags, int32_t *kind, int32_t *g,
+                                int32_t *p);
 /* Shared memory per CTA of a kind for `threads` threads in a phase. */
 SDI_HIDDEN int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase);
 /* Threads per CTA a bin can use: T, or fewer groups when the tables would not fit. */

@@ -284,7 +284,7 @@ void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j)
 
 /* ------------------------------------------------------------------ per-row rules */
 void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32_t n, int64_t u,
-                     int64_t span, int split_heavy, int32_t *kind, int32_t *g, int32_t *p)
+                     int64_t span, int flags, int32_t *kind, int32_t *g, int32_t *p)
 {
     *g = 0;
     *p = 0;
@@ -297,7 +297,7 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
     if (span > n)
         span = n;
     const int64_t bound = u < span ? u : span;
-    if (split_heavy && u > SDI_SG_HEAVY_U) {
+    if ((flags & SDI_SG_SPLIT_HEAVY) && u > SDI_SG_HEAVY_U) {
         *kind = SDI_SG_GLOBAL;
         return;
     }
@@ -312,12 +312,15 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
         return;
     }
     const int gl = lanes_for_u(u, c->min_lanes);
+    /* A few long rows: no lane group of their own (SDI_SG_WARP_U). */
+    const int groups = !((flags & SDI_SG_FEW_LONG) && u > SDI_SG_WARP_U &&
+                         (c->family == SDI_SPGEMM_HASH || c->family == SDI_SPGEMM_HYBRID));
     const int cd_max = cdense_max_lw(c->threads, lim);
     const int lspan = ceil_log2(span);
     /* Dense stripe first where the span is narrow relative to the distinct columns: no
      * hashing, no sort (the bitmap scan yields sorted columns). */
     if (c->dense_pct > 0 && span * 100 <= (int64_t)c->dense_pct * bound) {
-        if (c->gdense_max_lw > 0 && lspan <= c->gdense_max_lw) {
+        if (groups && c->gdense_max_lw > 0 && lspan <= c->gdense_max_lw) {
             *kind = SDI_SG_GDENSE;
             *g = gl;
             *p = lspan < 8 ? 8 : lspan;
@@ -334,7 +337,7 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
     int lcap = ceil_log2(need);
     if (lcap < 6)
         lcap = 6;
-    if (c->ghash_max_lcap > 0 && lcap <= c->ghash_max_lcap) {
+    if (groups && c->ghash_max_lcap > 0 && lcap <= c->ghash_max_lcap) {
         *kind = SDI_SG_GHASH;
         *g = gl;
         *p = lcap;
@@ -493,10 +496,13 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
     SD_CHECK_ALLOC(bin_of, "row bins");
     int64_t counts[SDI_SG_MAX_BINS];
     memset(counts, 0, sizeof counts);
-    int64_t nheavy = 0;
-    for (int32_t i = 0; i < ri->m; i++)
+    int64_t nheavy = 0, nlong = 0;
+    for (int32_t i = 0; i < ri->m; i++) {
         nheavy += ri->u[i] > SDI_SG_HEAVY_U;
-    const int split_heavy = nheavy > 0 && nheavy <= 2ll * lim->sm_count;
+        nlong += ri->u[i] > SDI_SG_WARP_U;
+    }
+    const int flags = (nheavy > 0 && nheavy <= 2ll * lim->sm_count ? SDI_SG_SPLIT_HEAVY : 0) |
+                      (nlong > 0 && nlong <= 4ll * lim->sm_count ? SDI_SG_FEW_LONG : 0);
     for (int32_t i = 0; i < ri->m; i++) {
         const int64_t u = ri->u[i];
         if (u <= 0) {
@@ -508,7 +514,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         if (span > ri->n)
             span = ri->n;
         int32_t kind, g, p;
-        sdi_sg_classify(c, lim, ri->n, u, span, split_heavy, &kind, &g, &p);
+        sdi_sg_classify(c, lim, ri->n, u, span, flags, &kind, &g, &p);
         if (c->force_kind >= 0 && !row_fits(kind, p, u, span, -1)) {
             SD_FREE_ALL;
             return SDI_ERR(SD_ERR_INVALID_ARG,

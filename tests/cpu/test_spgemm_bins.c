@@ -127,6 +127,30 @@ static void test_row_rules(void)
     SDT_CHECK(kind == SDI_SG_GLOBAL, "heavy row split: %s", sdi_sg_kind_name(kind));
     sdi_sg_classify(&hy, &lim, 1 << 24, SDI_SG_HEAVY_U, 3000, 1, &kind, &g, &p);
     SDT_CHECK(kind == SDI_SG_CDENSE, "u at the threshold stays: %s", sdi_sg_kind_name(kind));
+    /* A few long rows over a narrow span (a circuit row: 8,487 products in 1,813 columns):
+     * a CTA stripe in csr_hash / hybrid, a lane group's stripe or table elsewhere and
+     * without the flag; rows at the threshold keep their group. */
+    struct {
+        int family, flags;
+        int64_t u, span;
+        int kind, g, p;
+    } few[] = {
+        {SDI_SPGEMM_HYBRID, SDI_SG_FEW_LONG, 8487, 1813, SDI_SG_CDENSE, 0, 11},
+        {SDI_SPGEMM_HYBRID, 0, 8487, 1813, SDI_SG_GDENSE, 32, 11},
+        {SDI_SPGEMM_HYBRID, SDI_SG_FEW_LONG, SDI_SG_WARP_U, 1813, SDI_SG_GDENSE, 32, 11},
+        {SDI_SPGEMM_HASH, SDI_SG_FEW_LONG, 8487, 1813, SDI_SG_CHASH, 0, 12},
+        {SDI_SPGEMM_HASH, 0, 8487, 1813, SDI_SG_GHASH, 32, 12},
+        {SDI_SPGEMM_DENSE, SDI_SG_FEW_LONG, 8487, 1813, SDI_SG_GDENSE, 32, 11},
+    };
+    for (size_t k = 0; k < sizeof few / sizeof few[0]; k++) {
+        sdi_spgemm_config fc = preset(few[k].family);
+        sdi_sg_classify(&fc, &lim, 1 << 24, few[k].u, few[k].span, few[k].flags, &kind, &g, &p);
+        SDT_CHECK(kind == few[k].kind && g == few[k].g && p == few[k].p,
+                  "%s flags %d u=%lld span=%lld: got %s g=%d p=%d, want %s g=%d p=%d",
+                  sdi_spgemm_family_name(few[k].family), few[k].flags, (long long)few[k].u,
+                  (long long)few[k].span, sdi_sg_kind_name(kind), g, p,
+                  sdi_sg_kind_name(few[k].kind), few[k].g, few[k].p);
+    }
 }
 
 /* Synthetic rows: a mix reaching every kind, seeded. */
@@ -323,8 +347,9 @@ static void test_schedules(void)
 static void test_schedule_details(void)
 {
     const sdi_sg_limits lim = h200_limits();
-    /* rows: empty, tiny, hash, banded, huge */
-    int64_t u[6] = {0, 5, 300, 4225, 0, 200000};
+    /* rows: empty, tiny, hash, banded, huge (the banded row within SDI_SG_WARP_U: with
+     * only two rows above it, a longer one would get a CTA stripe) */
+    int64_t u[6] = {0, 5, 300, 4000, 0, 200000};
     int32_t lo[6] = {-1, 10, 0, 1000, -1, 0}, hi[6] = {-1, 20, 90000, 1128, -1, 99999};
     sdi_sg_rowinfo ri = {.m = 6, .n = 100000, .u = u, .lo = lo, .hi = hi, .b_row_max = 100};
     sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
