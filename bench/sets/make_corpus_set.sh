@@ -95,7 +95,7 @@ done
     for (i = 1; i in nk; i++) for (j = 1; j in kk; j++)
       if (nk[i] * kk[j] <= 2e6) e("knn:n=" nk[i] ",k=" kk[j] ",dim=2", nk[i] * kk[j])
     e("knn:n=50000,k=10,dim=3,sym=1", 50000 * 14)
-    e("knn:n=200000,k=6,dim=8,sym=1", 200000 * 9)
+    e("knn:n=200000,k=6,dim=5,sym=1", 200000 * 8)
     # bimodal: a few long rows among short ones
     split("2000 8000 20000 60000 100000 500000", nm, " "); split("2 4 8", sh, " "); split("100 1000 5000", lg, " ")
     for (i = 1; i in nm; i++) for (j = 1; j in sh; j++) for (l = 1; l in lg; l++) {

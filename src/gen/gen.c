@@ -39,7 +39,7 @@ static const family_t families[] = {
      "R-MAT graph on 2^scale vertices (scale=12) with ef*2^scale edges (ef=16), quadrant "
      "probabilities a=0.57 b=0.19 c=0.19; sym=1 symmetric; duplicates merged"},
     {"knn", sdi_gen_knn, {"n", "k", "dim", "sym", NULL},
-     "k-nearest-neighbour graph (k=8) of n=4096 random points in dim=2 or 3 dimensions, "
+     "k-nearest-neighbour graph (k=8) of n=4096 random points in dim=2 (2 to 5) dimensions, "
      "numbered by grid cell; sym=1 (default) adds the reverse edges"},
     {"bimodal", sdi_gen_bimodal, {"rows", "cols", "short", "long", "frac", NULL},
      "rows of length short=4 or long=256 (a fraction frac=0.05 of rows), random columns "
@@ -201,13 +201,12 @@ static bool key_allowed(const family_t *fam, const char *key)
     return false;
 }
 
-sd_status sdi_gen(const char *spec, uint64_t seed, sd_csr *out)
+/* sdi_gen and sdi_gen_check: parse the spec, then build (or only validate) the family. */
+static sd_status gen_spec(const char *spec, uint64_t seed, bool check_only, sd_csr *out)
 {
     char *buf = NULL;
     char list[512];
 #define SD_FREE_ALL sdi_free(buf)
-    if (out == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "gen: out is NULL");
     memset(out, 0, sizeof *out);
     if (spec == NULL || spec[0] == '\0') {
         family_list(list, sizeof list);
@@ -221,6 +220,7 @@ sd_status sdi_gen(const char *spec, uint64_t seed, sd_csr *out)
     sdi_gen_params p;
     memset(&p, 0, sizeof p);
     p.seed = seed;
+    p.check_only = check_only;
     char *colon = strchr(buf, ':');
     if (colon != NULL)
         *colon = '\0';
@@ -283,9 +283,23 @@ sd_status sdi_gen(const char *spec, uint64_t seed, sd_csr *out)
         sd_csr_free(out);
         return s;
     }
-    sdi_gen_values(out, mode, seed);
+    if (!check_only)
+        sdi_gen_values(out, mode, seed);
     return SD_OK;
 #undef SD_FREE_ALL
+}
+
+sd_status sdi_gen(const char *spec, uint64_t seed, sd_csr *out)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "gen: out is NULL");
+    return gen_spec(spec, seed, false, out);
+}
+
+sd_status sdi_gen_check(const char *spec)
+{
+    sd_csr none;
+    return gen_spec(spec, 0, true, &none);
 }
 
 /* Appends text to buf word-wrapped at width columns, continuation lines indented. */

@@ -19,6 +19,9 @@ typedef enum {
  * SD_ERR_INVALID_ARG names a bad family, key or value; SD_ERR_IO / SD_ERR_PARSE come
  * from the twin table file. On failure *out is zeroed. */
 SDI_HIDDEN sd_status sdi_gen(const char *spec, uint64_t seed, sd_csr *out);
+/* Validates a spec as sdi_gen would (family, keys, ranges, a twin's table row) without
+ * building the matrix: cheap enough to check a whole benchmark list before a run. */
+SDI_HIDDEN sd_status sdi_gen_check(const char *spec);
 /* Fills vals with seeded values in the given mode (the pattern is untouched). Entry k
  * gets a value that depends only on (seed, k). */
 SDI_HIDDEN void sdi_gen_values(sd_csr *a, sdi_values_mode mode, uint64_t seed);
@@ -79,6 +82,7 @@ typedef struct {
     const char *key[SDI_GEN_MAX_KEYS];
     const char *value[SDI_GEN_MAX_KEYS];
     uint64_t seed;
+    bool check_only; /* sdi_gen_check: validate every key, build nothing (return SD_OK) */
 } sdi_gen_params;
 
 SDI_HIDDEN bool sdi_gen_has(const sdi_gen_params *p, const char *key);

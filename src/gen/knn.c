@@ -1,11 +1,15 @@
-/* src/gen/knn.c: k-nearest-neighbour graphs of random points in the unit square or
- * cube (mesh/road-like). Points are bucketed in a grid of about two points per cell and
- * numbered cell by cell (spatial locality, as in a mesh ordering); each point's k
- * nearest are found by searching rings of cells, O(n·k). Optionally symmetrised. */
+/* src/gen/knn.c: k-nearest-neighbour graphs of random points in the unit square, cube
+ * or hypercube of up to SDI_KNN_MAX_DIM dimensions (mesh/road-like in 2-3, less local
+ * above). Points are bucketed in a grid of about two points per cell and numbered cell
+ * by cell (spatial locality, as in a mesh ordering); each point's k nearest are found by
+ * searching rings of cells: O(n·k) in 2-3 dimensions, a ring of 3^dim cells and more
+ * above, which is why dim stops at 5. Optionally symmetrised. */
 #include <math.h>
 #include <string.h>
 
 #include "gen.h"
+
+#define SDI_KNN_MAX_DIM 5
 
 typedef struct {
     int dim;
@@ -58,35 +62,45 @@ static void knn_scan_cell(const knn_grid *gr, int64_t cell, int32_t self, const 
     }
 }
 
-/* The k nearest of point i (ids into cols, unsorted). */
+/* The k nearest of point i (ids into cols, unsorted). Ring r is the shell of cells at
+ * Chebyshev distance r from i's cell, clipped to the grid: an odometer over the outer
+ * coordinates, and along x (coordinate 0) every cell when some outer coordinate is on
+ * the shell, only the two ends otherwise. */
 static void knn_search(const knn_grid *gr, int32_t i, knn_best *b)
 {
     const float *q = gr->p + (int64_t)i * gr->dim;
-    int64_t c[3] = {0, 0, 0};
-    for (int t = 0; t < gr->dim; t++)
-        c[t] = cell_coord(q[t], gr->g);
+    const int dim = gr->dim;
     const int64_t g = gr->g;
+    int64_t c[SDI_KNN_MAX_DIM], lo[SDI_KNN_MAX_DIM], hi[SDI_KNN_MAX_DIM], o[SDI_KNN_MAX_DIM];
+    for (int t = 0; t < dim; t++)
+        c[t] = cell_coord(q[t], g);
     b->count = 0;
     for (int64_t r = 0; r <= g; r++) {
-        int64_t zlo = gr->dim == 3 ? -r : 0, zhi = gr->dim == 3 ? r : 0;
-        for (int64_t dz = zlo; dz <= zhi; dz++) {
-            int64_t z = c[2] + dz;
-            if (z < 0 || z >= (gr->dim == 3 ? g : 1))
-                continue;
-            for (int64_t dy = -r; dy <= r; dy++) {
-                int64_t y = c[1] + dy;
-                if (y < 0 || y >= g)
-                    continue;
-                /* On the ring's faces every dx; inside, only the two ends. */
-                bool face = (dy == -r || dy == r || dz == -r || dz == r);
-                int64_t step = face || r == 0 ? 1 : 2 * r;
-                for (int64_t dx = -r; dx <= r; dx += step) {
-                    int64_t x = c[0] + dx;
-                    if (x < 0 || x >= g)
-                        continue;
-                    knn_scan_cell(gr, (z * g + y) * g + x, i, q, b);
-                }
+        for (int t = 0; t < dim; t++) {
+            lo[t] = c[t] - r < 0 ? -c[t] : -r;
+            hi[t] = c[t] + r >= g ? g - 1 - c[t] : r;
+            o[t] = lo[t];
+        }
+        for (;;) {
+            bool face = r == 0;
+            int64_t base = 0; /* the cell index without coordinate 0 */
+            for (int t = dim - 1; t >= 1; t--) {
+                face = face || o[t] == -r || o[t] == r;
+                base = base * g + c[t] + o[t];
             }
+            base *= g;
+            int64_t step = face ? 1 : 2 * r;
+            for (int64_t dx = face ? lo[0] : -r; dx <= hi[0]; dx += step)
+                if (dx >= lo[0])
+                    knn_scan_cell(gr, base + c[0] + dx, i, q, b);
+            int t = 1; /* next outer offset */
+            while (t < dim && o[t] == hi[t]) {
+                o[t] = lo[t];
+                t++;
+            }
+            if (t >= dim)
+                break;
+            o[t]++;
         }
         /* Every point outside the searched cells is at least r·h away. */
         double reach = (double)r * gr->h;
@@ -102,10 +116,10 @@ sd_status sdi_gen_knn(const sdi_gen_params *p, sd_csr *out)
     if (s == SD_OK)
         s = sdi_gen_int(p, "k", 8, 1, 4096, &k);
     if (s == SD_OK)
-        s = sdi_gen_int(p, "dim", 2, 2, 3, &dim);
+        s = sdi_gen_int(p, "dim", 2, 2, SDI_KNN_MAX_DIM, &dim);
     if (s == SD_OK)
         s = sdi_gen_int(p, "sym", 1, 0, 1, &sym);
-    if (s != SD_OK)
+    if (s != SD_OK || p->check_only)
         return s;
     if (k > n - 1)
         k = n - 1;
@@ -128,7 +142,9 @@ sd_status sdi_gen_knn(const sdi_gen_params *p, sd_csr *out)
     int64_t g = (int64_t)floor(pow((double)n / 2.0, 1.0 / (double)dim));
     if (g < 1)
         g = 1;
-    const int64_t ncell = dim == 3 ? g * g * g : g * g;
+    int64_t ncell = 1;
+    for (int64_t t = 0; t < dim; t++)
+        ncell *= g;
     orig = sdi_malloc_array((size_t)(n * dim), sizeof *orig);
     SD_CHECK_ALLOC(orig, "knn points");
     pts = sdi_malloc_array((size_t)(n * dim), sizeof *pts);

@@ -46,6 +46,8 @@ sd_status sdi_gen_uniform(const sdi_gen_params *p, sd_csr *out)
         if (s != SD_OK)
             return s;
     }
+    if (p->check_only)
+        return SD_OK;
     int64_t *lens = sdi_malloc_array((size_t)rows, sizeof *lens);
     if (lens == NULL)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "gen: out of host memory for %lld row lengths",
@@ -107,7 +109,7 @@ sd_status sdi_gen_powerlaw(const sdi_gen_params *p, sd_csr *out)
         s = sdi_gen_real(p, "deg", cap < 8 ? (double)cap : 8.0, 1e-6, (double)cap, &deg);
     if (s == SD_OK)
         s = sdi_gen_real(p, "alpha", 2.2, 1.05, 10.0, &alpha);
-    if (s != SD_OK)
+    if (s != SD_OK || p->check_only)
         return s;
     const double beta = alpha - 1.0;
     /* Bisection on log x_m: the mean grows with x_m, up to cap at x_m = cap. */
@@ -150,7 +152,7 @@ sd_status sdi_gen_bimodal(const sdi_gen_params *p, sd_csr *out)
         s = sdi_gen_int(p, "long", cols < 256 ? cols : 256, 0, cols, &longlen);
     if (s == SD_OK)
         s = sdi_gen_real(p, "frac", 0.05, 0.0, 1.0, &frac);
-    if (s != SD_OK)
+    if (s != SD_OK || p->check_only)
         return s;
     bimodal_ctx c = {shortlen, longlen, frac};
     sdi_rowgen g = {(int32_t)rows, (int32_t)cols, bimodal_len, uniform_columns, NULL, &c,

@@ -32,6 +32,8 @@ sd_status sdi_gen_rmat(const sdi_gen_params *p, sd_csr *out)
     const double edges_d = ef * (double)n;
     if (edges_d * (sym ? 2.0 : 1.0) > 4e10)
         return SDI_ERR(SD_ERR_INVALID_ARG, "gen: rmat: %.3g edges is too many", edges_d);
+    if (p->check_only)
+        return SD_OK;
     const int64_t edges = llround(edges_d), total = sym ? 2 * edges : edges;
     int32_t *ri = sdi_malloc_array((size_t)total, sizeof *ri);
     int32_t *ci = sdi_malloc_array((size_t)total, sizeof *ci);

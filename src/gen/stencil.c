@@ -62,6 +62,8 @@ static sd_status stencil(const sdi_gen_params *p, int dims, int full, int64_t de
         return SDI_ERR(SD_ERR_INVALID_ARG,
                        "gen: %s: grid %lld x %lld x %lld has more than 2^31-1 points",
                        p->family, (long long)nx, (long long)ny, (long long)nz);
+    if (p->check_only)
+        return SD_OK;
     stencil_ctx c = {nx, ny, nz, full};
     sdi_rowgen g = {(int32_t)(nx * ny * nz), (int32_t)(nx * ny * nz), stencil_len,
                     stencil_fill, NULL, &c, p->seed};
@@ -130,7 +132,7 @@ sd_status sdi_gen_banded(const sdi_gen_params *p, sd_csr *out)
         s = sdi_gen_int(p, "bw", n > 4 ? 4 : n - 1, 0, n - 1, &bw);
     if (s == SD_OK)
         s = sdi_gen_real(p, "fill", 1.0, 0.0, 1.0, &fill);
-    if (s != SD_OK)
+    if (s != SD_OK || p->check_only)
         return s;
     banded_ctx c = {n, bw, fill >= 1.0 ? UINT64_MAX : (uint64_t)ldexp(fill, 64), fill >= 1.0};
     sdi_rowgen g = {(int32_t)n, (int32_t)n, banded_len, banded_fill, NULL, &c, p->seed};
@@ -163,7 +165,7 @@ sd_status sdi_gen_blockdiag(const sdi_gen_params *p, sd_csr *out)
     sd_status s = sdi_gen_int(p, "n", 1024, 1, INT32_MAX, &n);
     if (s == SD_OK)
         s = sdi_gen_int(p, "b", n < 16 ? n : 16, 1, n, &b);
-    if (s != SD_OK)
+    if (s != SD_OK || p->check_only)
         return s;
     blockdiag_ctx c = {n, b};
     sdi_rowgen g = {(int32_t)n, (int32_t)n, blockdiag_len, blockdiag_fill, NULL, &c, p->seed};

@@ -380,7 +380,7 @@ sd_status sdi_gen_twin(const sdi_gen_params *p, sd_csr *out)
     }
     s = sdi_twin_scale(&tab[found], scale, &target);
     sdi_free(tab);
-    if (s != SD_OK)
+    if (s != SD_OK || p->check_only)
         return s;
     int64_t *lens = sdi_malloc_array((size_t)target.rows, sizeof *lens);
     if (lens == NULL)

@@ -62,6 +62,7 @@ sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matric
         size_t l = end - pos;
         if (l >= sizeof buf) {
             sdi_free(e);
+            *n = 0;
             return SDI_ERR(SD_ERR_PARSE, "line %d: longer than %zu bytes", line, sizeof buf - 1);
         }
         memcpy(buf, text + pos, l);
@@ -86,6 +87,7 @@ sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matric
             if (strncmp(rest, "nnz=", 4) != 0 || (hint = strtod(rest + 4, &stop), stop == rest + 4) ||
                 !(hint >= 0 && isfinite(hint)) || (*stop != '\0' && !isspace((unsigned char)*stop))) {
                 sdi_free(e);
+                *n = 0;
                 return SDI_ERR(SD_ERR_PARSE, "line %d: after the entry only \"nnz=N\" may follow "
                                "(got \"%.60s\")", line, rest);
             }
@@ -95,6 +97,7 @@ sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matric
             sdi_corpus_entry *ne = sdi_realloc_array(e, (size_t)nc, sizeof *ne);
             if (ne == NULL) {
                 sdi_free(e);
+                *n = 0;
                 return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading the list");
             }
             e = ne;
@@ -122,8 +125,17 @@ sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matric
         }
         if (too_long) {
             sdi_free(e);
+            *n = 0;
             return SDI_ERR(SD_ERR_PARSE, "line %d: entry or matrix name too long (names < %zu "
                            "bytes)", line, sizeof x->name);
+        }
+        /* A bad spec fails the whole list now, not hours into a run. */
+        sd_status s = x->kind == SDI_CENTRY_GEN ? sdi_gen_check(x->text) : SD_OK;
+        if (s != SD_OK) {
+            sdi_free(e);
+            *n = 0;
+            sdi_error_prefix("line %d", line);
+            return s;
         }
         (*n)++;
     }

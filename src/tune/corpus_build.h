@@ -55,8 +55,9 @@ typedef struct {
 
 /* Parses a list: one entry a line, optionally followed by whitespace and "nnz=N"; '#'
  * starts a comment line; blank lines are skipped. matrices_dir resolves shared names.
- * SD_ERR_PARSE names the line (an entry or name too long, a bad nnz= hint). *out is
- * allocated (sdi_free) with *n entries. */
+ * SD_ERR_PARSE names the line (an entry or name too long, a bad nnz= hint), as does
+ * SD_ERR_INVALID_ARG for a generator spec sdi_gen_check rejects. *out is
+ * allocated (sdi_free) with *n entries; NULL and 0 on failure. */
 SDI_HIDDEN sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matrices_dir,
                                            sdi_corpus_entry **out, int *n);
 /* Reads and parses a list file (SD_ERR_IO when unreadable). */

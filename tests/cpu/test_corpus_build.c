@@ -77,6 +77,32 @@ static void test_list_parse(void)
     longname[sizeof longname - 1] = '\0';
     SDT_STATUS(sdi_corpus_list_parse(longname, strlen(longname), "/m", &e, &n), SD_ERR_PARSE);
     SDT_STATUS(sdi_corpus_list_read(path_in("none.txt"), "/m", &e, &n), SD_ERR_IO);
+    /* A generator spec its family rejects fails the list up front, naming line and key. */
+    const char *badspec = "stencil2d:n=30\nknn:n=2000,k=6,dim=8 nnz=12000\n";
+    SDT_STATUS(sdi_corpus_list_parse(badspec, strlen(badspec), "/m", &e, &n), SD_ERR_INVALID_ARG);
+    SDT_CHECK(e == NULL && n == 0, "failed parse left %d entries", n);
+    SDT_CHECK(strstr(sd_last_error(), "line 2") != NULL && strstr(sd_last_error(), "'dim'") != NULL,
+              "message: %s", sd_last_error());
+    const char *badfam = "stencil9d:n=3\n";
+    SDT_STATUS(sdi_corpus_list_parse(badfam, strlen(badfam), "/m", &e, &n), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "line 1") != NULL, "message: %s", sd_last_error());
+}
+
+/* The project's own lists parse, every generator spec included (a bad one used to be
+ * found only when a GPU run reached it). */
+static void test_project_lists(void)
+{
+    static const char *const lists[] = {"corpus.txt", "quick.txt", "real.txt"};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/../../bench/sets/%s", SD_TEST_DATA_DIR, lists[i]);
+        sdi_corpus_entry *e = NULL;
+        int n = 0;
+        sd_status s = sdi_corpus_list_read(path, SD_MATRICES_DIR, &e, &n);
+        SDT_CHECK(s == SD_OK && n > 0, "bench/sets/%s: %d entries: %s", lists[i], n,
+                  sd_last_error());
+        sdi_free(e);
+    }
 }
 
 static void test_ops_parse(void)
@@ -241,6 +267,7 @@ int main(void)
     if (mkdtemp(dir) == NULL)
         return 1;
     SDT_RUN(test_list_parse);
+    SDT_RUN(test_project_lists);
     SDT_RUN(test_ops_parse);
     SDT_RUN(test_journal);
     SDT_RUN(test_builder_lines_as_corpus);

@@ -196,7 +196,9 @@ static void knn_oracle(int64_t n, int k, int dim, uint64_t seed, int32_t *nbr)
     }
     /* stable order by cell */
     int64_t m = 0;
-    int64_t ncell = dim == 3 ? g * g * g : g * g;
+    int64_t ncell = 1;
+    for (int t = 0; t < dim; t++)
+        ncell *= g;
     for (int64_t c = 0; c < ncell; c++)
         for (int64_t t = 0; t < n; t++)
             if (cell[t] == c)
@@ -245,7 +247,8 @@ static void test_knn_exact(void)
 {
     const struct {
         int n, k, dim;
-    } cases[] = {{600, 6, 2}, {500, 10, 3}, {5, 8, 2}, {64, 1, 2}};
+    } cases[] = {{600, 6, 2}, {500, 10, 3}, {5, 8, 2}, {64, 1, 2}, {700, 9, 4}, {900, 12, 5},
+                 {40, 6, 5}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char spec[96];
         snprintf(spec, sizeof spec, "knn:n=%d,k=%d,dim=%d,sym=0", cases[c].n, cases[c].k,
@@ -335,6 +338,10 @@ static void expect_bad(const char *spec, const char *needle)
     SDT_CHECK(strstr(sd_last_error(), needle) != NULL, "spec '%s': message '%s' lacks '%s'",
               spec, sd_last_error(), needle);
     SDT_CHECK(a.rowptr == NULL && a.nnz == 0 && a.rows == 0, "spec '%s': out not zeroed", spec);
+    /* The check without building rejects it with the same cause. */
+    SDT_STATUS(sdi_gen_check(spec), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), needle) != NULL, "check '%s': message '%s' lacks '%s'",
+              spec, sd_last_error(), needle);
 }
 
 static void test_bad_specs(void)
@@ -353,7 +360,7 @@ static void test_bad_specs(void)
     expect_bad("uniform:rows=10,cols=10,nnz=101", "'nnz'");
     expect_bad("rmat:a=0.6,b=0.3,c=0.3", "sum");
     expect_bad("rmat:scale=31", "'scale'");
-    expect_bad("knn:dim=4", "'dim'");
+    expect_bad("knn:dim=6", "'dim'");
     expect_bad("banded:fill=1.5", "'fill'");
     expect_bad("powerlaw:alpha=1", "'alpha'");
     expect_bad("bimodal:rows=10,cols=10,long=11", "'long'");
@@ -477,6 +484,10 @@ static void test_twin_private_table(void)
     snprintf(spec, sizeof spec, "twin:name=absent,file=%s", path);
     SDT_STATUS(sdi_gen(spec, 1, &a), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "'absent'") != NULL, "message '%s'", sd_last_error());
+    /* the check reads the table too: a missing row is found without building */
+    SDT_STATUS(sdi_gen_check(spec), SD_ERR_INVALID_ARG);
+    snprintf(spec, sizeof spec, "twin:name=heavy,file=%s", path);
+    SDT_OK(sdi_gen_check(spec));
     snprintf(spec, sizeof spec, "twin:name=rect,file=%s,scale=2", path);
     SDT_STATUS(sdi_gen(spec, 1, &a), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "'scale'") != NULL, "message '%s'", sd_last_error());
