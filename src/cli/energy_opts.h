@@ -13,7 +13,7 @@
     {"seed", 0, true, "initialisation and shuffling seed (default 1)"},                   \
     {"epochs", 0, true, "passes over the corpus, 0..100000 (default 60)"},                 \
     {"lambda", 0, true, "margin weight λ: one value for every operator, or spmv,spmm,spgemm " \
-                        "(default 0.1)"},                                                  \
+                        "(default 0.1,0.1,3)"},                                                  \
     {"temperature", 0, true, "T of the target q = softmax(t/T), > 0 (default 0.15)"},      \
     {"hidden", 0, true, "width H of each per-feature tanh layer, 1..64 (default 16)"},     \
     {"lr", 0, true, "Adam step size, > 0 (default 0.01)"},                                 \

@@ -86,7 +86,7 @@ typedef struct {
     int epochs;              /* passes over the examples (default 60) */
     int batch;               /* examples per Adam step (default 32) */
     double lr;               /* Adam step (default 0.01) */
-    double lambda[SDI_EM_NOP]; /* margin weight λ_o (default 0.1 each) */
+    double lambda[SDI_EM_NOP]; /* margin weight λ_o (default 0.1, 0.1, 3 by sd_op) */
     double temperature;      /* T of q = softmax(t/T) (default 0.15) */
     int hidden;              /* H, 1..64 (default 16) */
     double weight_decay;     /* decoupled (AdamW) decay of w1, w2 per step, scaled by lr
