@@ -22,19 +22,22 @@ static const sdc_option train_options[] = {
     {"cv-seeds", 0, true, "training seeds per fold (seed, seed+1, ...; default 5)"},
     {"forest", 0, true, "also train ParamSpMM's <W,F,V,S> random-forest decider from the "
                         "corpus's measured PCSR configurations and write it here (-o optional)"},
-    {"forest-k", 0, true, "decider examples from spmm tasks of this K only (default every K)"},
+    {"forest-k", 0, true, "one decider from the spmm tasks of this K only (default: one per K "
+                          "of the corpus)"},
     SDC_ENERGY_OPTIONS,
 };
 enum { OPT_OUT, OPT_QUIET, OPT_CV, OPT_CV_SEEDS, OPT_FOREST, OPT_FOREST_K, OPT_ENERGY,
        NOPTS = OPT_ENERGY + SDC_ENERGY_NOPTS };
 
-/* ParamSpMM's decider from the corpus's PCSR measurements (src/model/pcsr_data.c). */
+/* ParamSpMM's decider from the corpus's PCSR measurements (src/model/pcsr_data.c): one
+ * decider per K of the corpus (a version-2 file), or with k > 0 one decider of that K's
+ * tasks (version 1). */
 static int train_decider(const char *corpus, int k, unsigned long long seed, const char *out)
 {
     double *X = NULL;
     sdi_paramspmm_params *y = NULL;
-    int n = 0;
-    sd_status s = sdi_paramspmm_examples_read(corpus, k, &X, &y, &n);
+    int *ks = NULL, n = 0;
+    sd_status s = sdi_paramspmm_examples_read(corpus, k, &X, &y, &ks, &n);
     if (s != SD_OK)
         return sdc_fail(s);
     if (n == 0) {
@@ -42,30 +45,45 @@ static int train_decider(const char *corpus, int k, unsigned long long seed, con
                 "configurations\n", corpus, k > 0 ? " of that K" : "");
         sdi_free(X);
         sdi_free(y);
+        sdi_free(ks);
         return SDC_EXIT_INPUT;
     }
     sdi_forest_opts fo = sdi_forest_opts_default();
     fo.seed = seed;
-    sdi_paramspmm_decider d;
+    sdi_paramspmm_deciders d;
     double t0 = sdi_now();
-    s = sdi_paramspmm_decider_fit(X, y, n, &fo, &d);
+    if (k > 0) {
+        memset(&d, 0, sizeof d);
+        d.n = 1;
+        d.k[0] = k;
+        s = sdi_paramspmm_decider_fit(X, y, n, &fo, &d.d[0]);
+    } else {
+        s = sdi_paramspmm_deciders_fit(X, y, ks, n, &fo, &d);
+    }
     double secs = sdi_now() - t0;
     int exact = 0;
     for (int i = 0; s == SD_OK && i < n; i++) {
         sdi_paramspmm_params p;
-        sdi_paramspmm_decide(&d, X + (size_t)i * SDI_PSPMM_NFEAT, &p);
+        sdi_paramspmm_decide(sdi_paramspmm_deciders_for(&d, ks[i]),
+                             X + (size_t)i * SDI_PSPMM_NFEAT, &p);
         exact += p.w == y[i].w && p.f == y[i].f && p.v == y[i].v && p.s == y[i].s;
     }
+    char klist[96] = "";
+    for (int m = 0, len = 0; s == SD_OK && m < d.n && len < (int)sizeof klist; m++)
+        len += snprintf(klist + len, sizeof klist - (size_t)len, "%s%d", m ? ", " : "", d.k[m]);
     if (s == SD_OK)
-        s = sdi_paramspmm_decider_save(&d, out);
-    sdi_paramspmm_decider_free(&d);
+        s = k > 0 ? sdi_paramspmm_decider_save(&d.d[0], out) : sdi_paramspmm_deciders_save(&d, out);
+    const int members = d.n;
+    sdi_paramspmm_deciders_free(&d);
     sdi_free(X);
     sdi_free(y);
+    sdi_free(ks);
     if (s != SD_OK)
         return sdc_fail(s);
-    printf("ParamSpMM decider: %d examples, 4 forests of %d trees in %.3f s; reproduces the "
-           "fastest <W,F,V,S> of %d (%.1f %%) of its training examples; written to %s\n", n,
-           fo.ntrees, secs, exact, 100.0 * exact / n, out);
+    printf("ParamSpMM decider: %d examples, %d decider%s (K = %s) of 4 forests of %d trees in "
+           "%.3f s; reproduces the fastest <W,F,V,S> of %d (%.1f %%) of its training examples; "
+           "written to %s\n", n, members, members == 1 ? "" : "s", klist, fo.ntrees, secs, exact,
+           100.0 * exact / n, out);
     return SDC_EXIT_OK;
 }
 
@@ -88,7 +106,8 @@ int cmd_train(int argc, char **argv)
                        "fold) and prints held-out top-1, regret, capture and cliff per run and mean.\n"
                        "--forest D.json trains ParamSpMM's <W,F,V,S> decider (random forests) on the\n"
                        "fastest measured PCSR configuration of each spmm task of a `sparseditto\n"
-                       "corpus` file and writes it to D.json (shipped as models/paramspmm.json).",
+                       "corpus` file, one decider per K of the corpus (K is not one of its\n"
+                       "features), and writes it to D.json (shipped as models/paramspmm.json).",
                        train_options, NOPTS);
         return SDC_EXIT_OK;
     }

@@ -548,45 +548,124 @@ void sdi_paramspmm_decide(const sdi_paramspmm_decider *d, const double x[SDI_PSP
     out->s = v[3];
 }
 
+/* The members shared by both file versions: format, version, features, value sets. */
+static void decider_header_json(sdi_json *j, int version)
+{
+    sdi_json_key(j, "format");
+    sdi_json_string(j, "sparseditto-paramspmm");
+    sdi_json_key(j, "version");
+    sdi_json_int(j, version);
+    sdi_json_key(j, "features");
+    sdi_json_begin_array(j);
+    for (int i = 0; i < SDI_PSPMM_NFEAT; i++)
+        sdi_json_string(j, pspmm_names[i]);
+    sdi_json_end_array(j);
+    sdi_json_key(j, "values");
+    sdi_json_begin_object(j);
+    for (int q = 0; q < 4; q++) {
+        int nv = 0;
+        const int *vals = sdi_paramspmm_values(q, &nv);
+        sdi_json_key(j, param_names[q]);
+        sdi_json_begin_array(j);
+        for (int k = 0; k < nv; k++)
+            sdi_json_int(j, vals[k]);
+        sdi_json_end_array(j);
+    }
+    sdi_json_end_object(j);
+}
+
+static void decider_forests_json(const sdi_paramspmm_decider *d, sdi_json *j)
+{
+    sdi_json_key(j, "forests");
+    sdi_json_begin_object(j);
+    for (int q = 0; q < 4; q++) {
+        sdi_json_key(j, param_names[q]);
+        sdi_forest_json(&d->forest[q], j);
+    }
+    sdi_json_end_object(j);
+}
+
+static sd_status json_write(sdi_json *j, const char *path)
+{
+    sd_status s = sdi_json_finish(j);
+    if (s == SD_OK)
+        s = sdi_model_write_file(path, j->buf, strlen(j->buf));
+    sdi_json_free(j);
+    return s;
+}
+
 sd_status sdi_paramspmm_decider_save(const sdi_paramspmm_decider *d, const char *path)
 {
     sdi_json j;
     sdi_json_init(&j, 0);
     sdi_json_begin_object(&j);
-    sdi_json_key(&j, "format");
-    sdi_json_string(&j, "sparseditto-paramspmm");
-    sdi_json_key(&j, "version");
-    sdi_json_int(&j, 1);
-    sdi_json_key(&j, "features");
+    decider_header_json(&j, 1);
+    decider_forests_json(d, &j);
+    sdi_json_end_object(&j);
+    return json_write(&j, path);
+}
+
+sd_status sdi_paramspmm_deciders_save(const sdi_paramspmm_deciders *d, const char *path)
+{
+    if (d->n < 1 || d->n > SDI_PSPMM_MAX_KS)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "ParamSpMM decider: %d members", d->n);
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sdi_json_begin_object(&j);
+    decider_header_json(&j, 2);
+    sdi_json_key(&j, "members");
     sdi_json_begin_array(&j);
-    for (int i = 0; i < SDI_PSPMM_NFEAT; i++)
-        sdi_json_string(&j, pspmm_names[i]);
+    for (int m = 0; m < d->n; m++) {
+        sdi_json_begin_object(&j);
+        sdi_json_key(&j, "k");
+        sdi_json_int(&j, d->k[m]);
+        decider_forests_json(&d->d[m], &j);
+        sdi_json_end_object(&j);
+    }
     sdi_json_end_array(&j);
-    sdi_json_key(&j, "values");
-    sdi_json_begin_object(&j);
+    sdi_json_end_object(&j);
+    return json_write(&j, path);
+}
+
+/* The format, version (1 or 2, returned) and features of a parsed decider file. */
+static sd_status decider_header_check(const sdi_jvalue *v, const char *path, int *version)
+{
+    const char *fmt = sdi_jget_string(v, "format", "");
+    double ver = sdi_jget_number(v, "version", -1);
+    if (strcmp(fmt, "sparseditto-paramspmm") != 0 || (ver != 1 && ver != 2))
+        return SDI_ERR(SD_ERR_PARSE, "%s: not a version-1 or -2 \"sparseditto-paramspmm\" file",
+                       path);
+    *version = (int)ver;
+    const sdi_jvalue *fe = sdi_jget(v, "features");
+    int same = fe != NULL && fe->type == SDI_JARRAY && fe->n == SDI_PSPMM_NFEAT;
+    for (int i = 0; same && i < SDI_PSPMM_NFEAT; i++)
+        same = fe->items[i].type == SDI_JSTRING && strcmp(fe->items[i].string, pspmm_names[i]) == 0;
+    if (!same)
+        return SDI_ERR(SD_ERR_PARSE, "%s: \"features\" differ from this library's %d ParamSpMM "
+                       "features", path, SDI_PSPMM_NFEAT);
+    return SD_OK;
+}
+
+/* The four forests of the "forests" member of obj into *out (freed by the caller on error). */
+static sd_status decider_forests_from(const sdi_jvalue *obj, const char *path,
+                                      sdi_paramspmm_decider *out)
+{
+    const sdi_jvalue *fo = sdi_jget(obj, "forests");
     for (int q = 0; q < 4; q++) {
+        const sdi_jvalue *f = sdi_jget(fo, param_names[q]);
         int nv = 0;
-        const int *vals = sdi_paramspmm_values(q, &nv);
-        sdi_json_key(&j, param_names[q]);
-        sdi_json_begin_array(&j);
-        for (int k = 0; k < nv; k++)
-            sdi_json_int(&j, vals[k]);
-        sdi_json_end_array(&j);
+        sdi_paramspmm_values(q, &nv);
+        if (f == NULL)
+            return SDI_ERR(SD_ERR_PARSE, "%s: forest \"%s\" missing", path, param_names[q]);
+        sd_status s = sdi_forest_from_json(f, &out->forest[q]);
+        if (s != SD_OK)
+            return s;
+        if (out->forest[q].nfeat != SDI_PSPMM_NFEAT || out->forest[q].nclass != nv)
+            return SDI_ERR(SD_ERR_PARSE, "%s: forest \"%s\" has %d features and %d classes, "
+                           "expected %d and %d", path, param_names[q], out->forest[q].nfeat,
+                           out->forest[q].nclass, SDI_PSPMM_NFEAT, nv);
     }
-    sdi_json_end_object(&j);
-    sdi_json_key(&j, "forests");
-    sdi_json_begin_object(&j);
-    for (int q = 0; q < 4; q++) {
-        sdi_json_key(&j, param_names[q]);
-        sdi_forest_json(&d->forest[q], &j);
-    }
-    sdi_json_end_object(&j);
-    sdi_json_end_object(&j);
-    sd_status s = sdi_json_finish(&j);
-    if (s == SD_OK)
-        s = sdi_model_write_file(path, j.buf, strlen(j.buf));
-    sdi_json_free(&j);
-    return s;
+    return SD_OK;
 }
 
 sd_status sdi_paramspmm_decider_load(const char *path, sdi_paramspmm_decider *out)
@@ -607,39 +686,145 @@ sd_status sdi_paramspmm_decider_load(const char *path, sdi_paramspmm_decider *ou
     if (s != SD_OK)
         return s;
     SD_TRY(sdi_json_parse(buf, (long)len, &v));
-    const char *fmt = sdi_jget_string(&v, "format", "");
-    if (strcmp(fmt, "sparseditto-paramspmm") != 0 || sdi_jget_number(&v, "version", -1) != 1) {
+    int version = 0;
+    SD_TRY(decider_header_check(&v, path, &version));
+    if (version != 1) {
         SD_FREE_ALL;
-        return SDI_ERR(SD_ERR_PARSE, "%s: not a version-1 \"sparseditto-paramspmm\" file", path);
+        return SDI_ERR(SD_ERR_PARSE, "%s: a version-%d file holds one decider per K "
+                       "(sdi_paramspmm_deciders_load)", path, version);
     }
-    const sdi_jvalue *fe = sdi_jget(&v, "features");
-    int same = fe != NULL && fe->type == SDI_JARRAY && fe->n == SDI_PSPMM_NFEAT;
-    for (int i = 0; same && i < SDI_PSPMM_NFEAT; i++)
-        same = fe->items[i].type == SDI_JSTRING && strcmp(fe->items[i].string, pspmm_names[i]) == 0;
-    if (!same) {
-        SD_FREE_ALL;
-        return SDI_ERR(SD_ERR_PARSE, "%s: \"features\" differ from this library's %d ParamSpMM "
-                       "features", path, SDI_PSPMM_NFEAT);
-    }
-    const sdi_jvalue *fo = sdi_jget(&v, "forests");
-    for (int q = 0; q < 4; q++) {
-        const sdi_jvalue *f = sdi_jget(fo, param_names[q]);
-        int nv = 0;
-        sdi_paramspmm_values(q, &nv);
-        if (f == NULL) {
+    SD_TRY(decider_forests_from(&v, path, out));
+    sdi_free(buf);
+    sdi_jvalue_free(&v);
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+sd_status sdi_paramspmm_deciders_load(const char *path, sdi_paramspmm_deciders *out)
+{
+    char *buf = NULL;
+    sdi_jvalue v;
+    memset(&v, 0, sizeof v);
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(buf);                                                                     \
+        sdi_jvalue_free(&v);                                                               \
+        sdi_paramspmm_deciders_free(out);                                                  \
+        sdi_error_prefix("%s", path);                                                      \
+    } while (0)
+    memset(out, 0, sizeof *out);
+    size_t len = 0;
+    sd_status s = sdi_model_read_file(path, &buf, &len);
+    if (s != SD_OK)
+        return s;
+    SD_TRY(sdi_json_parse(buf, (long)len, &v));
+    int version = 0;
+    SD_TRY(decider_header_check(&v, path, &version));
+    if (version == 1) {
+        out->n = 1;
+        out->k[0] = 0;
+        SD_TRY(decider_forests_from(&v, path, &out->d[0]));
+    } else {
+        const sdi_jvalue *mem = sdi_jget(&v, "members");
+        if (mem == NULL || mem->type != SDI_JARRAY || mem->n < 1 || mem->n > SDI_PSPMM_MAX_KS) {
             SD_FREE_ALL;
-            return SDI_ERR(SD_ERR_PARSE, "%s: forest \"%s\" missing", path, param_names[q]);
+            return SDI_ERR(SD_ERR_PARSE, "%s: \"members\" is not an array of 1 to %d deciders",
+                           path, SDI_PSPMM_MAX_KS);
         }
-        SD_TRY(sdi_forest_from_json(f, &out->forest[q]));
-        if (out->forest[q].nfeat != SDI_PSPMM_NFEAT || out->forest[q].nclass != nv) {
-            SD_FREE_ALL;
-            return SDI_ERR(SD_ERR_PARSE, "%s: forest \"%s\" has %d features and %d classes, "
-                           "expected %d and %d", path, param_names[q], out->forest[q].nfeat,
-                           out->forest[q].nclass, SDI_PSPMM_NFEAT, nv);
+        for (int m = 0; m < mem->n; m++) {
+            double k = sdi_jget_number(&mem->items[m], "k", -1);
+            if (!(k >= 1 && k <= 65536 && k == floor(k)) || (m > 0 && k <= out->k[m - 1])) {
+                SD_FREE_ALL;
+                return SDI_ERR(SD_ERR_PARSE, "%s: member %d: \"k\" must be an integer in "
+                               "1..65536, ascending and distinct", path, m);
+            }
+            out->k[m] = (int)k;
+            out->n = m + 1; /* so that SD_FREE_ALL frees what was loaded */
+            SD_TRY(decider_forests_from(&mem->items[m], path, &out->d[m]));
         }
     }
     sdi_free(buf);
     sdi_jvalue_free(&v);
     return SD_OK;
 #undef SD_FREE_ALL
+}
+
+sd_status sdi_paramspmm_deciders_fit(const double *X, const sdi_paramspmm_params *y,
+                                     const int *ks, int n, const sdi_forest_opts *opts,
+                                     sdi_paramspmm_deciders *out)
+{
+    double *xs = NULL;
+    sdi_paramspmm_params *ys = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_free(xs);                                                                      \
+        sdi_free(ys);                                                                      \
+        sdi_paramspmm_deciders_free(out);                                                  \
+    } while (0)
+    memset(out, 0, sizeof *out);
+    if (n < 1)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "ParamSpMM decider: no examples");
+    for (int i = 0; i < n; i++) { /* the distinct K, ascending (insertion into k[]) */
+        if (ks[i] < 1) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_INVALID_ARG, "ParamSpMM decider: example %d: K = %d", i, ks[i]);
+        }
+        int pos = 0;
+        while (pos < out->n && out->k[pos] < ks[i])
+            pos++;
+        if (pos < out->n && out->k[pos] == ks[i])
+            continue;
+        if (out->n == SDI_PSPMM_MAX_KS) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_INVALID_ARG, "ParamSpMM decider: more than %d values of K",
+                           SDI_PSPMM_MAX_KS);
+        }
+        memmove(&out->k[pos + 1], &out->k[pos], (size_t)(out->n - pos) * sizeof out->k[0]);
+        out->k[pos] = ks[i];
+        out->n++;
+    }
+    const int nk = out->n;
+    out->n = 0; /* counts fitted members from here, for SD_FREE_ALL */
+    xs = sdi_malloc_array((size_t)n * SDI_PSPMM_NFEAT, sizeof *xs);
+    SD_CHECK_ALLOC(xs, "decider examples");
+    ys = sdi_malloc_array((size_t)n, sizeof *ys);
+    SD_CHECK_ALLOC(ys, "decider examples");
+    for (int m = 0; m < nk; m++) {
+        int cnt = 0;
+        for (int i = 0; i < n; i++)
+            if (ks[i] == out->k[m]) {
+                memcpy(xs + (size_t)cnt * SDI_PSPMM_NFEAT, X + (size_t)i * SDI_PSPMM_NFEAT,
+                       SDI_PSPMM_NFEAT * sizeof *xs);
+                ys[cnt++] = y[i];
+            }
+        SD_TRY(sdi_paramspmm_decider_fit(xs, ys, cnt, opts, &out->d[m]));
+        out->n = m + 1;
+    }
+    sdi_free(xs);
+    sdi_free(ys);
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
+const sdi_paramspmm_decider *sdi_paramspmm_deciders_for(const sdi_paramspmm_deciders *d, int k)
+{
+    int best = 0;
+    double gap = INFINITY;
+    for (int m = 0; m < d->n; m++) {
+        if (d->k[m] == 0 || d->k[m] == k)
+            return &d->d[m];
+        double g = fabs(log2((double)d->k[m]) - log2((double)(k > 0 ? k : 1)));
+        if (g < gap) /* strict: on a tie the earlier (smaller) K stays */
+            gap = g, best = m;
+    }
+    return &d->d[best];
+}
+
+void sdi_paramspmm_deciders_free(sdi_paramspmm_deciders *d)
+{
+    if (d == NULL)
+        return;
+    for (int m = 0; m < SDI_PSPMM_MAX_KS; m++)
+        sdi_paramspmm_decider_free(&d->d[m]);
+    d->n = 0;
 }

@@ -101,10 +101,11 @@ SDI_HIDDEN void sdi_paramspmm_decider_free(sdi_paramspmm_decider *d);
 /* Training examples from a corpus file (src/tune/corpus_build.h): for each spmm line
  * (of K = k_filter, or every K when 0) with a "pcsr" member, ParamSpMM's 18 features and
  * the fastest measured configuration of ParamSpMM's space (32 threads per PCSR row, W,
- * F, V, S in the value sets). *X (n × SDI_PSPMM_NFEAT) and *y are sdi_free'd by the
- * caller. Lines without such data are skipped; a line that is not JSON is SD_ERR_PARSE. */
+ * F, V, S in the value sets); *k (when k is not NULL) each example's K. *X (n ×
+ * SDI_PSPMM_NFEAT), *y and *k are sdi_free'd by the caller. Lines without such data are
+ * skipped; a line that is not JSON is SD_ERR_PARSE. */
 SDI_HIDDEN sd_status sdi_paramspmm_examples_read(const char *path, int k_filter, double **X,
-                                                 sdi_paramspmm_params **y, int *n);
+                                                 sdi_paramspmm_params **y, int **k, int *n);
 
 /* ParamSpMM's space (the value sets above) as 48 configurations, index
  * ((w_i·3 + f_i)·2 + v_i)·2 + s_i over the value-set positions. */
@@ -130,5 +131,36 @@ SDI_HIDDEN sd_status sdi_pcsr_tasks_parse(const char *text, size_t len, int k_fi
                                           sdi_pcsr_task **out, int *n);
 SDI_HIDDEN sd_status sdi_paramspmm_decider_save(const sdi_paramspmm_decider *d, const char *path);
 SDI_HIDDEN sd_status sdi_paramspmm_decider_load(const char *path, sdi_paramspmm_decider *out);
+
+/* ------------------------------------------------------------------ the shipped decider
+ * One decider per K of the corpus (`sparseditto train --forest`). K is not one of
+ * ParamSpMM's features: trained on every K together, the decider picked for about half
+ * the held-out tasks a configuration that is another K's optimum and was never measured
+ * for theirs (bench/results/evalmodel_holdout100/paramspmm.md: strict regret 1.27 pooled,
+ * 1.015 per K, 1.042 for the PCSR default). */
+#define SDI_PSPMM_MAX_KS 8
+typedef struct {
+    int n;                                     /* members, 1..SDI_PSPMM_MAX_KS */
+    int k[SDI_PSPMM_MAX_KS];                   /* each member's K, ascending; 0 = every K */
+    sdi_paramspmm_decider d[SDI_PSPMM_MAX_KS];
+} sdi_paramspmm_deciders;
+/* Fits one decider per distinct K of ks[0..n) (K ≥ 1, at most SDI_PSPMM_MAX_KS values).
+ * *out owned by the caller (sdi_paramspmm_deciders_free) on success. */
+SDI_HIDDEN sd_status sdi_paramspmm_deciders_fit(const double *X, const sdi_paramspmm_params *y,
+                                                const int *ks, int n,
+                                                const sdi_forest_opts *opts,
+                                                sdi_paramspmm_deciders *out);
+/* The member for K: the one trained on that K (or on every K), else the nearest in
+ * log2 K (ties to the smaller K). */
+SDI_HIDDEN const sdi_paramspmm_decider *sdi_paramspmm_deciders_for(const sdi_paramspmm_deciders *d,
+                                                                   int k);
+SDI_HIDDEN void sdi_paramspmm_deciders_free(sdi_paramspmm_deciders *d);
+/* Version 2: {"format": "sparseditto-paramspmm", "version": 2, "features", "values",
+ *  "members": [{"k": K, "forests": {"W": ..., "F": ..., "V": ..., "S": ...}}, ...]}. Load
+ * also reads a version-1 file as one member for every K (k 0). SD_ERR_PARSE names what is
+ * wrong (members out of order or repeated, a missing forest, other features). */
+SDI_HIDDEN sd_status sdi_paramspmm_deciders_save(const sdi_paramspmm_deciders *d,
+                                                 const char *path);
+SDI_HIDDEN sd_status sdi_paramspmm_deciders_load(const char *path, sdi_paramspmm_deciders *out);
 
 #endif /* SDI_FOREST_H */

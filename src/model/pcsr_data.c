@@ -127,21 +127,25 @@ sd_status sdi_pcsr_tasks_parse(const char *text, size_t len, int k_filter, sdi_p
 }
 
 sd_status sdi_paramspmm_examples_read(const char *path, int k_filter, double **X,
-                                      sdi_paramspmm_params **y, int *n)
+                                      sdi_paramspmm_params **y, int **k, int *n)
 {
     char *buf = NULL;
     sdi_pcsr_task *ts = NULL;
     double *xs = NULL;
     sdi_paramspmm_params *ys = NULL;
+    int *kv = NULL;
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         sdi_free(buf);                                                                     \
         sdi_free(ts);                                                                      \
         sdi_free(xs);                                                                      \
         sdi_free(ys);                                                                      \
+        sdi_free(kv);                                                                      \
     } while (0)
     *X = NULL;
     *y = NULL;
+    if (k != NULL)
+        *k = NULL;
     *n = 0;
     size_t len = 0;
     int cnt = 0;
@@ -157,14 +161,22 @@ sd_status sdi_paramspmm_examples_read(const char *path, int k_filter, double **X
     SD_CHECK_ALLOC(xs, "decider examples");
     ys = sdi_malloc_array(m, sizeof *ys);
     SD_CHECK_ALLOC(ys, "decider examples");
+    if (k != NULL) {
+        kv = sdi_malloc_array(m, sizeof *kv);
+        SD_CHECK_ALLOC(kv, "decider examples");
+    }
     for (int i = 0; i < cnt; i++) {
         memcpy(xs + (size_t)i * SDI_PSPMM_NFEAT, ts[i].x, sizeof ts[i].x);
         sdi_paramspmm_config_of(ts[i].best, &ys[i]);
+        if (kv != NULL)
+            kv[i] = ts[i].k;
     }
     sdi_free(buf);
     sdi_free(ts);
     *X = xs;
     *y = ys;
+    if (k != NULL)
+        *k = kv;
     *n = cnt;
     return SD_OK;
 #undef SD_FREE_ALL

@@ -241,9 +241,11 @@ static void test_builder_lines_as_corpus(void)
     sdi_corpus_free(&c);
     double *X = NULL;
     sdi_paramspmm_params *y = NULL;
-    int n = 0;
-    SDT_OK(sdi_paramspmm_examples_read(p, 0, &X, &y, &n));
+    int n = 0, *ks = NULL;
+    SDT_OK(sdi_paramspmm_examples_read(p, 0, &X, &y, &ks, &n));
     SDT_CHECK(n == 1, "%d decider examples (only m1's spmm line has usable PCSR data)", n);
+    SDT_CHECK(n != 1 || ks[0] == 32, "the example's K: %d", n == 1 ? ks[0] : -1);
+    sdi_free(ks);
     if (n == 1) {
         SDT_CHECK(y[0].w == 4 && y[0].f == 2 && y[0].v == 1 && y[0].s == 0, "best <%d,%d,%d,%d>",
                   y[0].w, y[0].f, y[0].v, y[0].s);
@@ -251,12 +253,12 @@ static void test_builder_lines_as_corpus(void)
     }
     sdi_free(X);
     sdi_free(y);
-    SDT_OK(sdi_paramspmm_examples_read(p, 8, &X, &y, &n));
+    SDT_OK(sdi_paramspmm_examples_read(p, 8, &X, &y, NULL, &n));
     SDT_CHECK(n == 0, "K = 8 filter: %d examples", n);
     sdi_free(X);
     sdi_free(y);
     write_file(p, "{\"matrix\":\"m\"}\nnot json\n");
-    SDT_STATUS(sdi_paramspmm_examples_read(p, 0, &X, &y, &n), SD_ERR_PARSE);
+    SDT_STATUS(sdi_paramspmm_examples_read(p, 0, &X, &y, NULL, &n), SD_ERR_PARSE);
     SDT_CHECK(strstr(sd_last_error(), "line 2") != NULL, "message: %s", sd_last_error());
 }
 

@@ -335,6 +335,85 @@ static void test_paramspmm_decider(void)
     sdi_paramspmm_decider_free(&d);
 }
 
+/* Per-K deciders: when the best W depends on K as well as on the features, one decider
+ * per K learns it, a pooled one cannot (K is not a feature); the version-2 file round
+ * trips; a version-1 file loads as one member for every K; bad members are refused. */
+static void test_paramspmm_deciders(void)
+{
+    enum { N = 800, NT = 200 };
+    static double X[N * SDI_PSPMM_NFEAT];
+    static sdi_paramspmm_params y[N];
+    static int ks[N];
+    static const int kv[4] = {8, 32, 128, 256};
+    rs = sdt_seed + 3;
+    for (int i = 0; i < N; i++) {
+        synth_features(X + i * SDI_PSPMM_NFEAT);
+        rules(X + i * SDI_PSPMM_NFEAT, &y[i]);
+        ks[i] = kv[i % 4];
+        if (ks[i] >= 128) /* wide B: more coarsening, whatever the matrix */
+            y[i].f = 4;
+    }
+    sdi_forest_opts o = sdi_forest_opts_default();
+    o.ntrees = 24;
+    sdi_paramspmm_deciders d, r;
+    sdi_paramspmm_decider pooled;
+    SDT_OK(sdi_paramspmm_deciders_fit(X, y, ks, N, &o, &d));
+    SDT_OK(sdi_paramspmm_decider_fit(X, y, N, &o, &pooled));
+    SDT_CHECK(d.n == 4 && d.k[0] == 8 && d.k[3] == 256, "%d members, K %d .. %d", d.n, d.k[0],
+              d.k[d.n - 1]);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/sd-test-deciders-%d.json", (int)getpid());
+    SDT_OK(sdi_paramspmm_deciders_save(&d, path));
+    SDT_OK(sdi_paramspmm_deciders_load(path, &r));
+    int hit_k = 0, hit_pooled = 0, all_same = 1;
+    for (int i = 0; i < NT; i++) {
+        double x[SDI_PSPMM_NFEAT];
+        synth_features(x);
+        int k = kv[i % 4];
+        sdi_paramspmm_params want, got, got2, gp;
+        rules(x, &want);
+        if (k >= 128)
+            want.f = 4;
+        sdi_paramspmm_decide(sdi_paramspmm_deciders_for(&d, k), x, &got);
+        sdi_paramspmm_decide(sdi_paramspmm_deciders_for(&r, k), x, &got2);
+        sdi_paramspmm_decide(&pooled, x, &gp);
+        hit_k += got.f == want.f;
+        hit_pooled += gp.f == want.f;
+        all_same &= memcmp(&got, &got2, sizeof got) == 0;
+    }
+    printf("  F right: per-K deciders %d / %d, pooled %d / %d\n", hit_k, NT, hit_pooled, NT);
+    SDT_CHECK(hit_k >= 0.9 * NT && hit_pooled < hit_k, "per-K %d, pooled %d", hit_k, hit_pooled);
+    SDT_CHECK(all_same, "the loaded deciders decide the same");
+    /* the nearest K in log2: 16 is as near to 8 as to 32 (the smaller wins), 100 -> 128 */
+    SDT_CHECK(sdi_paramspmm_deciders_for(&d, 16) == &d.d[0] &&
+                  sdi_paramspmm_deciders_for(&d, 100) == &d.d[2] &&
+                  sdi_paramspmm_deciders_for(&d, 4096) == &d.d[3] &&
+                  sdi_paramspmm_deciders_for(&d, 1) == &d.d[0], "nearest member");
+    /* a version-2 file is not a single decider; a version-1 file is one member for any K */
+    sdi_paramspmm_decider one;
+    SDT_STATUS(sdi_paramspmm_decider_load(path, &one), SD_ERR_PARSE);
+    sdi_paramspmm_deciders_free(&r);
+    SDT_OK(sdi_paramspmm_decider_save(&pooled, path));
+    SDT_OK(sdi_paramspmm_deciders_load(path, &r));
+    SDT_CHECK(r.n == 1 && r.k[0] == 0 && sdi_paramspmm_deciders_for(&r, 77) == &r.d[0],
+              "version 1 as deciders: %d members, k %d", r.n, r.k[0]);
+    sdi_paramspmm_deciders_free(&r);
+    /* members out of order: refused, without leaks */
+    int tmp = d.k[1];
+    d.k[1] = d.k[2];
+    d.k[2] = tmp;
+    SDT_OK(sdi_paramspmm_deciders_save(&d, path));
+    long long live = sdi_alloc_live_bytes();
+    SDT_STATUS(sdi_paramspmm_deciders_load(path, &r), SD_ERR_PARSE);
+    SDT_CHECK(strstr(sd_last_error(), "member 2") != NULL, "message '%s'", sd_last_error());
+    SDT_CHECK(sdi_alloc_live_bytes() == live, "leak");
+    remove(path);
+    ks[5] = 0;
+    SDT_STATUS(sdi_paramspmm_deciders_fit(X, y, ks, N, &o, &r), SD_ERR_INVALID_ARG);
+    sdi_paramspmm_deciders_free(&d);
+    sdi_paramspmm_decider_free(&pooled);
+}
+
 int main(void)
 {
     sdt_init("test_forest");
@@ -342,5 +421,6 @@ int main(void)
     SDT_RUN(test_classification_and_determinism);
     SDT_RUN(test_paramspmm_features);
     SDT_RUN(test_paramspmm_decider);
+    SDT_RUN(test_paramspmm_deciders);
     return sdt_finish();
 }
