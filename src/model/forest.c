@@ -670,34 +670,18 @@ static sd_status decider_forests_from(const sdi_jvalue *obj, const char *path,
 
 sd_status sdi_paramspmm_decider_load(const char *path, sdi_paramspmm_decider *out)
 {
-    char *buf = NULL;
-    sdi_jvalue v;
-    memset(&v, 0, sizeof v);
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_free(buf);                                                                     \
-        sdi_jvalue_free(&v);                                                               \
-        sdi_paramspmm_decider_free(out);                                                   \
-        sdi_error_prefix("%s", path);                                                      \
-    } while (0)
     memset(out, 0, sizeof *out);
-    size_t len = 0;
-    sd_status s = sdi_model_read_file(path, &buf, &len);
+    sdi_paramspmm_deciders all;
+    sd_status s = sdi_paramspmm_deciders_load(path, &all);
     if (s != SD_OK)
         return s;
-    SD_TRY(sdi_json_parse(buf, (long)len, &v));
-    int version = 0;
-    SD_TRY(decider_header_check(&v, path, &version));
-    if (version != 1) {
-        SD_FREE_ALL;
-        return SDI_ERR(SD_ERR_PARSE, "%s: a version-%d file holds one decider per K "
-                       "(sdi_paramspmm_deciders_load)", path, version);
+    if (all.n != 1 || all.k[0] != 0) {
+        sdi_paramspmm_deciders_free(&all);
+        return SDI_ERR(SD_ERR_PARSE, "%s: a version-2 file holds one decider per K "
+                       "(sdi_paramspmm_deciders_load)", path);
     }
-    SD_TRY(decider_forests_from(&v, path, out));
-    sdi_free(buf);
-    sdi_jvalue_free(&v);
+    *out = all.d[0]; /* the forests move to *out; the other members are empty */
     return SD_OK;
-#undef SD_FREE_ALL
 }
 
 sd_status sdi_paramspmm_deciders_load(const char *path, sdi_paramspmm_deciders *out)
