@@ -34,6 +34,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "tune/corpus_build.h"
 
 typedef struct {
     char matrix[96];
@@ -154,6 +155,23 @@ const char *sdb_task_name(int i)
 const char *sdb_set_name(int i)
 {
     return i >= 0 && i < (int)(sizeof set_names / sizeof *set_names) ? set_names[i] : NULL;
+}
+
+bool sdb_set_is_list_file(const char *set)
+{
+    char buf[256];
+    if (set == NULL || set[0] == '\0' || strlen(set) >= sizeof buf)
+        return set != NULL && set[0] != '\0'; /* too long for names: only a path can be */
+    snprintf(buf, sizeof buf, "%s", set);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        bool known = false;
+        for (int i = 0; sdb_set_name(i) != NULL; i++)
+            known = known || strcmp(tok, sdb_set_name(i)) == 0;
+        if (!known)
+            return true;
+    }
+    return false;
 }
 
 sdb_options sdb_options_default(const char *prog, const char *matrices_dir)
@@ -468,6 +486,23 @@ int sdb_run(const sdb_options *o)
     double max_nnz = o->max_nnz, time_limit = o->time_limit;
     int budget = o->budget, from = o->from;
     FILE *progress = o->progress;
+    /* A set given as a list file (`sparseditto corpus`'s syntax: generator specs, matrix
+     * files, shared names, optional "nnz=N" hints) is read and checked before the device is
+     * touched: a bad line stops the run at once, naming it. */
+    sdi_corpus_entry *listed = NULL;
+    int nlisted = 0;
+    const bool named = !sdb_set_is_list_file(set);
+    if (!named) {
+        sd_status ls = sdi_corpus_list_read(set, dir, &listed, &nlisted);
+        if (ls == SD_OK && nlisted > 512) {
+            sdi_free(listed);
+            ls = SDI_ERR(SD_ERR_INVALID_ARG, "%d matrices (at most 512 a run)", nlisted);
+        }
+        if (ls != SD_OK) {
+            fprintf(stderr, "%s: --set %s: %s\n", o->prog, set, sd_last_error());
+            return 1;
+        }
+    }
     char cache_dir[256];
     snprintf(cache_dir, sizeof cache_dir, "/tmp/sd-bench-compile-%ld", (long)getpid());
     sd_context *ctx = NULL;
@@ -475,19 +510,29 @@ int sdb_run(const sdb_options *o)
     sd_status s = sd_context_create(&co, &ctx);
     if (s != SD_OK) {
         fprintf(stderr, "%s: %s\n", o->prog, sd_last_error());
+        sdi_free(listed);
         return s == SD_ERR_NO_DEVICE ? 3 : 1;
     }
-    /* The matrices: names and how to get each. */
+    /* The matrices: names, how to get each, and the nnz a list announces (0 = unknown). */
     char (*names)[96] = calloc(512, sizeof *names);
     char (*specs)[640] = calloc(512, sizeof *specs);
-    if (names == NULL || specs == NULL) {
+    double *hint = calloc(512, sizeof *hint);
+    if (names == NULL || specs == NULL || hint == NULL) {
         fprintf(stderr, "%s: out of host memory\n", o->prog);
-        free(names), free(specs);
+        free(names), free(specs), free(hint);
+        sdi_free(listed);
         sd_context_destroy(ctx);
         return 1;
     }
     int nm = 0;
-    if (strstr(set, "quick")) {
+    for (int i = 0; i < nlisted; i++, nm++) {
+        snprintf(names[nm], 96, "%s", listed[i].name);
+        snprintf(specs[nm], 640, "%s:%s", listed[i].kind == SDI_CENTRY_GEN ? "gen" : "file",
+                 listed[i].text);
+        hint[nm] = listed[i].nnz_hint;
+    }
+    sdi_free(listed);
+    if (named && strstr(set, "quick")) {
         for (size_t i = 0; i < sizeof quick_gen / sizeof *quick_gen; i++, nm++) {
             snprintf(names[nm], 96, "%s", quick_gen[i]);
             snprintf(specs[nm], 640, "gen:%s", quick_gen[i]);
@@ -497,14 +542,14 @@ int sdb_run(const sdb_options *o)
             snprintf(specs[nm], 640, "file:%s/suitesparse/%s.mtx.gz", dir, quick_real[i]);
         }
     }
-    if (strstr(set, "real"))
+    if (named && strstr(set, "real"))
         nm = add_listed(dir, false, names, specs, nm);
-    if (strstr(set, "paper60"))
+    if (named && strstr(set, "paper60"))
         nm = add_listed(dir, true, names, specs, nm);
     record *rec = calloc((size_t)nm * NTASKS + 1, sizeof *rec);
     if (rec == NULL) {
         fprintf(stderr, "%s: out of host memory\n", o->prog);
-        free(names), free(specs);
+        free(names), free(specs), free(hint);
         sd_context_destroy(ctx);
         return 1;
     }
@@ -515,7 +560,12 @@ int sdb_run(const sdb_options *o)
             break;
         sd_csr a;
         memset(&a, 0, sizeof a);
-        if (!strncmp(specs[m], "gen:", 4)) {
+        /* A list's nnz= hint above --max-nnz skips the matrix unread (as the corpus does). */
+        const bool too_big = hint[m] > max_nnz;
+        if (too_big) {
+            s = SD_OK;
+            a.nnz = (int64_t)hint[m];
+        } else if (!strncmp(specs[m], "gen:", 4)) {
             s = sdi_gen(specs[m] + 4, 1, &a);
         } else {
             sdi_mtx_info info;
@@ -615,7 +665,7 @@ int sdb_run(const sdb_options *o)
             break;
     }
     int rc = write_reports(o, rec, nr, failures, ctx, t_start, true);
-    free(rec), free(names), free(specs);
+    free(rec), free(names), free(specs), free(hint);
     sd_context_destroy(ctx);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);

@@ -6,11 +6,12 @@
 #ifndef SDC_BENCH_SUITE_H
 #define SDC_BENCH_SUITE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef struct {
     const char *out;   /* directory of bench_compile.{json,md} (must exist) */
-    const char *set;   /* quick, real, paper60, or a list of them */
+    const char *set;   /* quick, real, paper60, a comma list of them, or a list file */
     const char *ops;   /* comma list of spmv, spmm8, spmm32, spmm128, spmm256, spgemm */
     const char *dir;   /* the shared matrices (suitesparse/, paper60.tsv) */
     double max_nnz;    /* matrices above it are skipped */
@@ -32,6 +33,10 @@ sdb_options sdb_options_default(const char *prog, const char *matrices_dir);
 const char *sdb_task_name(int i);
 /* The set names of --set ("quick", "real", "paper60"), NULL past the end. */
 const char *sdb_set_name(int i);
+/* Whether --set names a list file rather than a comma list of set names: any item that
+ * is not a set name makes the whole value a path (read by sdi_corpus_list_read: one
+ * matrix a line, generator spec, .mtx/.mtx.gz/.sdm path or shared name, "nnz=N" hint). */
+bool sdb_set_is_list_file(const char *set);
 
 /* Runs the suite. Returns 0 when every attempted task compiled, 1 when one failed or the
  * results could not be written, 3 without a device (the cause printed on stderr). */

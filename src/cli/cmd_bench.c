@@ -13,7 +13,9 @@
 #include "cli.h"
 
 static const sdc_option bench_options[] = {
-    {"set", 0, true, "quick, real, paper60 or a comma list of them (default quick)"},
+    {"set", 0, true, "quick, real, paper60, a comma list of them, or a list file (one matrix a "
+                     "line: generator spec, .mtx/.mtx.gz/.sdm path or shared name, optional "
+                     "nnz=N; default quick)"},
     {"ops", 0, true, "comma list of spmv,spmm8,spmm32,spmm128,spmm256,spgemm (default all)"},
     {"out", 0, true, "directory of bench_compile.json and .md (default .; created)"},
     {"time-limit", 0, true, "seconds; later tasks are recorded as skipped (default 240)"},
@@ -79,7 +81,9 @@ int cmd_bench(int argc, char **argv)
                        "task: plan, winner, times, roofline fraction, physical ceiling, compile time\n"
                        "by stage, SpGEMM peak memory) and DIR/bench_compile.md (geomean speed-ups\n"
                        "per task with 95% bootstrap intervals, share won, ceilings). The same run\n"
-                       "as bench/bench_compile. Needs a GPU (exit 3 without one).",
+                       "as bench/bench_compile. --set also takes a list file of your own matrices\n"
+                       "(the syntax of `sparseditto corpus --set`), checked before the GPU is used.\n"
+                       "Needs a GPU (exit 3 without one).",
                        bench_options, BENCH_NOPTS);
         return SDC_EXIT_OK;
     }
@@ -87,8 +91,15 @@ int cmd_bench(int argc, char **argv)
     o.out = ".";
     long long v;
     if (args.present[O_SET]) {
-        if (check_list("--set", args.value[O_SET], sdb_set_name) != SDC_EXIT_OK)
+        /* A value that is not a list of set names is a list file (read by the run). */
+        if (sdb_set_is_list_file(args.value[O_SET]) && access(args.value[O_SET], R_OK) != 0) {
+            if (strchr(args.value[O_SET], '/') == NULL && strchr(args.value[O_SET], '.') == NULL)
+                (void)check_list("--set", args.value[O_SET], sdb_set_name); /* names the item */
+            else
+                sdc_usage_error("bench: --set %s: no such list file (or not readable)",
+                                args.value[O_SET]);
             return SDC_EXIT_USAGE;
+        }
         o.set = args.value[O_SET];
     }
     if (args.present[O_OPS]) {

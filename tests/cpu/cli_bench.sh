@@ -34,6 +34,15 @@ expect 2 "not an integer" bench --budget 0
 expect 2 "not an integer" bench --time-limit soon
 expect 2 "unknown option" bench --frobnicate
 expect 2 "unexpected argument" bench extra
+expect 2 "no such list file" bench --set /nonexistent/mine.txt
+
+# bench --set LIST-FILE: read and checked before the device is touched (exit 1 naming the
+# line on any machine).
+mkdir -p "$tmp/res"
+printf 'stencil2d:n=8\nknn:n=100,k=4,dim=9\n' >"$tmp/bad.txt"
+expect 1 "line 2" bench --set "$tmp/bad.txt" --ops spmv --out "$tmp/res"
+printf 'stencil2d:n=8\nnosuchfamily:n=3\n' >"$tmp/bad2.txt"
+expect 1 "nosuchfamily" bench --set "$tmp/bad2.txt" --ops spmv --out "$tmp/res"
 
 # profile: usage errors.
 expect 2 "FILE or --gen" profile --op spmv
@@ -55,6 +64,8 @@ chmod +x "$tmp/ncu"
 if "$sd" analyze "$data/small.mtx.gz" 2>/dev/null | grep -q 'no usable CUDA device'; then
   mkdir -p "$tmp/res"
   expect 3 "device" bench --ops spmv --out "$tmp/res"
+  printf '# mine\nstencil2d:n=8\n%s/small.mtx.gz nnz=1e12\n' "$data" >"$tmp/good.txt"
+  expect 3 "device" bench --set "$tmp/good.txt" --ops spmv --out "$tmp/res"
   SPARSEDITTO_NCU=$tmp/ncu expect 3 "device" profile "$data/small.mtx.gz" --op spmv
   SPARSEDITTO_NCU=$tmp/ncu expect 3 "device" profile --gen stencil2d:n=8 --op spmm -K 8 --exec ours
   echo "cli_bench: no device: bench and profile exit 3"
