@@ -20,8 +20,15 @@
 #   --tests REGEX    run only the GPU tests whose names match (ctest -R)
 #   --profile        `sparseditto profile` (Nsight Compute, ours vs cuSPARSE) on one generated
 #                    SpMV and one SpMM task into $OUT/profile.txt
-#   --pack           at the end, pack everything under $OUT but gpu-lane.log into
-#                    $OUT/results.tgz (the device tool returns at most 8 files)
+#   --pack           pack everything under $OUT but gpu-lane.log into $OUT/results.tgz
+#                    (the device tool returns at most 8 files): after every --run command
+#                    (so a call cut short still returns what finished) and at the end
+#   --no-tests       build only: skip ctest -L gpu (for a call that only runs benchmarks)
+#   --run "CMD"      after everything else, run CMD (bash, from the repository root, with
+#                    OUT=$OUT exported) into $OUT/run-N.log; repeatable, in order
+#   --deadline S     seconds after the start past which no --run command starts; each one
+#                    runs under `timeout` for what is left (default 560: a device call
+#                    is limited to 600 s)
 #   --pip            build the Python wheel (pip wheel --no-build-isolation; scikit-build-core
 #                    from carried wheels in .whl/ when the machine has none), install it into a
 #                    private folder and run python/tests/test_gpu_torch.py against the installed
@@ -49,6 +56,9 @@ tests_re=""
 run_profile=0
 run_pip=0
 pack=0
+run_tests=1
+runs=()
+deadline=560
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) run_cpu=1 ;;
@@ -63,9 +73,12 @@ while [ $# -gt 0 ]; do
     --profile) run_profile=1 ;;
     --pip) run_pip=1 ;;
     --pack) pack=1 ;;
+    --no-tests) run_tests=0 ;;
+    --run) runs+=("${2:?--run needs a command}"); shift ;;
+    --deadline) deadline=${2:?--deadline needs seconds}; shift ;;
     --jobs) jobs=${2:?}; shift ;;
     --build) build=${2:?}; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "gpu-lane: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -142,6 +155,13 @@ else
   echo "build ok"
 fi
 
+# Everything under $OUT but this log and the archive, into $OUT/results.tgz (kept in place).
+pack_now() {
+  ( cd "$out" && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz -printf '%P\n' |
+      tar czf results.tgz.part -T - && mv results.tgz.part results.tgz )
+}
+
+if [ "$run_tests" = 1 ]; then
 step "GPU lane: ctest -L gpu"
 ( cd "$build" && ctest -L gpu ${tests_re:+-R "$tests_re"} -V --timeout 900 ) 2>&1 | tee "$out/ctest.log"
 rc=${PIPESTATUS[0]}
@@ -149,6 +169,7 @@ if [ "$rc" -ne 0 ]; then status=1; echo "gpu-lane: GPU tests FAILED (rc $rc)"; f
 if grep -q "SKIPPED" "$out/ctest.log"; then
   echo "gpu-lane: some GPU tests were SKIPPED (no usable device?):"
   grep -B1 -A1 "SKIPPED" "$out/ctest.log" | head -20
+fi
 fi
 
 if [ "$run_cpu" = 1 ]; then
@@ -256,13 +277,29 @@ if [ "$run_pip" = 1 ]; then
   grep -E "installed package|PASS|FAIL|passed|rror" "$out/pip.txt" | tail -12
 fi
 
+n_run=0
+for cmd in "${runs[@]}"; do
+  n_run=$((n_run + 1))
+  left=$((deadline - ($(date +%s) - t0)))
+  if [ "$left" -le 5 ]; then
+    echo "gpu-lane: --run $n_run not started (deadline ${deadline} s reached): $cmd" | tee -a "$out/runs.txt"
+    continue
+  fi
+  step "run $n_run (at most $left s): $cmd"
+  ( cd "$root" && OUT=$out timeout "$left" bash -c "$cmd" ) >"$out/run-$n_run.log" 2>&1
+  rc=$?
+  tail -5 "$out/run-$n_run.log"
+  echo "run $n_run exit $rc after $(( $(date +%s) - t0 )) s: $cmd" | tee -a "$out/runs.txt"
+  [ "$rc" -ne 0 ] && status=1
+  [ "$pack" = 1 ] && pack_now
+done
+
 step "done"
 echo "files in $out:"; ls -la "$out" "$out/bench" 2>/dev/null
 if [ "$status" = 0 ]; then echo "gpu-lane: PASS"; else echo "gpu-lane: FAIL"; fi
 if [ "$pack" = 1 ]; then
   # Everything but this log into one archive, then only the archive and the log stay.
-  ( cd "$out" && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz -printf '%P\n' |
-      tar czf results.tgz -T - && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz \
+  pack_now && ( cd "$out" && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz \
       -exec rm -rf {} + ) && echo "packed into $out/results.tgz" || echo "gpu-lane: packing $out FAILED"
 fi
 exit $status

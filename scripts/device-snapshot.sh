@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# scripts/device-snapshot.sh: prepares .snap/, the ignored folder a `device` call carries
+# (carry [".snap"]), so that the GPU machine builds exactly this working tree: the tracked
+# files and the untracked ones git does not ignore, as they are now, plus what the machine
+# lacks and the carry must bring: the .deb/ and .whl/ packages and a copy of the shared
+# matrices (../shared does not travel). Then, for example:
+#   command: bash .snap/scripts/gpu-lane.sh --no-tests --pack --run "build-gpu/bench_spmv --out \$OUT/spmv --set real"
+# (gpu-lane.sh builds into .snap/build-gpu; --run commands start in .snap/).
+# usage: scripts/device-snapshot.sh [--corpus]
+#   --corpus   also unpack models/corpus/corpus.jsonl.gz into the snapshot, for a resumed
+#              `sparseditto corpus --out models/corpus/corpus.jsonl` run
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+snap=.snap
+rm -rf "$snap"
+mkdir "$snap"
+# Files deleted in the working tree but still in the index are skipped.
+git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
+  [ -e "$f" ] && printf '%s\0' "$f"
+done | xargs -0 -r cp --parents -t "$snap"
+for d in .deb .whl; do
+  if [ -d "$d" ]; then cp -r "$d" "$snap/"; fi
+done
+if [ -d ../shared/matrices ]; then
+  mkdir -p "$snap/shared" && cp -r ../shared/matrices "$snap/shared/"
+elif [ -d shared/matrices ]; then
+  mkdir -p "$snap/shared" && cp -r shared/matrices "$snap/shared/"
+else
+  echo "device-snapshot: no shared matrices found (tests that need them will skip)" >&2
+fi
+if [ "${1:-}" = "--corpus" ]; then
+  gunzip -c models/corpus/corpus.jsonl.gz >"$snap/models/corpus/corpus.jsonl"
+fi
+size=$(du -sm "$snap" | cut -f1)
+echo "device-snapshot: $snap holds $(find "$snap" -type f | wc -l) files, ${size} MiB (the carry limit is 64 MiB)"
+[ "$size" -lt 64 ] || { echo "device-snapshot: too large to carry" >&2; exit 1; }
