@@ -527,6 +527,9 @@ int sdb_run(const sdb_options *o)
     int nm = 0;
     for (int i = 0; i < nlisted; i++, nm++) {
         snprintf(names[nm], 96, "%s", listed[i].name);
+        for (char *c = names[nm]; *c; c++) /* the name goes into JSON and markdown as is */
+            if (*c == '"' || *c == '\\' || *c == '|' || (unsigned char)*c < 0x20)
+                *c = '_';
         snprintf(specs[nm], 640, "%s:%s", listed[i].kind == SDI_CENTRY_GEN ? "gen" : "file",
                  listed[i].text);
         hint[nm] = listed[i].nnz_hint;
