@@ -15,10 +15,10 @@ static char dir[256];
 
 static const char *path_in(const char *name)
 {
-    static char buf[4][320];
+    static char buf[4][384]; /* dir (256) + "/" + a name */
     static int slot;
     char *b = buf[slot++ & 3];
-    snprintf(b, 320, "%s/%s", dir, name);
+    snprintf(b, 384, "%s/%s", dir, name);
     return b;
 }
 
