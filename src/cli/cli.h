@@ -59,6 +59,9 @@ int sdc_parse_int(const char *text, const char *opt, long long lo, long long hi,
 /* Shared by compile, plan and run (cmd_compile.c): --op spmv|spmm|spgemm; FILE (pattern
  * files get seeded values) or --gen SPEC (option index gen_index); SpGEMM's --b FILE2. */
 int sdc_parse_op(const char *s, sd_op *op);
+/* sdi_gen for every --gen of the command: a twin spec without file= gets the shared
+ * paper60.tsv (cmd_gen.c). */
+sd_status sdc_gen(const char *spec, uint64_t seed, sd_csr *out);
 int sdc_load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const char **src);
 int sdc_load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *have);
 

@@ -142,7 +142,7 @@ int cmd_baseline(int argc, char **argv)
     sd_status s;
     if (args.present[O_GEN]) {
         src = args.value[O_GEN];
-        s = sdi_gen(src, (uint64_t)seed, &a);
+        s = sdc_gen(src, (uint64_t)seed, &a);
     } else {
         src = args.pos[0];
         sdi_mtx_info info;

@@ -65,7 +65,7 @@ int sdc_load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const char *
     sd_status s;
     if (args->present[gen_index]) {
         *src = args->value[gen_index];
-        s = sdi_gen(*src, 1, a);
+        s = sdc_gen(*src, 1, a);
     } else {
         if (args->npos < 1)
             return sdc_usage_error("a matrix FILE (or --gen SPEC) is required");

@@ -14,29 +14,16 @@ static const sdc_option gen_options[] = {
 };
 static const int n_gen_options = (int)(sizeof gen_options / sizeof gen_options[0]);
 
-/* A twin spec without file= gets the shared paper60.tsv. */
-static char *with_default_table(const char *spec)
+sd_status sdc_gen(const char *spec, uint64_t seed, sd_csr *out)
 {
-    bool twin = strncmp(spec, "twin", 4) == 0 && (spec[4] == '\0' || spec[4] == ':');
-    if (twin) {
-        const char *colon = strchr(spec, ':');
-        for (const char *p = colon; p != NULL; p = strchr(p + 1, ','))
-            if (strncmp(p + 1, "file=", 5) == 0)
-                twin = false;
+    char *full = sdi_gen_spec_with_table(spec, SD_MATRICES_DIR "/paper60.tsv");
+    if (full == NULL) {
+        memset(out, 0, sizeof *out);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the generator spec");
     }
-    const char *table = SD_MATRICES_DIR "/paper60.tsv";
-    size_t n = strlen(spec) + (twin ? strlen(table) + 8 : 0) + 1;
-    char *out = malloc(n);
-    if (out == NULL)
-        return NULL;
-    if (twin) {
-        /* "twin" → "twin:file=T", "twin:" → "twin:file=T", "twin:name=x" → "...,file=T" */
-        const char *sep = spec[4] == '\0' ? ":" : (spec[5] == '\0' ? "" : ",");
-        snprintf(out, n, "%s%sfile=%s", spec, sep, table);
-    } else {
-        snprintf(out, n, "%s", spec);
-    }
-    return out;
+    sd_status s = sdi_gen(full, seed, out);
+    sdi_free(full);
+    return s;
 }
 
 int cmd_gen(int argc, char **argv)
@@ -66,12 +53,8 @@ int cmd_gen(int argc, char **argv)
     if (values_text != NULL && sdi_gen_values_mode_parse(values_text, &mode) != SD_OK)
         return sdc_usage_error("gen: --values '%s' is not one of uniform, int, ones",
                                values_text);
-    char *spec = with_default_table(args.pos[0]);
-    if (spec == NULL)
-        return sdc_fail(SD_ERR_OUT_OF_MEMORY);
     sd_csr a;
-    sd_status s = sdi_gen(spec, (uint64_t)seed, &a);
-    free(spec);
+    sd_status s = sdc_gen(args.pos[0], (uint64_t)seed, &a);
     if (s == SD_ERR_INVALID_ARG) /* a bad spec is a bad argument */
         return sdc_usage_error("%s", sd_last_error());
     if (s != SD_OK)

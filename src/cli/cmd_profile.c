@@ -66,7 +66,7 @@ static sd_status load_matrix(const pf_task *t, sd_csr *a)
 {
     memset(a, 0, sizeof *a);
     if (t->gen != NULL)
-        return sdi_gen(t->gen, 1, a);
+        return sdc_gen(t->gen, 1, a);
     sdi_mtx_info info;
     sd_status s = sdi_csr_read_info(t->file, a, &info);
     if (s == SD_OK && info.field == SDI_MTX_PATTERN)

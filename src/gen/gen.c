@@ -45,7 +45,8 @@ static const family_t families[] = {
      "rows of length short=4 or long=256 (a fraction frac=0.05 of rows), random columns "
      "(rows=4096, cols=rows)"},
     {"twin", sdi_gen_twin, {"name", "file", "scale", "local", NULL},
-     "twin of a row of paper60.tsv (name=, file= its path; the CLI supplies the default): "
+     "twin of a row of paper60.tsv (name=, file= its path; the CLI and matrix lists supply "
+     "the shared one): "
      "same rows, cols, nnz and max row length, CV of row lengths tuned; scale=1 (a factor "
      "in (0, 1]) shrinks the sizes; local=0.7 is the share of columns near the diagonal"},
 };
@@ -294,6 +295,29 @@ sd_status sdi_gen(const char *spec, uint64_t seed, sd_csr *out)
     if (out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "gen: out is NULL");
     return gen_spec(spec, seed, false, out);
+}
+
+char *sdi_gen_spec_with_table(const char *spec, const char *table)
+{
+    bool twin = strncmp(spec, "twin", 4) == 0 && (spec[4] == '\0' || spec[4] == ':');
+    if (twin) {
+        const char *colon = strchr(spec, ':');
+        for (const char *p = colon; p != NULL; p = strchr(p + 1, ','))
+            if (strncmp(p + 1, "file=", 5) == 0)
+                twin = false;
+    }
+    size_t n = strlen(spec) + (twin ? strlen(table) + 8 : 0) + 1;
+    char *out = sdi_malloc(n);
+    if (out == NULL)
+        return NULL;
+    if (twin) {
+        /* "twin" → "twin:file=T", "twin:" → "twin:file=T", "twin:name=x" → "...,file=T" */
+        const char *sep = spec[4] == '\0' ? ":" : (spec[5] == '\0' ? "" : ",");
+        snprintf(out, n, "%s%sfile=%s", spec, sep, table);
+    } else {
+        snprintf(out, n, "%s", spec);
+    }
+    return out;
 }
 
 sd_status sdi_gen_check(const char *spec)

@@ -22,6 +22,10 @@ SDI_HIDDEN sd_status sdi_gen(const char *spec, uint64_t seed, sd_csr *out);
 /* Validates a spec as sdi_gen would (family, keys, ranges, a twin's table row) without
  * building the matrix: cheap enough to check a whole benchmark list before a run. */
 SDI_HIDDEN sd_status sdi_gen_check(const char *spec);
+/* spec with ",file=TABLE" added when it is a twin spec without a file= key (TABLE: the
+ * paper60.tsv the caller knows, e.g. the shared matrices'); any other spec copied as is.
+ * A new string (sdi_free), or NULL when out of host memory. */
+SDI_HIDDEN char *sdi_gen_spec_with_table(const char *spec, const char *table);
 /* Fills vals with seeded values in the given mode (the pattern is untouched). Entry k
  * gets a value that depends only on (seed, k). */
 SDI_HIDDEN void sdi_gen_values(sd_csr *a, sdi_values_mode mode, uint64_t seed);

@@ -109,9 +109,19 @@ sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matric
         x->nnz_hint = hint;
         int too_long = 0;
         if (strchr(p, ':') != NULL) {
+            /* A twin without file= reads the shared paper60.tsv; the name stays as written. */
+            char table[400];
+            snprintf(table, sizeof table, "%s/paper60.tsv", matrices_dir != NULL ? matrices_dir : ".");
+            char *spec = sdi_gen_spec_with_table(p, table);
+            if (spec == NULL) {
+                sdi_free(e);
+                *n = 0;
+                return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading the list");
+            }
             x->kind = SDI_CENTRY_GEN;
-            too_long = snprintf(x->text, sizeof x->text, "%s", p) >= (int)sizeof x->text ||
+            too_long = snprintf(x->text, sizeof x->text, "%s", spec) >= (int)sizeof x->text ||
                        snprintf(x->name, sizeof x->name, "%s", p) >= (int)sizeof x->name;
+            sdi_free(spec);
         } else if (strchr(p, '/') != NULL || ends_with(p, ".mtx") || ends_with(p, ".mtx.gz") ||
                    ends_with(p, ".sdm")) {
             x->kind = SDI_CENTRY_FILE;

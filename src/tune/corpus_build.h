@@ -54,7 +54,8 @@ typedef struct {
 } sdi_corpus_entry;
 
 /* Parses a list: one entry a line, optionally followed by whitespace and "nnz=N"; '#'
- * starts a comment line; blank lines are skipped. matrices_dir resolves shared names.
+ * starts a comment line; blank lines are skipped. matrices_dir resolves shared names and
+ * gives a twin spec without file= its paper60.tsv.
  * SD_ERR_PARSE names the line (an entry or name too long, a bad nnz= hint), as does
  * SD_ERR_INVALID_ARG for a generator spec sdi_gen_check rejects. *out is
  * allocated (sdi_free) with *n entries; NULL and 0 on failure. */

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/cpu/cli_gen.sh: `sparseditto gen`: help, sizes, determinism by seed, value modes,
-# .sdm output, exit codes and messages of bad specs, twins from the default paper60.tsv.
+# .sdm output, exit codes and messages of bad specs, twins from the default paper60.tsv
+# (in gen and in another command's --gen).
 # usage: cli_gen.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 SD=$1
@@ -89,6 +90,9 @@ if [ -r "$MATRICES/paper60.tsv" ]; then
     "$SD" gen "twin:name=QY_case39,scale=0.05" -o "$TMP/t2.mtx" >/dev/null || fail "scaled twin exited $?"
     [ "$(size_line "$TMP/t2.mtx")" = "2011 2011 52113" ] || fail "scaled twin size line '$(size_line "$TMP/t2.mtx")'"
     expect_rc 2 "no row named 'nope'" "$SD" gen twin:name=nope -o "$TMP/bad7.mtx"
+    # every command's --gen knows the default table, not only gen
+    "$SD" plan --gen twin:name=HB_str_0 --op spmv >"$TMP/plan.txt" 2>&1 &&
+        grep -q "candidate plans" "$TMP/plan.txt" || fail "plan --gen twin: $(cat "$TMP/plan.txt")"
     ok "twins"
 else
     echo "SKIPPED: twins ($MATRICES/paper60.tsv missing)"

@@ -83,6 +83,18 @@ static void test_list_parse(void)
     SDT_CHECK(e == NULL && n == 0, "failed parse left %d entries", n);
     SDT_CHECK(strstr(sd_last_error(), "line 2") != NULL && strstr(sd_last_error(), "'dim'") != NULL,
               "message: %s", sd_last_error());
+    /* a twin without file= reads the matrices directory's paper60.tsv (when there is one) */
+    char p60[600];
+    snprintf(p60, sizeof p60, "%s/paper60.tsv", SD_MATRICES_DIR);
+    if (access(p60, R_OK) == 0) {
+        const char *twins = "twin:name=HB_str_0,scale=0.5\n";
+        SDT_OK(sdi_corpus_list_parse(twins, strlen(twins), SD_MATRICES_DIR, &e, &n));
+        SDT_CHECK(n == 1 && strcmp(e[0].name, "twin:name=HB_str_0,scale=0.5") == 0 &&
+                      strstr(e[0].text, ",file=") != NULL && strstr(e[0].text, "paper60.tsv") != NULL,
+                  "twin entry: name '%s', spec '%s'", n == 1 ? e[0].name : "", n == 1 ? e[0].text : "");
+        sdi_free(e);
+    }
+    SDT_STATUS(sdi_corpus_list_parse("twin:name=HB_str_0\n", 19, "/nonexistent", &e, &n), SD_ERR_IO);
     const char *badfam = "stencil9d:n=3\n";
     SDT_STATUS(sdi_corpus_list_parse(badfam, strlen(badfam), "/m", &e, &n), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "line 1") != NULL, "message: %s", sd_last_error());

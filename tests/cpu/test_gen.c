@@ -366,6 +366,21 @@ static void test_bad_specs(void)
     expect_bad("bimodal:rows=10,cols=10,long=11", "'long'");
     expect_bad("stencil2d:values=normal", "'values'");
     expect_bad("twin:name=x", "'file'");
+    /* the default table goes only into twin specs that lack file= */
+    static const char *const with[][2] = {
+        {"twin", "twin:file=T.tsv"},
+        {"twin:", "twin:file=T.tsv"},
+        {"twin:name=x", "twin:name=x,file=T.tsv"},
+        {"twin:name=x,file=mine.tsv", "twin:name=x,file=mine.tsv"},
+        {"twin:file=mine.tsv,name=x", "twin:file=mine.tsv,name=x"},
+        {"twins:n=1", "twins:n=1"},
+        {"stencil2d:n=3", "stencil2d:n=3"}};
+    for (size_t i = 0; i < sizeof with / sizeof with[0]; i++) {
+        char *got = sdi_gen_spec_with_table(with[i][0], "T.tsv");
+        SDT_CHECK(got != NULL && strcmp(got, with[i][1]) == 0, "'%s' -> '%s', want '%s'",
+                  with[i][0], got ? got : "(null)", with[i][1]);
+        sdi_free(got);
+    }
     expect_bad("twin:file=x", "'name'");
     SDT_STATUS(sdi_gen("stencil2d", 1, NULL), SD_ERR_INVALID_ARG);
     sd_csr a;
