@@ -723,9 +723,9 @@ sd_status sdi_paramspmm_deciders_load(const char *path, sdi_paramspmm_deciders *
                                "1..65536, ascending and distinct", path, m);
             }
             out->k[m] = (int)k;
-            out->n = m + 1; /* so that SD_FREE_ALL frees what was loaded */
             SD_TRY(decider_forests_from(&mem->items[m], path, &out->d[m]));
         }
+        out->n = mem->n;
     }
     sdi_free(buf);
     sdi_jvalue_free(&v);
@@ -748,27 +748,22 @@ sd_status sdi_paramspmm_deciders_fit(const double *X, const sdi_paramspmm_params
     memset(out, 0, sizeof *out);
     if (n < 1)
         return SDI_ERR(SD_ERR_INVALID_ARG, "ParamSpMM decider: no examples");
-    for (int i = 0; i < n; i++) { /* the distinct K, ascending (insertion into k[]) */
-        if (ks[i] < 1) {
-            SD_FREE_ALL;
+    int kv[SDI_PSPMM_MAX_KS], nk = 0; /* the distinct K, ascending */
+    for (int i = 0; i < n; i++) {
+        if (ks[i] < 1)
             return SDI_ERR(SD_ERR_INVALID_ARG, "ParamSpMM decider: example %d: K = %d", i, ks[i]);
-        }
         int pos = 0;
-        while (pos < out->n && out->k[pos] < ks[i])
+        while (pos < nk && kv[pos] < ks[i])
             pos++;
-        if (pos < out->n && out->k[pos] == ks[i])
+        if (pos < nk && kv[pos] == ks[i])
             continue;
-        if (out->n == SDI_PSPMM_MAX_KS) {
-            SD_FREE_ALL;
+        if (nk == SDI_PSPMM_MAX_KS)
             return SDI_ERR(SD_ERR_INVALID_ARG, "ParamSpMM decider: more than %d values of K",
                            SDI_PSPMM_MAX_KS);
-        }
-        memmove(&out->k[pos + 1], &out->k[pos], (size_t)(out->n - pos) * sizeof out->k[0]);
-        out->k[pos] = ks[i];
-        out->n++;
+        memmove(&kv[pos + 1], &kv[pos], (size_t)(nk - pos) * sizeof kv[0]);
+        kv[pos] = ks[i];
+        nk++;
     }
-    const int nk = out->n;
-    out->n = 0; /* counts fitted members from here, for SD_FREE_ALL */
     xs = sdi_malloc_array((size_t)n * SDI_PSPMM_NFEAT, sizeof *xs);
     SD_CHECK_ALLOC(xs, "decider examples");
     ys = sdi_malloc_array((size_t)n, sizeof *ys);
@@ -776,14 +771,15 @@ sd_status sdi_paramspmm_deciders_fit(const double *X, const sdi_paramspmm_params
     for (int m = 0; m < nk; m++) {
         int cnt = 0;
         for (int i = 0; i < n; i++)
-            if (ks[i] == out->k[m]) {
+            if (ks[i] == kv[m]) {
                 memcpy(xs + (size_t)cnt * SDI_PSPMM_NFEAT, X + (size_t)i * SDI_PSPMM_NFEAT,
                        SDI_PSPMM_NFEAT * sizeof *xs);
                 ys[cnt++] = y[i];
             }
         SD_TRY(sdi_paramspmm_decider_fit(xs, ys, cnt, opts, &out->d[m]));
-        out->n = m + 1;
+        out->k[m] = kv[m];
     }
+    out->n = nk;
     sdi_free(xs);
     sdi_free(ys);
     return SD_OK;
