@@ -156,9 +156,13 @@ else
 fi
 
 # Everything under $OUT but this log and the archive, into $OUT/results.tgz (kept in place).
+# The archive is written outside $OUT first: written in place, the find could list the
+# half-written archive itself and tar would fail ("file changed as we read it").
 pack_now() {
+  local part
+  part=$(mktemp "${TMPDIR:-/tmp}/gpu-lane-results.XXXXXX") || return 1
   ( cd "$out" && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz -printf '%P\n' |
-      tar czf results.tgz.part -T - && mv results.tgz.part results.tgz )
+      tar czf "$part" -T - ) && mv "$part" "$out/results.tgz" || { rm -f "$part"; return 1; }
 }
 
 if [ "$run_tests" = 1 ]; then
