@@ -13,23 +13,17 @@
  *     off when a few rows exceed shared memory (u_max > 32768).
  * The tuner measures several branches, so the ranking only has to put a good family
  * among the first three; the learned model will replace these constants. */
-#define _GNU_SOURCE /* dladdr */
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../analysis/analysis.h"
 #include "../plan/spmm.h"
 #include "energy.h"
+#include "model_files.h"
 #include "rank.h"
-
-#ifndef SD_MODELS_DIR
-#define SD_MODELS_DIR "" /* set by CMake: the checkout's models/ */
-#endif
 
 static const char *const vocab_spmv[] = {"csr",  "coo",  "sell16", "sell32", "sell512",
                                          "bsr4", "bsr8", "bsr16",  "tiles16"};
@@ -190,66 +184,27 @@ static int model_searched;
 static sdi_energy_model model_loaded; /* theta == NULL: none usable */
 static char model_path[512], model_note[256];
 
-static int file_exists(const char *path)
-{
-    return path[0] != '\0' && access(path, R_OK) == 0;
-}
-
-/* Directory of the binary this code lives in (the shared library, or the program for
- * static links); "" when unknown. */
-static void self_dir(char *buf, size_t cap)
-{
-    buf[0] = '\0';
-    Dl_info info;
-    if (dladdr((void *)&sdi_rank_model, &info) == 0 || info.dli_fname == NULL)
-        return;
-    char *real = realpath(info.dli_fname, NULL);
-    const char *p = real != NULL ? real : info.dli_fname;
-    const char *slash = strrchr(p, '/');
-    if (slash != NULL)
-        snprintf(buf, cap, "%.*s", (int)(slash - p), p);
-    free(real); /* realpath allocates with malloc, outside our hooks */
-}
-
 static void search_model(void)
 {
-    char cand[4][512];
-    int n = 0;
-    const char *env = getenv("SPARSEDITTO_MODELS");
-    if (env != NULL) {
-        if (env[0] == '\0') {
-            snprintf(model_note, sizeof model_note, "SPARSEDITTO_MODELS is empty: no model");
-            return;
-        }
-        snprintf(cand[n++], sizeof cand[0], "%.480s/energy.json", env);
-    } else {
-        char dir[400];
-        self_dir(dir, sizeof dir);
-        if (dir[0] != '\0') {
-            snprintf(cand[n++], sizeof cand[0], "%s/models/energy.json", dir);
-            snprintf(cand[n++], sizeof cand[0], "%s/../share/sparseditto/models/energy.json", dir);
-        }
-        if (SD_MODELS_DIR[0] != '\0')
-            snprintf(cand[n++], sizeof cand[0], "%.480s/energy.json", SD_MODELS_DIR);
-    }
-    for (int i = 0; i < n; i++) {
-        if (!file_exists(cand[i]))
-            continue;
-        snprintf(model_path, sizeof model_path, "%.500s", cand[i]);
-        sd_status s = sdi_energy_load(cand[i], &model_loaded);
-        if (s == SD_OK) {
-            snprintf(model_note, sizeof model_note, "weights %.200s", cand[i]);
-        } else {
-            /* Never an error: the search still works with the rules. */
-            snprintf(model_note, sizeof model_note, "unusable model (%.200s): rules-v1",
-                     sd_last_error());
-            sdi_log(0, "warning: %s: ranking with rules-v1", sd_last_error());
-            sdi_error_clear();
-        }
+    char path[512], why[256];
+    if (!sdi_model_find("energy.json", path, sizeof path, why, sizeof why)) {
+        if (getenv("SPARSEDITTO_MODELS") != NULL && getenv("SPARSEDITTO_MODELS")[0] == '\0')
+            snprintf(model_note, sizeof model_note, "%s", why); /* no model wanted */
+        else
+            snprintf(model_note, sizeof model_note, "%.240s: rules-v1", why);
         return;
     }
-    snprintf(model_note, sizeof model_note, "no energy.json found%s%.180s: rules-v1",
-             env != NULL ? " in SPARSEDITTO_MODELS=" : "", env != NULL ? env : "");
+    snprintf(model_path, sizeof model_path, "%.500s", path);
+    sd_status s = sdi_energy_load(path, &model_loaded);
+    if (s == SD_OK) {
+        snprintf(model_note, sizeof model_note, "weights %.200s", path);
+    } else {
+        /* Never an error: the search still works with the rules. */
+        snprintf(model_note, sizeof model_note, "unusable model (%.200s): rules-v1",
+                 sd_last_error());
+        sdi_log(0, "warning: %s: ranking with rules-v1", sd_last_error());
+        sdi_error_clear();
+    }
 }
 
 const sdi_energy_model *sdi_rank_model(char *path, size_t path_cap, char *note, size_t note_cap)

@@ -18,6 +18,7 @@
 
 #include "../analysis/analysis.h"
 #include "../gen/gen.h"
+#include "../model/pcsr_shipped.h"
 #include "../plan/plan.h"
 #include "tune.h"
 #include "tune_agent.h"
@@ -198,7 +199,17 @@ static sd_status family_configs(tuner *t, int f, int level, sdi_impl **out, int 
         v = sdi_malloc(sizeof *v);
         if (v == NULL)
             return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for candidates");
-        s = sdi_spmm_config_default(f, t->k, &t->spmm_st, v);
+        if (f == SDI_SPMM_PCSR) {
+            /* ParamSpMM's decider picks the PCSR branch's first configuration when a
+             * paramspmm.json is on the models' path (pcsr_shipped.h). */
+            int decided = 0;
+            char why[320];
+            s = sdi_paramspmm_preset(t->a, t->k, &t->spmm_st, NULL, v, &decided, why, sizeof why);
+            if (s == SD_OK)
+                sdi_log(decided ? 1 : 2, "pcsr preset: %s", why);
+        } else {
+            s = sdi_spmm_config_default(f, t->k, &t->spmm_st, v);
+        }
         nv = s == SD_OK ? 1 : 0;
         if (s != SD_OK)
             sdi_error_clear();

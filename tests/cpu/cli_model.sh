@@ -1,12 +1,14 @@
 # tests/cpu/cli_model.sh: `sparseditto train`, `rank`, `evalmodel` and `corpus`: training
 # on a tiny synthetic corpus written here, ranking with the trained model, the model the
 # search finds through SPARSEDITTO_MODELS (and its corrupt-file fallback) and the rules,
+# ParamSpMM's decider as the search's PCSR preset,
 # JSON fields, determinism of the weights, SpMM heads per K bucket, the ranker
 # comparison, the corpus builder's argument errors and missing device, ParamSpMM's
 # decider from builder lines, exit codes 1 (bad input), 2 (usage) and 3 (no device).
 # Usage: bash cli_model.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
+SRC="$(cd "$(dirname "$0")/../.." && pwd)" # the checkout: models/ holds the shipped decider
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 fails=0
@@ -143,6 +145,22 @@ SPARSEDITTO_MODELS="$TMP/models" "$BIN" rank "$TMP/m1.mtx" > "$TMP/corrupt.txt" 
 rc=$?
 [ $rc -eq 0 ] && grep -q '^model  rules-v1' "$TMP/corrupt.txt" && grep -q 'warning: .*energy.json' "$TMP/corrupt.err" \
   && ok "corrupt shipped model: warning and rules-v1, exit 0" || fail "corrupt model: rc $rc $(cat "$TMP/corrupt.txt" "$TMP/corrupt.err")"
+# ParamSpMM's decider as the search consults it: paramspmm.json beside energy.json picks
+# the PCSR branch's first configuration (`plan` shows the first round; the log says so);
+# a corrupt one is a warning and the PCSR default, never an error.
+mkdir -p "$TMP/pm" && cp "$SRC/models/paramspmm-h200-2026-11-29.json" "$TMP/pm/paramspmm.json"
+SPARSEDITTO_MODELS="$TMP/pm" SPARSEDITTO_VERBOSE=1 "$BIN" plan --gen uniform:rows=3000,deg=6 --op spmm -K 32 \
+  --branches 8 > "$TMP/pm.txt" 2> "$TMP/pm.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "pcsr preset: decider $TMP/pm/paramspmm.json: <W [1248], F [124], V [12], S [01]>" "$TMP/pm.err" \
+  && grep -q '^  spmm.pcsr  *pcsr k=32' "$TMP/pm.txt" \
+  && ok "plan: the PCSR preset from SPARSEDITTO_MODELS/paramspmm.json" || fail "decider: rc $rc $(cat "$TMP/pm.err")"
+printf '{"format":' > "$TMP/pm/paramspmm.json"
+SPARSEDITTO_MODELS="$TMP/pm" "$BIN" plan --gen uniform:rows=3000,deg=6 --op spmm -K 32 --branches 8 \
+  > "$TMP/pm.txt" 2> "$TMP/pm.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'warning: .*paramspmm.json.*PCSR starts from its default' "$TMP/pm.err" \
+  && ok "corrupt decider: warning and the PCSR default, exit 0" || fail "corrupt decider: rc $rc $(cat "$TMP/pm.err")"
 
 # Exit codes.
 expect() { # expected-code label command...

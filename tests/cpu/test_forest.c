@@ -1,10 +1,13 @@
 /* tests/cpu/test_forest.c: random forests (regression of a known function, a class
  * boundary among nuisance features, determinism, JSON round trip and corrupt input) and
- * ParamSpMM's decider (features of hand-computed matrices, rules recovered, save/load). */
+ * ParamSpMM's decider (features of hand-computed matrices, rules recovered, save/load,
+ * the search's PCSR preset from a decider found through SPARSEDITTO_MODELS). */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/json_parse.h"
 #include "model/forest.h"
+#include "model/pcsr_shipped.h"
 #include "sdt.h"
 
 static unsigned long long rs;
@@ -414,6 +417,113 @@ static void test_paramspmm_deciders(void)
     sdi_paramspmm_decider_free(&pooled);
 }
 
+/* The search's PCSR preset (pcsr_shipped.h): a paramspmm.json in SPARSEDITTO_MODELS
+ * chooses the PCSR branch's first configuration, as the sweep spells it; a choice outside
+ * the sweep for K, a corrupt file, no file and an empty SPARSEDITTO_MODELS all keep the
+ * PCSR default, with a note and without leaks. */
+static void test_search_preset(void)
+{
+    /* A banded 3000 × 3000 matrix, 5 entries a row (fewer at the edges). */
+    enum { N = 3000 };
+    static int64_t rp[N + 1];
+    static int32_t ci[5 * N];
+    static float vv[5 * N];
+    int64_t e = 0;
+    for (int i = 0; i < N; i++) {
+        rp[i] = e;
+        for (int j = i - 2; j <= i + 2; j++)
+            if (j >= 0 && j < N) {
+                vv[e] = 1.0f;
+                ci[e++] = j;
+            }
+    }
+    rp[N] = e;
+    sd_csr a = make_csr(N, N, rp, ci);
+    a.vals = vv;
+    sdi_spmm_stats st;
+    sdi_spmm_stats_compute(&a, &st);
+    sdi_spmm_config def, c;
+    SDT_OK(sdi_spmm_config_default(SDI_SPMM_PCSR, 32, &st, &def));
+
+    /* Deciders that answer <W 2, F 1, V 1, S 1> for every input (K = 32: in the sweep, and
+     * not the default, which has W 4 and V 2). */
+    enum { M = 40 };
+    static double X[M * SDI_PSPMM_NFEAT];
+    static sdi_paramspmm_params y[M];
+    static int ks[M];
+    rs = sdt_seed + 4;
+    for (int i = 0; i < M; i++) {
+        synth_features(X + i * SDI_PSPMM_NFEAT);
+        y[i] = (sdi_paramspmm_params){2, 1, 1, 1};
+        ks[i] = i % 2 ? 32 : 128;
+    }
+    sdi_forest_opts o = sdi_forest_opts_default();
+    o.ntrees = 4;
+    sdi_paramspmm_deciders d;
+    SDT_OK(sdi_paramspmm_deciders_fit(X, y, ks, M, &o, &d));
+    SDT_CHECK(def.warps != 2 || def.pcsr_v != 1, "the default is not the decider's choice");
+
+    char dir[96], path[128], why[400];
+    snprintf(dir, sizeof dir, "/tmp/sd-test-preset-%d", (int)getpid());
+    snprintf(path, sizeof path, "%s/paramspmm.json", dir);
+    mkdir(dir, 0777);
+    SDT_OK(sdi_paramspmm_deciders_save(&d, path));
+    setenv("SPARSEDITTO_MODELS", dir, 1);
+    sdi_paramspmm_shipped_reload();
+    int decided = -1;
+    SDT_OK(sdi_paramspmm_preset(&a, 32, &st, NULL, &c, &decided, why, sizeof why));
+    SDT_CHECK(decided == 1 && c.tmpl == SDI_SPMM_PCSR && c.warps == 2 && c.coarsen == 1 &&
+                  c.pcsr_v == 1 && c.pcsr_s == 1 && c.pcsr_group == 32 && c.k == 32,
+              "decided %d: W %d F %d V %d S %d group %d (%s)", decided, c.warps, c.coarsen,
+              c.pcsr_v, c.pcsr_s, c.pcsr_group, why);
+    SDT_CHECK(strstr(why, "paramspmm.json") != NULL, "why: %s", why);
+    /* the preset is the sweep's own configuration, field for field */
+    sdi_spmm_config *all = NULL;
+    int nall = 0, same = 0;
+    SDT_OK(sdi_spmm_enumerate_pcsr(&a, 32, 0, &all, &nall));
+    for (int i = 0; i < nall; i++)
+        same += memcmp(&all[i], &c, sizeof c) == 0;
+    sdi_free(all);
+    SDT_CHECK(same == 1, "the preset matches %d sweep configurations", same);
+
+    /* F 4 at K = 32 idles lanes: not in the sweep, so the default stays. */
+    for (int i = 0; i < M; i++)
+        y[i].f = 4;
+    sdi_paramspmm_deciders wide;
+    SDT_OK(sdi_paramspmm_deciders_fit(X, y, ks, M, &o, &wide));
+    SDT_OK(sdi_paramspmm_preset(&a, 32, &st, &wide, &c, &decided, why, sizeof why));
+    SDT_CHECK(decided == 0 && memcmp(&c, &def, sizeof c) == 0 &&
+                  strstr(why, "not in the PCSR sweep") != NULL, "decided %d (%s)", decided, why);
+    sdi_paramspmm_deciders_free(&wide);
+
+    /* A corrupt file: the default, a note, no error, no leak. */
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+        fputs("{\"format\":\"sparseditto-paramspmm\",\"version\":2,\"members\":[", f);
+        fclose(f);
+    }
+    sdi_paramspmm_shipped_reload(); /* frees the good decider */
+    long long live = sdi_alloc_live_bytes();
+    SDT_OK(sdi_paramspmm_preset(&a, 32, &st, NULL, &c, &decided, why, sizeof why));
+    SDT_CHECK(decided == 0 && memcmp(&c, &def, sizeof c) == 0 &&
+                  strstr(why, "unusable decider") != NULL, "corrupt: decided %d (%s)", decided, why);
+    sdi_error_clear();
+    /* No file in the directory, then an empty SPARSEDITTO_MODELS. */
+    remove(path);
+    sdi_paramspmm_shipped_reload();
+    SDT_OK(sdi_paramspmm_preset(&a, 32, &st, NULL, &c, &decided, why, sizeof why));
+    SDT_CHECK(decided == 0 && strstr(why, "no paramspmm.json found") != NULL, "none: %s", why);
+    setenv("SPARSEDITTO_MODELS", "", 1);
+    sdi_paramspmm_shipped_reload();
+    SDT_OK(sdi_paramspmm_preset(&a, 32, &st, NULL, &c, &decided, why, sizeof why));
+    SDT_CHECK(decided == 0 && strstr(why, "SPARSEDITTO_MODELS is empty") != NULL, "empty: %s", why);
+    SDT_CHECK(sdi_alloc_live_bytes() == live, "leak");
+    unsetenv("SPARSEDITTO_MODELS");
+    sdi_paramspmm_shipped_reload();
+    rmdir(dir);
+    sdi_paramspmm_deciders_free(&d);
+}
+
 int main(void)
 {
     sdt_init("test_forest");
@@ -422,5 +532,6 @@ int main(void)
     SDT_RUN(test_paramspmm_features);
     SDT_RUN(test_paramspmm_decider);
     SDT_RUN(test_paramspmm_deciders);
+    SDT_RUN(test_search_preset);
     return sdt_finish();
 }
