@@ -1,6 +1,6 @@
 /* src/cli/cmd_corpus.c: `sparseditto corpus --set LIST --out CORPUS.jsonl [--ops ...]
- * [--time-limit S] [--sweep N] [--max-nnz N]`: measures the training corpus of the
- * ranking models on the GPU (src/tune/corpus_build.h), resumably: run it again with the
+ * [--time-limit S] [--sweep N] [--min-nnz N] [--max-nnz N]`: measures the training corpus of
+ * the ranking models on the GPU (src/tune/corpus_build.h), resumably: run it again with the
  * same arguments to continue. */
 #include <math.h>
 #include <stdio.h>
@@ -24,14 +24,16 @@ static const sdc_option corpus_options[] = {
     {"sweep", 0, true, "small-sweep configurations per family beyond its default, 0..16 "
                        "(default 2)"},
     {"max-nnz", 0, true, "skip matrices with more entries (default none)"},
+    {"min-nnz", 0, true, "skip matrices with fewer entries (default none): with --max-nnz, "
+                         "one size band of a list (the nnz= hints decide before loading)"},
     {"max-products", 0, true, "SpGEMM: skip products with more multiplications (default 1e9)"},
     {"pcsr-space", 0, false, "spmm: measure ParamSpMM's whole <W,F,V,S> space (decider data)"},
     {"matrices", 0, true, "directory of the shared matrices (suitesparse/NAME.mtx.gz)"},
     {"device", 0, true, "CUDA device ordinal (default 0)"},
     {"quiet", 'q', false, "no progress line per task"},
 };
-enum { OPT_SET, OPT_OUT, OPT_OPS, OPT_TIME, OPT_SWEEP, OPT_MAXNNZ, OPT_MAXPROD, OPT_PCSR,
-       OPT_MATRICES, OPT_DEVICE, OPT_QUIET, NOPTS };
+enum { OPT_SET, OPT_OUT, OPT_OPS, OPT_TIME, OPT_SWEEP, OPT_MAXNNZ, OPT_MINNNZ, OPT_MAXPROD,
+       OPT_PCSR, OPT_MATRICES, OPT_DEVICE, OPT_QUIET, NOPTS };
 
 static int parse_real(const char *text, const char *opt, double *out)
 {
@@ -51,7 +53,7 @@ int cmd_corpus(int argc, char **argv)
         return rc;
     if (args.help) {
         sdc_print_help("corpus --set LIST --out CORPUS.jsonl [--ops spmv,spmm8,spmm32,spmm128,"
-                       "spmm256,spgemm] [--time-limit S] [--sweep N] [--max-nnz N]",
+                       "spmm256,spgemm] [--time-limit S] [--sweep N] [--min-nnz N] [--max-nnz N]",
                        "Measures the corpus the ranking models learn from: for every matrix of\n"
                        "LIST and every task, the 36 features and shape class, each template of\n"
                        "V_o at its best configuration of a small sweep (validated, timed) and the\n"
@@ -94,6 +96,11 @@ int cmd_corpus(int argc, char **argv)
     if (args.value[OPT_MAXNNZ] != NULL &&
         (rc = parse_real(args.value[OPT_MAXNNZ], "--max-nnz", &o.max_nnz)) != SDC_EXIT_OK)
         return rc;
+    if (args.value[OPT_MINNNZ] != NULL &&
+        (rc = parse_real(args.value[OPT_MINNNZ], "--min-nnz", &o.min_nnz)) != SDC_EXIT_OK)
+        return rc;
+    if (o.min_nnz > 0 && o.max_nnz > 0 && o.min_nnz > o.max_nnz)
+        return sdc_usage_error("corpus: --min-nnz %g is above --max-nnz %g", o.min_nnz, o.max_nnz);
     if (args.value[OPT_MAXPROD] != NULL &&
         (rc = parse_real(args.value[OPT_MAXPROD], "--max-products", &o.max_products)) != SDC_EXIT_OK)
         return rc;
@@ -130,8 +137,9 @@ int cmd_corpus(int argc, char **argv)
     sd_context_destroy(ctx);
     sdi_free(entries);
     printf("corpus %s: %d tasks measured, %d recorded as errors, %d already there, %d matrices "
-           "over --max-nnz, %.1f s%s\n", o.out_path, sum.measured, sum.errors, sum.already_done,
-           sum.too_big, sum.seconds, sum.stopped_by_time ? "" : "; complete");
+           "over --max-nnz, %d under --min-nnz, %.1f s%s\n", o.out_path, sum.measured, sum.errors,
+           sum.already_done, sum.too_big, sum.too_small, sum.seconds,
+           sum.stopped_by_time ? "" : "; complete");
     if (sum.stopped_by_time)
         printf("time limit reached: %d tasks remain; run the same command again to continue\n",
                sum.remaining);

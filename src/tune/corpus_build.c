@@ -1117,6 +1117,10 @@ sd_status sdi_corpus_build(sd_context *ctx, const sdi_corpus_build_opts *o,
             sum->too_big++;
             continue;
         }
+        if (o->min_nnz > 0 && e->nnz_hint > 0 && e->nnz_hint < o->min_nnz) {
+            sum->too_small++;
+            continue;
+        }
         if (o->time_limit_s > 0 && sdi_now() - t0 > o->time_limit_s) {
             sum->stopped_by_time = 1;
             sum->remaining += unfinished;
@@ -1127,6 +1131,13 @@ sd_status sdi_corpus_build(sd_context *ctx, const sdi_corpus_build_opts *o,
             sum->too_big++;
             if (o->log != NULL)
                 fprintf(o->log, "corpus: %s: nnz %lld > --max-nnz: skipped\n", e->name, (long long)a.nnz);
+            sd_csr_free(&a);
+            continue;
+        }
+        if (s == SD_OK && o->min_nnz > 0 && (double)a.nnz < o->min_nnz) {
+            sum->too_small++;
+            if (o->log != NULL)
+                fprintf(o->log, "corpus: %s: nnz %lld < --min-nnz: skipped\n", e->name, (long long)a.nnz);
             sd_csr_free(&a);
             continue;
         }

@@ -111,6 +111,7 @@ typedef struct {
     double time_limit_s; /* no new task starts after this many seconds (0 = none) */
     int sweep;           /* small-sweep configurations per family beyond its default */
     double max_nnz;      /* matrices with more entries are skipped (0 = no cap) */
+    double min_nnz;      /* matrices with fewer entries are skipped (0 = no floor) */
     double max_products; /* SpGEMM tasks with more products (Σ u) get an error line */
     int pcsr_space;      /* spmm: measure ParamSpMM's whole ⟨W,F,V,S⟩ space (decider data) */
     FILE *log;           /* one progress line per task (NULL = silent) */
@@ -121,6 +122,7 @@ typedef struct {
     int errors;        /* tasks written as error lines */
     int already_done;  /* tasks the output already held */
     int too_big;       /* matrices skipped by max_nnz */
+    int too_small;     /* matrices skipped by min_nnz */
     int remaining;     /* tasks not started (time limit) */
     int stopped_by_time;
     double seconds;

@@ -265,6 +265,9 @@ expect 2 "corpus bad --ops" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.js
 expect 2 "corpus bad --sweep" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --sweep 99
 expect 2 "corpus bad --time-limit" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --time-limit -3
 expect 2 "corpus bad --max-nnz" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --max-nnz lots
+expect 2 "corpus bad --min-nnz" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --min-nnz -5
+expect 2 "corpus --min-nnz above --max-nnz" "$BIN" corpus --set "$TMP/list.txt" --out "$TMP/c.jsonl" --min-nnz 5e6 --max-nnz 1e6
+grep -q 'min-nnz 5e+06 is above --max-nnz 1e+06' "$TMP/err.txt" && ok "the empty size band is named" || fail "band message: $(cat "$TMP/err.txt")"
 expect 1 "corpus missing list" "$BIN" corpus --set "$TMP/nolist.txt" --out "$TMP/c.jsonl"
 printf 'stencil2d:n=8 size=3\n' > "$TMP/badlist.txt"
 expect 1 "corpus bad list line" "$BIN" corpus --set "$TMP/badlist.txt" --out "$TMP/c.jsonl"
