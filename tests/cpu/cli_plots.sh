@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cpu/cli_plots.sh: the benchmark report tooling on the committed results:
 # bench/summarize_compile.py reproduces bench/results/bench_compile.md byte for byte from the
-# part JSON files; bench/sets/ matches bench_suite.c's quick set and make_sets.sh's output;
+# part JSON files, bench/corpus_report.py bench/results/corpus_report.md from the corpus; bench/sets/ matches bench_suite.c's quick set and make_sets.sh's output;
 # bench/plots.py writes every PNG and SVG, non-empty.
 # Usage (ctest): bash cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
 # Exit 77 (skipped, visibly) when python3 is missing, or when matplotlib is not importable
@@ -25,6 +25,12 @@ python3 bench/summarize_compile.py "$tmp/bench_compile.md" "${parts[@]}"
 cmp "$tmp/bench_compile.md" bench/results/bench_compile.md ||
   fail "summarize_compile.py no longer reproduces bench/results/bench_compile.md"
 echo "cli_plots: summarize_compile.py reproduces bench_compile.md"
+
+# 1b. The corpus report is a pure function of the committed corpus.
+python3 bench/corpus_report.py models/corpus/corpus.jsonl.gz >"$tmp/corpus_report.md"
+cmp "$tmp/corpus_report.md" bench/results/corpus_report.md ||
+  fail "bench/corpus_report.py no longer reproduces bench/results/corpus_report.md (rerun it after a corpus change)"
+echo "cli_plots: corpus_report.py reproduces corpus_report.md"
 
 # 2. bench/sets/quick.txt lists bench_suite.c's quick set (quick_gen, then quick_real).
 {
