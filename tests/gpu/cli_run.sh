@@ -1,10 +1,12 @@
 # tests/gpu/cli_run.sh: `sparseditto compile` then `sparseditto run` on a GPU: run finds the
 # cached kernel (no search), validates its first output and times it, for SpMV, SpMM and
 # SpGEMM; with another option set (--no-vendor) or an uncompiled task it exits 3 naming the
-# missing entry. Skipped (exit 77) without a device.
+# missing entry; a compile whose PCSR branch starts from ParamSpMM's decider (a paramspmm.json
+# in SPARSEDITTO_MODELS) validates and runs. Skipped (exit 77) without a device.
 # Usage: bash cli_run.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
+SRC="$(cd "$(dirname "$0")/../.." && pwd)" # the checkout: models/ holds the shipped decider
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 export SPARSEDITTO_CACHE="$TMP/cache"
@@ -40,5 +42,13 @@ rc=$?
 "$BIN" run --gen "$G" --op spmm -K 17 > "$TMP/k.txt" 2>&1
 rc=$?
 [ "$rc" = 3 ] && grep -q "spmm K=17" "$TMP/k.txt" && ok "another K: exit 3, named" || fail "another K: exit $rc"
+# The decider as the PCSR preset, end to end (no cache: a fresh search).
+mkdir -p "$TMP/pm" && cp "$SRC/models/paramspmm-h200-2026-11-29.json" "$TMP/pm/paramspmm.json"
+SPARSEDITTO_MODELS="$TMP/pm" SPARSEDITTO_VERBOSE=1 "$BIN" compile --gen "powerlaw:rows=8000,deg=8,alpha=2.0,max=800" \
+  --op spmm -K 32 --budget 8 --no-cache --json > "$TMP/pm.json" 2> "$TMP/pm.err"
+rc=$?
+[ "$rc" = 0 ] && grep -q "pcsr preset: decider $TMP/pm/paramspmm.json" "$TMP/pm.err" && grep -q '"op":"spmm"' "$TMP/pm.json" \
+  && ok "compile with the decider's PCSR preset: $(grep -o 'pcsr preset: [^)]*>' "$TMP/pm.err" | head -1)" \
+  || fail "decider preset: exit $rc: $(tail -3 "$TMP/pm.err") $(head -c 300 "$TMP/pm.json")"
 if [ "$fails" -ne 0 ]; then echo "cli_run: $fails failed"; exit 1; fi
 echo "cli_run: all passed"

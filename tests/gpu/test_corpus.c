@@ -1,6 +1,7 @@
 /* tests/gpu/test_corpus.c: the corpus builder on a GPU: three small generated matrices,
  * spmv first, then spmv + spmm8 (only the spmm tasks are new), then the same again (nothing
- * new, the file unchanged), then after a torn last line (dropped, nothing new). Every
+ * new, the file unchanged), then after a torn last line (dropped, nothing new); a size
+ * band (--min-nnz / --max-nnz) measures only the matrices inside it. Every
  * record must parse as a corpus task with a cuSPARSE baseline and validated template
  * times; spmm records carry ParamSpMM features and PCSR configurations. Skipped (exit
  * 77) without a device. */
@@ -19,13 +20,14 @@ static const char *list_text = "stencil2d:n=24\n"
                                "powerlaw:rows=3000,deg=6,alpha=2.0,max=400\n"
                                "uniform:rows=2000,cols=1500,deg=5\n";
 
-static sd_status build(const char *ops_text, const char *out, sdi_corpus_build_summary *sum)
+static sd_status build_band(const char *list, const char *ops_text, const char *out,
+                            double min_nnz, double max_nnz, sdi_corpus_build_summary *sum)
 {
     sdi_corpus_entry *e = NULL;
     int n = 0;
     sdi_corpus_opk ops[SDI_CORPUS_MAX_OPS];
     int nops = 0;
-    sd_status s = sdi_corpus_list_parse(list_text, strlen(list_text), ".", &e, &n);
+    sd_status s = sdi_corpus_list_parse(list, strlen(list), ".", &e, &n);
     if (s == SD_OK)
         s = sdi_corpus_ops_parse(ops_text, ops, &nops);
     if (s != SD_OK) {
@@ -41,10 +43,17 @@ static sd_status build(const char *ops_text, const char *out, sdi_corpus_build_s
     o.nops = nops;
     o.sweep = 1;
     o.max_products = 1e9;
+    o.min_nnz = min_nnz;
+    o.max_nnz = max_nnz;
     o.log = stderr;
     s = sdi_corpus_build(g_ctx, &o, sum);
     sdi_free(e);
     return s;
+}
+
+static sd_status build(const char *ops_text, const char *out, sdi_corpus_build_summary *sum)
+{
+    return build_band(list_text, ops_text, out, 0, 0, sum);
 }
 
 static char *slurp(const char *path)
@@ -135,6 +144,31 @@ static void test_build_and_resume(void)
     printf("  four runs in %.1f s\n", sdi_now() - t0);
 }
 
+/* A size band: stencil2d:n=24 (about 2,800 nonzeros) under it, the power-law matrix (about
+ * 18,000) over it, the uniform one (10,000) inside; first by the loaded sizes (no hints),
+ * then by nnz= hints, which decide without loading. */
+static void test_size_band(void)
+{
+    char out[320];
+    snprintf(out, sizeof out, "%s/band.jsonl", dir);
+    sdi_corpus_build_summary sum;
+    SDT_OK(build_band(list_text, "spmv", out, 5000, 15000, &sum));
+    SDT_CHECK(sum.measured == 1 && sum.too_small == 1 && sum.too_big == 1,
+              "band by size: %d measured, %d under, %d over", sum.measured, sum.too_small, sum.too_big);
+    sdi_corpus c;
+    SDT_OK(sdi_corpus_read(out, &c));
+    SDT_CHECK(c.nrecords == 1 && strncmp(c.records[0].matrix, "uniform:", 8) == 0,
+              "%d records, first %s", c.nrecords, c.nrecords > 0 ? c.records[0].matrix : "-");
+    sdi_corpus_free(&c);
+    static const char *hinted = "stencil2d:n=24 nnz=2784\n"
+                                "stencil2d:n=30 nnz=4380\n"
+                                "uniform:rows=2000,cols=1500,deg=5 nnz=10000\n";
+    SDT_OK(build_band(hinted, "spmv", out, 5000, 15000, &sum));
+    SDT_CHECK(sum.measured == 0 && sum.already_done == 1 && sum.too_small == 2,
+              "band by hints: %d measured, %d already done, %d under", sum.measured,
+              sum.already_done, sum.too_small);
+}
+
 int main(void)
 {
     sdt_init("test_corpus (gpu)");
@@ -149,6 +183,7 @@ int main(void)
     if (mkdtemp(dir) == NULL)
         return 1;
     SDT_RUN(test_build_and_resume);
+    SDT_RUN(test_size_band);
     sd_context_destroy(g_ctx);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
