@@ -160,7 +160,7 @@ fi
 # half-written archive itself and tar would fail ("file changed as we read it").
 pack_now() {
   local part
-  part=$(mktemp "${TMPDIR:-/tmp}/gpu-lane-results.XXXXXX") || return 1
+  part=$(mktemp) || return 1 # in $TMPDIR or /tmp
   ( cd "$out" && find . -mindepth 1 -maxdepth 1 ! -name gpu-lane.log ! -name results.tgz -printf '%P\n' |
       tar czf "$part" -T - ) && mv "$part" "$out/results.tgz" || { rm -f "$part"; return 1; }
 }

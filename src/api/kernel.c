@@ -209,6 +209,21 @@ static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e)
     return true;
 }
 
+/* The cubin of req as the blob `name` in *b: 1, or 0 (error cleared) when it cannot be had. */
+static int cubin_blob(sd_kernel *kern, const sdi_jit_request *req, const char *name,
+                      sdi_cache_blob *b)
+{
+    const sdi_cubin *cub = NULL;
+    if (sdi_jit_get(kern->ctx, req, &cub, NULL) != SD_OK) {
+        sdi_error_clear();
+        return 0;
+    }
+    snprintf(b->name, sizeof b->name, "%s", name);
+    b->data = cub->cubin;
+    b->size = cub->size;
+    return 1;
+}
+
 /* The blobs of a built SpGEMM implementation's units and scan, after blobs[0 .. n) (cap
  * entries in all; *count receives the unit count the "sg_units" blob points at). All
  * units or none: an entry missing one is rebuilt on load. Returns the new n. */
@@ -220,20 +235,15 @@ static int spgemm_blobs(sd_kernel *kern, sdi_cache_blob *blobs, int n, int cap, 
         return n0;
     for (int u = 0; u < low->nunits; u++) {
         sdi_jit_request req;
-        const sdi_cubin *cub = NULL;
+        char name[32];
         sdi_spgemm_unit_request(low, u, &req);
-        if (sdi_jit_get(kern->ctx, &req, &cub, NULL) != SD_OK) {
-            sdi_error_clear();
+        snprintf(name, sizeof name, "sg_cubin_%d", u);
+        if (!cubin_blob(kern, &req, name, &blobs[n + 1]))
             return n0;
-        }
         snprintf(blobs[n].name, sizeof blobs[n].name, "sg_src_%d", u);
         blobs[n].data = low->units[u].source;
         blobs[n].size = strlen(low->units[u].source) + 1;
-        n++;
-        snprintf(blobs[n].name, sizeof blobs[n].name, "sg_cubin_%d", u);
-        blobs[n].data = cub->cubin;
-        blobs[n].size = cub->size;
-        n++;
+        n += 2;
     }
     *count = low->nunits;
     snprintf(blobs[n].name, sizeof blobs[n].name, SG_BLOB_UNITS);
@@ -241,14 +251,8 @@ static int spgemm_blobs(sd_kernel *kern, sdi_cache_blob *blobs, int n, int cap, 
     blobs[n].size = sizeof *count;
     n++;
     sdi_jit_request req;
-    const sdi_cubin *cub = NULL;
     sdi_spgemm_scan_request(&req);
-    if (sdi_jit_get(kern->ctx, &req, &cub, NULL) == SD_OK) {
-        snprintf(blobs[n].name, sizeof blobs[n].name, "cubin_scan");
-        blobs[n].data = cub->cubin;
-        blobs[n].size = cub->size;
-        n++;
-    }
+    n += cubin_blob(kern, &req, "cubin_scan", &blobs[n]);
     sdi_error_clear();
     return n;
 }
@@ -347,26 +351,14 @@ static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_k
     else if (kern->impl.kind != SDI_IMPL_VENDOR) {
         sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
         sdi_jit_request req;
-        const sdi_cubin *cub = NULL;
-        if (sdi_impl_jit_request(&kern->impl, kern->ctx, macros, &req) == SD_OK &&
-            sdi_jit_get(kern->ctx, &req, &cub, NULL) == SD_OK) {
-            snprintf(blobs[n].name, sizeof blobs[n].name, "cubin");
-            blobs[n].data = cub->cubin;
-            blobs[n].size = cub->size;
-            n++;
-        }
+        if (sdi_impl_jit_request(&kern->impl, kern->ctx, macros, &req) == SD_OK)
+            n += cubin_blob(kern, &req, "cubin", &blobs[n]);
         sdi_error_clear();
     }
     if (kern->impl.kind == SDI_IMPL_SPGEMM) {
         sdi_jit_request req;
-        const sdi_cubin *cub = NULL;
         sdi_spgemm_prep_request(&req);
-        if (sdi_jit_get(kern->ctx, &req, &cub, NULL) == SD_OK) {
-            snprintf(blobs[n].name, sizeof blobs[n].name, "cubin_prep");
-            blobs[n].data = cub->cubin;
-            blobs[n].size = cub->size;
-            n++;
-        }
+        n += cubin_blob(kern, &req, "cubin_prep", &blobs[n]);
         sdi_error_clear();
     }
     sdi_cache_entry e = {kern->plan_json, kern->record_json, n, blobs};

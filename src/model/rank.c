@@ -188,7 +188,8 @@ static void search_model(void)
 {
     char path[512], why[256];
     if (!sdi_model_find("energy.json", path, sizeof path, why, sizeof why)) {
-        if (getenv("SPARSEDITTO_MODELS") != NULL && getenv("SPARSEDITTO_MODELS")[0] == '\0')
+        const char *env = getenv("SPARSEDITTO_MODELS");
+        if (env != NULL && env[0] == '\0')
             snprintf(model_note, sizeof model_note, "%s", why); /* no model wanted */
         else
             snprintf(model_note, sizeof model_note, "%.240s: rules-v1", why);

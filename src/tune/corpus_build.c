@@ -1083,6 +1083,21 @@ static sd_status load_entry(const sdi_corpus_entry *e, sd_csr *a)
     return sdi_analysis_check(a);
 }
 
+/* A matrix of nnz entries outside [min_nnz, max_nnz] (a bound of 0 is none): counted in
+ * sum; 1 above the band, -1 below it, 0 inside. */
+static int outside_band(const sdi_corpus_build_opts *o, double nnz, sdi_corpus_build_summary *sum)
+{
+    if (o->max_nnz > 0 && nnz > o->max_nnz) {
+        sum->too_big++;
+        return 1;
+    }
+    if (o->min_nnz > 0 && nnz < o->min_nnz) {
+        sum->too_small++;
+        return -1;
+    }
+    return 0;
+}
+
 sd_status sdi_corpus_build(sd_context *ctx, const sdi_corpus_build_opts *o,
                            sdi_corpus_build_summary *sum)
 {
@@ -1113,31 +1128,19 @@ sd_status sdi_corpus_build(sd_context *ctx, const sdi_corpus_build_opts *o,
         sum->already_done += o->nops - unfinished;
         if (unfinished == 0)
             continue;
-        if (o->max_nnz > 0 && e->nnz_hint > o->max_nnz) {
-            sum->too_big++;
+        if (e->nnz_hint > 0 && outside_band(o, e->nnz_hint, sum) != 0)
             continue;
-        }
-        if (o->min_nnz > 0 && e->nnz_hint > 0 && e->nnz_hint < o->min_nnz) {
-            sum->too_small++;
-            continue;
-        }
         if (o->time_limit_s > 0 && sdi_now() - t0 > o->time_limit_s) {
             sum->stopped_by_time = 1;
             sum->remaining += unfinished;
             continue;
         }
         sd_status s = load_entry(e, &a);
-        if (s == SD_OK && o->max_nnz > 0 && (double)a.nnz > o->max_nnz) {
-            sum->too_big++;
+        const int side = s == SD_OK ? outside_band(o, (double)a.nnz, sum) : 0;
+        if (side != 0) {
             if (o->log != NULL)
-                fprintf(o->log, "corpus: %s: nnz %lld > --max-nnz: skipped\n", e->name, (long long)a.nnz);
-            sd_csr_free(&a);
-            continue;
-        }
-        if (s == SD_OK && o->min_nnz > 0 && (double)a.nnz < o->min_nnz) {
-            sum->too_small++;
-            if (o->log != NULL)
-                fprintf(o->log, "corpus: %s: nnz %lld < --min-nnz: skipped\n", e->name, (long long)a.nnz);
+                fprintf(o->log, "corpus: %s: nnz %lld %s: skipped\n", e->name, (long long)a.nnz,
+                        side > 0 ? "> --max-nnz" : "< --min-nnz");
             sd_csr_free(&a);
             continue;
         }

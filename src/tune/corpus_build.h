@@ -49,7 +49,7 @@ typedef struct {
     sdi_centry_kind kind;
     char text[512];  /* the spec, or the resolved path */
     char name[96];   /* the corpus's matrix name: the spec, the file's base name, the name */
-    double nnz_hint; /* "nnz=N" after the entry (0 = unknown): --max-nnz skips it unread */
+    double nnz_hint; /* "nnz=N" after the entry (0 = unknown): --max-nnz / --min-nnz skip it unread */
     int line;        /* 1-based line in the list */
 } sdi_corpus_entry;
 
