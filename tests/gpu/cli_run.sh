@@ -42,9 +42,11 @@ rc=$?
 "$BIN" run --gen "$G" --op spmm -K 17 > "$TMP/k.txt" 2>&1
 rc=$?
 [ "$rc" = 3 ] && grep -q "spmm K=17" "$TMP/k.txt" && ok "another K: exit 3, named" || fail "another K: exit $rc"
-# The decider as the PCSR preset, end to end (no cache: a fresh search).
+# The decider as the PCSR preset, end to end (no cache: a fresh search). A uniform matrix:
+# its first round holds the PCSR branch (`plan --branches 3`); on a skewed one PCSR may not
+# be searched at all and the decider is never consulted.
 mkdir -p "$TMP/pm" && cp "$SRC/models/paramspmm-h200-2026-11-29.json" "$TMP/pm/paramspmm.json"
-SPARSEDITTO_MODELS="$TMP/pm" SPARSEDITTO_VERBOSE=1 "$BIN" compile --gen "powerlaw:rows=8000,deg=8,alpha=2.0,max=800" \
+SPARSEDITTO_MODELS="$TMP/pm" SPARSEDITTO_VERBOSE=1 "$BIN" compile --gen "uniform:rows=8000,deg=8" \
   --op spmm -K 32 --budget 8 --no-cache --json > "$TMP/pm.json" 2> "$TMP/pm.err"
 rc=$?
 [ "$rc" = 0 ] && grep -q "pcsr preset: decider $TMP/pm/paramspmm.json" "$TMP/pm.err" && grep -q '"op":"spmm"' "$TMP/pm.json" \
