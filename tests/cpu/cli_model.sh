@@ -148,7 +148,7 @@ rc=$?
 # ParamSpMM's decider as the search consults it: paramspmm.json beside energy.json picks
 # the PCSR branch's first configuration (`plan` shows the first round; the log says so);
 # a corrupt one is a warning and the PCSR default, never an error.
-mkdir -p "$TMP/pm" && cp "$SRC/models/paramspmm-h200-2026-11-29.json" "$TMP/pm/paramspmm.json"
+mkdir -p "$TMP/pm" && cp "$SRC/models/paramspmm-h200-2026-11-30.json" "$TMP/pm/paramspmm.json"
 SPARSEDITTO_MODELS="$TMP/pm" SPARSEDITTO_VERBOSE=1 "$BIN" plan --gen uniform:rows=3000,deg=6 --op spmm -K 32 \
   --branches 8 > "$TMP/pm.txt" 2> "$TMP/pm.err"
 rc=$?

@@ -45,7 +45,7 @@ rc=$?
 # The decider as the PCSR preset, end to end (no cache: a fresh search). A uniform matrix:
 # its first round holds the PCSR branch (`plan --branches 3`); on a skewed one PCSR may not
 # be searched at all and the decider is never consulted.
-mkdir -p "$TMP/pm" && cp "$SRC/models/paramspmm-h200-2026-11-29.json" "$TMP/pm/paramspmm.json"
+mkdir -p "$TMP/pm" && cp "$SRC/models/paramspmm-h200-2026-11-30.json" "$TMP/pm/paramspmm.json"
 SPARSEDITTO_MODELS="$TMP/pm" SPARSEDITTO_VERBOSE=1 "$BIN" compile --gen "uniform:rows=8000,deg=8" \
   --op spmm -K 32 --budget 8 --no-cache --json > "$TMP/pm.json" 2> "$TMP/pm.err"
 rc=$?
