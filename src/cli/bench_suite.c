@@ -54,7 +54,7 @@ typedef struct {
     double compile_s, hit_s;
     double peak_mib;     /* SpGEMM: the winner's peak device memory */
     int cusparse_failed; /* SpGEMM: no cuSPARSE algorithm completed (speed-ups NaN) */
-    double ms_analysis, ms_synthesis, ms_nvrtc, ms_measure, ms_cusparse;
+    double ms_analysis, ms_synthesis, ms_nvrtc, ms_measure, ms_cusparse, ms_search;
     int ntrials;
     int64_t nnz_c;  /* SpGEMM: entries of C (-1 when unknown) */
     double ceiling; /* best cuSPARSE time / the physical limit (>= 1); NaN when unknown */
@@ -132,6 +132,8 @@ static void fill_from_describe(record *r, const char *json)
     r->ms_nvrtc = sdi_jget_number(ct, "nvrtc", 0);
     r->ms_measure = sdi_jget_number(ct, "measure", 0);
     r->ms_cusparse = sdi_jget_number(ct, "cusparse", 0);
+    r->ms_search = sdi_jget_number(ct, "total", 0); /* the tuner's wall time: the rest of
+                                                       compile_s is sd_compile around it */
     r->peak_mib = num(s, "winner", NULL, "peak_bytes") / 1048576.0;
     r->cusparse_failed = sdi_jget(s, "cusparse_best") == NULL &&
                          sdi_jget_string(s, "cusparse_failure", "")[0] != '\0';
@@ -397,11 +399,12 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
                         "\"ours_us\":%.4f,\"ours_pipelined_us\":%.4f,\"cusparse_us\":%s,\"cusparse_pipelined_us\":%s,"
                         "\"speedup\":%s,\"speedup_pipelined\":%s,\"speedup_ours\":%s,\"roofline\":%.4f,"
                         "\"compile_s\":%.3f,\"cache_hit_s\":%.4f,\"trials\":%d,\"ms\":{\"analysis\":%.1f,"
-                        "\"synthesis\":%.1f,\"nvrtc\":%.1f,\"measure\":%.1f,\"cusparse\":%.1f}",
+                        "\"synthesis\":%.1f,\"nvrtc\":%.1f,\"measure\":%.1f,\"cusparse\":%.1f,\"search\":%.1f}",
                     r->family, r->config, r->vendor_won ? "true" : "false", r->vendor_best, r->ours_us,
                     r->ours_pipe_us, jnum(b1, r->vendor_us), jnum(b2, r->vendor_pipe_us), jnum(b3, r->speedup),
                     jnum(b4, r->speedup_pipe), jnum(b5, r->speedup_ours), r->roofline, r->compile_s, r->hit_s,
-                    r->ntrials, r->ms_analysis, r->ms_synthesis, r->ms_nvrtc, r->ms_measure, r->ms_cusparse);
+                    r->ntrials, r->ms_analysis, r->ms_synthesis, r->ms_nvrtc, r->ms_measure, r->ms_cusparse,
+                    r->ms_search);
             fprintf(js, ",\"limit_us\":%s,\"ceiling\":%s", jnum(b1, limit_us(r, ctx->copy_bw)), jnum(b2, r->ceiling));
             fprintf(js, ",\"shape_class\":\"%s\",\"features\":{", r->shape);
             for (int f = 0; f < SD_NUM_FEATURES; f++) {

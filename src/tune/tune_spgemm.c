@@ -240,6 +240,20 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     return SD_OK;
 }
 
+/* Compiles a batch of configurations in parallel before they are tried (NVRTC is
+ * thread-safe; the executors then find their modules in the memo). Its wall time is the
+ * search's NVRTC stage: try_config only sees the memo hits. A failure is left to each
+ * candidate, which reports its own. */
+static void precompile_batch(sg_tuner *t, const sdi_spgemm_config *v, int n)
+{
+    if (n < 2)
+        return;
+    double t0 = sdi_now();
+    if (sdi_spgemm_precompile(t->ctx, t->ops, v, n) != SD_OK)
+        sdi_error_clear();
+    t->r->ms_compile += (sdi_now() - t0) * 1e3;
+}
+
 /* Up to `take` new configurations of family f at a sweep level, compiled in parallel
  * first (NVRTC is thread-safe; the executors then find their modules in the memo). */
 static sd_status try_family(sg_tuner *t, int round, int f, int level, int take)
@@ -260,8 +274,7 @@ static sd_status try_family(sg_tuner *t, int round, int f, int level, int take)
         if (!dup)
             v[m++] = v[i];
     }
-    if (m > 1 && sdi_spgemm_precompile(t->ctx, t->ops, v, m) != SD_OK)
-        sdi_error_clear(); /* each candidate reports its own compile failure */
+    precompile_batch(t, v, m);
     int before = t->used;
     for (int i = 0; i < m && t->used - before < take && s == SD_OK; i++)
         s = try_config(t, round, &v[i]);
@@ -391,8 +404,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
     if (opt->deterministic) {
         sdi_spgemm_config dc[NF];
         int nd = deterministic_configs(t, dc, NF);
-        if (nd > 1 && sdi_spgemm_precompile(ctx, t->ops, dc, nd) != SD_OK)
-            sdi_error_clear();
+        precompile_batch(t, dc, nd);
         for (int i = 0; i < nd; i++)
             SD_TRY(try_config(t, 1, &dc[i]));
         if (nd == 0)
@@ -409,8 +421,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
                 np++;
             sdi_error_clear();
         }
-        if (np > 1 && sdi_spgemm_precompile(ctx, t->ops, pre, np) != SD_OK)
-            sdi_error_clear();
+        precompile_batch(t, pre, np);
         for (int i = 0; i < np; i++)
             SD_TRY(try_config(t, 1, &pre[i]));
         /* Large products: each candidate costs seconds; the presets and a short sweep. */

@@ -2,7 +2,8 @@
 # cached kernel (no search), validates its first output and times it, for SpMV, SpMM and
 # SpGEMM; with another option set (--no-vendor) or an uncompiled task it exits 3 naming the
 # missing entry; a compile whose PCSR branch starts from ParamSpMM's decider (a paramspmm.json
-# in SPARSEDITTO_MODELS) validates and runs. Skipped (exit 77) without a device.
+# in SPARSEDITTO_MODELS) validates and runs; a search ranked by the energy model
+# (energy.json) names it in its record. Skipped (exit 77) without a device.
 # Usage: bash cli_run.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
@@ -52,5 +53,17 @@ rc=$?
 [ "$rc" = 0 ] && grep -q "pcsr preset: decider $TMP/pm/paramspmm.json" "$TMP/pm.err" && grep -q '"op":"spmm"' "$TMP/pm.json" \
   && ok "compile with the decider's PCSR preset: $(grep -o 'pcsr preset: [^)]*>' "$TMP/pm.err" | head -1)" \
   || fail "decider preset: exit $rc: $(tail -3 "$TMP/pm.err") $(head -c 300 "$TMP/pm.json")"
+# The energy model ranking the search (SPARSEDITTO_MODELS/energy.json): the search record
+# names it, and the compile completes for a dense operator and SpGEMM.
+mkdir -p "$TMP/em" && cp "$SRC/models/energy-h200-2026-11-29.json" "$TMP/em/energy.json"
+for task in "--op spmv" "--op spgemm"; do
+  # shellcheck disable=SC2086 # task is a list of words on purpose
+  SPARSEDITTO_MODELS="$TMP/em" "$BIN" compile --gen "$G" $task --budget 6 --no-cache --report "$TMP/em.json" \
+    > "$TMP/em.txt" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] && grep -q '"model": *"energy-v1"' "$TMP/em.json" && grep -q "$TMP/em/energy.json" "$TMP/em.json" \
+    && ok "compile $task ranked by the energy model" \
+    || fail "energy model, $task: exit $rc: $(tail -3 "$TMP/em.txt") $(head -c 300 "$TMP/em.json" 2>/dev/null)"
+done
 if [ "$fails" -ne 0 ]; then echo "cli_run: $fails failed"; exit 1; fi
 echo "cli_run: all passed"
