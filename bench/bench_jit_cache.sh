@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/bench_jit_cache.sh: what the on-disk JIT cache (SPARSEDITTO_JIT_CACHE=1, src/cache/
-# jit_cache.c) saves in NVRTC time. For every matrix of a set and SpMV, SpMM K = 32 and
-# SpGEMM, `sparseditto compile` lowers and NVRTC-compiles the search's first round; on a
-# machine without a GPU that is where it stops (exit 3), so this runs anywhere the toolkit
-# is installed. Three passes over the set, each in a fresh process per task: 'off' (no JIT
+# bench/bench_jit_cache.sh: what the on-disk JIT cache (src/cache/jit_cache.c; on by default,
+# SPARSEDITTO_JIT_CACHE=0 turns it off) saves in NVRTC time. For every matrix of a set and
+# SpMV, SpMM K = 32 and SpGEMM, `sparseditto compile` lowers and NVRTC-compiles the search's
+# first round; on a machine without a GPU that is where it stops (exit 3), so this runs
+# anywhere the toolkit is installed. Three passes over the set, each in a fresh process per task: 'off' (no JIT
 # cache: every task compiles its plans), 'cold' (an empty cache: a variant compiled for one
 # matrix is loaded for the next), 'warm' (the same tasks again). On a GPU machine the
 # searches also measure; the NVRTC column is the part the cache removes.
@@ -29,7 +29,7 @@ for pass in off cold warm; do
       args=(--op "$1")
       [ $# -gt 1 ] && args+=(-K "$2")
       t0=$(date +%s.%N)
-      line=$( if [ "$pass" = off ]; then env -u SPARSEDITTO_JIT_CACHE SPARSEDITTO_CACHE="$cache/off" \
+      line=$( if [ "$pass" = off ]; then env SPARSEDITTO_JIT_CACHE=0 SPARSEDITTO_CACHE="$cache/off" \
                    "$bin" compile "${src[@]}" "${args[@]}" 2>/dev/null
               else SPARSEDITTO_JIT_CACHE=1 SPARSEDITTO_CACHE="$cache/on" \
                    "$bin" compile "${src[@]}" "${args[@]}" 2>/dev/null; fi | grep '^stages' )

@@ -126,8 +126,8 @@ SDI_HIDDEN int sdi_cache_mkdirs(const char *path);
  * full JIT key (architecture, options, source), the embedded templates, the library and
  * NVRTC versions; written atomically; verified (key and content hashes) on every read, a
  * bad file deleted and reported as a miss. */
-/* Whether the JIT cache is used: SPARSEDITTO_JIT_CACHE=1 turns it on, =0 off; default off
- * until the GPU lane has validated kernels loaded from it. */
+/* Whether the JIT cache is used: on unless SPARSEDITTO_JIT_CACHE=0 (on by default since
+ * the H200 lane validated searches whose kernels it loaded, 2026-11-30). */
 SDI_HIDDEN bool sdi_jit_cache_enabled(void);
 /* Looks the key up under dir (a cache base as given to sdi_cache_open); salt folds in what
  * the key text does not say (the caller's templates and compiler version). *cubin is NULL

@@ -28,7 +28,7 @@ typedef struct {
 bool sdi_jit_cache_enabled(void)
 {
     const char *v = getenv("SPARSEDITTO_JIT_CACHE");
-    return v != NULL && strcmp(v, "1") == 0;
+    return v == NULL || strcmp(v, "0") != 0;
 }
 
 /* "<dir>/sd-<version>/jit/<hh>" into folder and "<folder>/<hex>.cubin" into path. */

@@ -21,11 +21,13 @@
  * 1. The streaming limit is DESIGN.md's CSR streaming bytes (sdi_roofline_bytes) over the
  * calibrated copy bandwidth; for SpGEMM (no roofline there) reading A and B once and
  * writing C once (CSR, 64-bit row pointers for C). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench_common.h"
@@ -489,6 +491,12 @@ int sdb_run(const sdb_options *o)
     double max_nnz = o->max_nnz, time_limit = o->time_limit;
     int budget = o->budget, from = o->from;
     FILE *progress = o->progress;
+    /* The reports are rewritten after every task: a folder that cannot be made stops the
+     * run before the first compile, not after it. */
+    if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "%s: cannot create '%s' (%s)\n", o->prog, o->out, strerror(errno));
+        return 1;
+    }
     /* A set given as a list file (`sparseditto corpus`'s syntax: generator specs, matrix
      * files, shared names, optional "nnz=N" hints) is read and checked before the device is
      * touched: a bad line stops the run at once, naming it. */

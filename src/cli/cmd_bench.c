@@ -2,11 +2,9 @@
  * compiler benchmark suite (bench_suite.c, the same run as bench/bench_compile): every
  * task compiled through sd_compile against the best cuSPARSE variant, written as
  * DIR/bench_compile.{json,md}. This file parses and checks the options only. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench_suite.h"
@@ -131,10 +129,6 @@ int cmd_bench(int argc, char **argv)
         if (sdc_parse_int(args.value[O_MAXNNZ], "--max-nnz", 1, (long long)1 << 40, &v) != SDC_EXIT_OK)
             return SDC_EXIT_USAGE;
         o.max_nnz = (double)v;
-    }
-    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "sparseditto: cannot create '%s' (%s)\n", o.out, strerror(errno));
-        return SDC_EXIT_ENV;
     }
     bool json = args.present[O_JSON];
     o.progress = json ? stderr : stdout;

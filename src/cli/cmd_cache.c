@@ -40,7 +40,7 @@ static void print_stats(const sdi_cache_stats *st, bool json)
     printf("cache       %s\n", st->root);
     printf("  kernels   %lld entries, %.1f MiB (plan, record, cubin each)\n", st->entries,
            st->entry_bytes / 1048576.0);
-    printf("  variants  %lld compiled kernels, %.1f MiB (the JIT cache, SPARSEDITTO_JIT_CACHE=1)\n", st->jit,
+    printf("  variants  %lld compiled kernels, %.1f MiB (the JIT cache; SPARSEDITTO_JIT_CACHE=0 turns it off)\n", st->jit,
            st->jit_bytes / 1048576.0);
     printf("  other     %lld files, %.1f MiB (locks, temporaries)\n", st->other, st->other_bytes / 1048576.0);
     printf("  stale     %lld folders of other library versions, %.1f MiB\n", st->stale_dirs,

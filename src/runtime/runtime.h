@@ -381,7 +381,11 @@ SDI_HIDDEN void sdi_reference_free(sdi_reference *r);
 #define SDI_DEVICE_CHECK_MIN (1 << 18)
 SDI_HIDDEN sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference *r,
                                             const float *d_out, sdi_validation *val);
-/* Copies a device CSR back (row pointers of 4 or 8 bytes) and applies the SpGEMM rule. */
+/* Applies the SpGEMM rule to a device CSR (row pointers of 4 or 8 bytes): a large output
+ * (≥ SDI_DEVICE_CHECK_MIN entries, as many as the reference's) is compared on the device
+ * with a mirror of the reference (its structure exactly, values as above) when the mirror
+ * fits in an eighth of the free device memory; an output the device flags, and every
+ * other, is copied back and judged on the host (whose message a failure carries). */
 SDI_HIDDEN sd_status sdi_check_spgemm_output(sd_context *ctx, const sdi_reference *r,
                                              int32_t rows, int32_t cols, int64_t nnz,
                                              const void *d_rowptr, int rowptr_bytes,

@@ -1,10 +1,11 @@
 /* src/runtime/validate_device.c: CPU references for the operators (src/ref, double
  * accumulation) kept per task, and the check of a device output against them:
- * DESIGN.md's rule (src/ref/validate.c) on the host, preceded for large dense outputs
- * by a device-side check against a mirror of the reference. Why the mirror: a search
- * validates every candidate, and copying a 10⁸-entry SpMM output back and judging it
- * on the host cost about a second per candidate, which dominated compile time on large
- * tasks; the device check reads back 16 bytes. */
+ * DESIGN.md's rule (src/ref/validate.c) on the host, preceded for large outputs (dense,
+ * and SpGEMM's CSR) by a device-side check against a mirror of the reference. Why the
+ * mirror: a search validates every candidate, and copying a 10⁸-entry output back and
+ * judging it on the host cost about a second per candidate, which dominated compile time
+ * on large tasks (SpGEMM: 71 s of an 89 s R-MAT compile); the device check reads back
+ * 16 bytes. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,20 +19,33 @@ struct sdi_ref_device {
     pthread_mutex_t lock;
     int state;              /* 0 not built yet, 1 ready, -1 unavailable: host path */
     const sd_context *ctx;  /* the context the mirror was built in */
-    float *want;            /* rows × k, the reference rounded to FP32 */
-    float *tol;             /* rows × k, conservative bound (negative: host decides) */
+    float *want;            /* rows × k (SpGEMM: nnz), the reference rounded to FP32 */
+    float *tol;             /* the same, conservative bound (negative: host decides) */
+    long long *rowptr;      /* SpGEMM: the reference's rows + 1 row pointers */
+    int *col;               /* SpGEMM: its nnz column indices */
     unsigned long long *result; /* sd_validate_args.result */
     sdi_module mod;
 };
+
+static void mirror_release(struct sdi_ref_device *d)
+{
+    sdi_device_free(d->want);
+    sdi_device_free(d->tol);
+    sdi_device_free(d->rowptr);
+    sdi_device_free(d->col);
+    sdi_device_free(d->result);
+    sdi_module_unload(&d->mod);
+    d->want = d->tol = NULL;
+    d->rowptr = NULL;
+    d->col = NULL;
+    d->result = NULL;
+}
 
 static void ref_device_free(struct sdi_ref_device *d)
 {
     if (d == NULL)
         return;
-    sdi_device_free(d->want);
-    sdi_device_free(d->tol);
-    sdi_device_free(d->result);
-    sdi_module_unload(&d->mod);
+    mirror_release(d);
     pthread_mutex_destroy(&d->lock);
     sdi_free(d);
 }
@@ -96,22 +110,60 @@ sd_status sdi_reference_spgemm(const sd_csr *a, const sd_csr *b, sdi_reference *
     out->k = 0;
     out->rows = a->rows;
     sd_status s = sdi_ref_spgemm(a, b, &out->c);
+    if (s == SD_OK) {
+        out->dev = sdi_calloc(1, sizeof *out->dev);
+        if (out->dev == NULL)
+            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the reference's device mirror");
+        else
+            pthread_mutex_init(&out->dev->lock, NULL);
+    }
     if (s != SD_OK)
-        memset(out, 0, sizeof *out);
+        sdi_reference_free(out);
     return s;
 }
 
-/* Builds the device mirror of r (d->lock held). Entry e gets want_f = (float)want and
- * tol_f = bound − |want_f − want| rounded towards zero (the double terms nudged by
- * 2⁻⁵⁰ the safe way), so |got − want_f| ≤ tol_f implies |got − want| ≤ bound exactly;
- * tol_f < 0 when the rounding alone uses up the bound (the host judges that entry).
- * Exact mode: bound 0, so only entries whose reference is an FP32 value pass. */
+/* One entry of the mirror: want_f = (float)want and tol_f = bound − |want_f − want|
+ * rounded towards zero (the double terms nudged by 2⁻⁵⁰ the safe way), so
+ * |got − want_f| ≤ tol_f implies |got − want| ≤ bound exactly; tol_f < 0 when the rounding
+ * alone uses up the bound (the host judges that entry). Exact mode: bound 0, so only
+ * entries whose reference is an FP32 value pass. */
+static void mirror_entry(double want, int64_t count, double absum, int exact, float *wf_out,
+                         float *tf_out)
+{
+    const float wf = (float)want;
+    const double bound = exact ? 0.0 : sdi_validation_bound(want, count, absum);
+    const double left = bound * (1.0 - 0x1p-50) - fabs((double)wf - want) * (1.0 + 0x1p-50);
+    float tf = -1.0f;
+    if (isfinite(want) && isfinite(wf) && left >= 0.0) {
+        tf = (float)left;
+        if ((double)tf > left)
+            tf = nextafterf(tf, 0.0f);
+    }
+    *wf_out = wf;
+    *tf_out = tf;
+}
+
+/* Builds the device mirror of r (d->lock held): want/tol per output entry, for SpGEMM
+ * also the reference's structure, the result words and the check's kernel. */
 static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
                                   struct sdi_ref_device *d)
 {
-    const int64_t rows = r->rows, k = r->k;
-    const size_t n = (size_t)rows * (size_t)k;
-    float *hw = sdi_malloc_array(n, sizeof *hw), *ht = sdi_malloc_array(n, sizeof *ht);
+    const bool sparse = r->op == SD_OP_SPGEMM;
+    const size_t n = sparse ? (size_t)r->c.nnz : (size_t)r->rows * (size_t)r->k;
+    if (sparse) {
+        /* The mirror must not crowd the candidates being checked: at most an eighth of
+         * what is free (products near the device's limit are checked on the host). */
+        const size_t bytes = ((size_t)r->c.rows + 1) * 8 + n * 12;
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+            (void)cudaGetLastError();
+            free_b = 0;
+        }
+        if (bytes > free_b / 8)
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                           "a mirror of %zu bytes exceeds an eighth of the %zu free bytes", bytes, free_b);
+    }
+    float *hw = sdi_malloc_array(n > 0 ? n : 1, sizeof *hw), *ht = sdi_malloc_array(n > 0 ? n : 1, sizeof *ht);
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         sdi_free(hw);                                                                      \
@@ -119,34 +171,35 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
     } while (0)
     SD_CHECK_ALLOC(hw, "device-check reference");
     SD_CHECK_ALLOC(ht, "device-check bounds");
+    if (sparse) {
+        const sdi_ref_csr *c = &r->c;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < rows; i++) {
-        for (int64_t c = 0; c < k; c++) {
-            const size_t e = (size_t)(i * k + c);
-            const double want = r->want[e];
-            const float wf = (float)want;
-            const double bound =
-                r->exact ? 0.0 : sdi_validation_bound(want, r->count[i], r->absum[e]);
-            const double left =
-                bound * (1.0 - 0x1p-50) - fabs((double)wf - want) * (1.0 + 0x1p-50);
-            float tf = -1.0f;
-            if (isfinite(want) && isfinite(wf) && left >= 0.0) {
-                tf = (float)left;
-                if ((double)tf > left)
-                    tf = nextafterf(tf, 0.0f);
+        for (int64_t e = 0; e < c->nnz; e++)
+            mirror_entry(c->vals[e], c->count[e], c->absum[e], 0, &hw[e], &ht[e]);
+        SD_TRY(sdi_device_upload(ctx, (void **)&d->rowptr, c->rowptr, ((size_t)c->rows + 1) * sizeof *c->rowptr,
+                                 "device-check row pointers"));
+        if (n > 0)
+            SD_TRY(sdi_device_upload(ctx, (void **)&d->col, c->colind, n * sizeof *c->colind,
+                                     "device-check column indices"));
+    } else {
+        const int64_t rows = r->rows, k = r->k;
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t c = 0; c < k; c++) {
+                const size_t e = (size_t)(i * k + c);
+                mirror_entry(r->want[e], r->count[i], r->absum[e], r->exact, &hw[e], &ht[e]);
             }
-            hw[e] = wf;
-            ht[e] = tf;
-        }
     }
-    SD_TRY(sdi_device_upload(ctx, (void **)&d->want, hw, n * sizeof *hw, "device-check reference"));
-    SD_TRY(sdi_device_upload(ctx, (void **)&d->tol, ht, n * sizeof *ht, "device-check bounds"));
+    if (n > 0) {
+        SD_TRY(sdi_device_upload(ctx, (void **)&d->want, hw, n * sizeof *hw, "device-check reference"));
+        SD_TRY(sdi_device_upload(ctx, (void **)&d->tol, ht, n * sizeof *ht, "device-check bounds"));
+    }
     SD_TRY(sdi_device_malloc(ctx, (void **)&d->result, 2 * sizeof *d->result, "device-check result"));
     sdi_jit_request req;
     memset(&req, 0, sizeof req);
     req.template_name = "sd_validate.cuh";
-    req.kernel_name = "sd_validate_dense";
-    SD_TRY(sdi_module_build(ctx, &req, "sd_validate_dense", &d->mod));
+    req.kernel_name = sparse ? "sd_validate_spgemm" : "sd_validate_dense";
+    SD_TRY(sdi_module_build(ctx, &req, req.kernel_name, &d->mod));
     SD_FREE_ALL;
     return SD_OK;
 #undef SD_FREE_ALL
@@ -158,16 +211,12 @@ static bool host_validation_forced(void)
     return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
 }
 
-/* The device check: *passed = true when every entry passed (val filled), false when
- * the host must judge (entries flagged, or no mirror could be built: out of device
- * memory is not an error here, the host path needs none). */
-static sd_status device_check(sd_context *ctx, const sdi_reference *r, const float *d_out,
-                              sdi_validation *val, bool *passed)
+/* The mirror of r, built on first use (d->lock held): *ready when it can check in ctx.
+ * No mirror (out of device memory, ...) is not an error: the host path needs none. */
+static sd_status mirror_ensure(sd_context *ctx, const sdi_reference *r, struct sdi_ref_device *d,
+                               bool *ready)
 {
-    struct sdi_ref_device *d = r->dev;
-    *passed = false;
     sd_status s = SD_OK;
-    pthread_mutex_lock(&d->lock);
     if (d->state == 0) {
         s = ref_device_build(ctx, r, d);
         if (s == SD_OK) {
@@ -176,48 +225,68 @@ static sd_status device_check(sd_context *ctx, const sdi_reference *r, const flo
         } else {
             sdi_log(1, "validation: no device mirror of the reference (%s); checking on the host",
                     sd_last_error());
-            sdi_device_free(d->want);
-            sdi_device_free(d->tol);
-            sdi_device_free(d->result);
-            sdi_module_unload(&d->mod);
-            d->want = d->tol = NULL;
-            d->result = NULL;
+            mirror_release(d);
             d->state = -1;
             /* Only a broken CUDA context stops the check; the host path covers the rest. */
             s = ctx->broken ? s : SD_OK;
             sdi_error_clear();
         }
     }
-    if (s == SD_OK && d->state == 1 && d->ctx == ctx) {
+    *ready = s == SD_OK && d->state == 1 && d->ctx == ctx;
+    return s;
+}
+
+/* Launches the mirror's kernel on args over `work` items and reads the result back:
+ * *passed = true (val filled, n_checked entries) when nothing was flagged. */
+static sd_status mirror_run(sd_context *ctx, struct sdi_ref_device *d, void *args, long long work,
+                            int64_t n_checked, sdi_validation *val, bool *passed)
+{
+    long long blocks = (work + SD_VALIDATE_THREADS - 1) / SD_VALIDATE_THREADS;
+    const long long cap = 8LL * (ctx->props.sm_count > 0 ? ctx->props.sm_count : 132);
+    if (blocks > cap)
+        blocks = cap;
+    if (blocks < 1)
+        blocks = 1;
+    void *params[1] = {args};
+    dim3 g = {(unsigned)blocks, 1, 1}, b = {SD_VALIDATE_THREADS, 1, 1};
+    unsigned long long res[2] = {0, 0};
+    sd_status s = sdi_cuda_status(ctx, cudaMemsetAsync(d->result, 0, sizeof res, ctx->stream),
+                                  "clearing the device-check result", NULL);
+    if (s == SD_OK)
+        s = sdi_cuda_status(ctx,
+                            cudaLaunchKernel((const void *)d->mod.functions[0].kernel, g, b, params, 0,
+                                             ctx->stream),
+                            "launching", d->mod.functions[0].name);
+    if (s == SD_OK)
+        s = sdi_copy_to_host(ctx, res, d->result, sizeof res, "the device-check result");
+    if (s == SD_OK && res[0] == 0) {
+        unsigned bits = (unsigned)res[1];
+        float worst;
+        memcpy(&worst, &bits, sizeof worst);
+        memset(val, 0, sizeof *val);
+        val->ok = true;
+        val->n_checked = n_checked;
+        val->row = val->col = -1;
+        val->ratio = worst; /* against the conservative bound: ≥ the exact ratio */
+        *passed = true;
+    }
+    return s;
+}
+
+/* The device check of a dense output: *passed = true when every entry passed (val
+ * filled), false when the host must judge. */
+static sd_status device_check(sd_context *ctx, const sdi_reference *r, const float *d_out,
+                              sdi_validation *val, bool *passed)
+{
+    struct sdi_ref_device *d = r->dev;
+    bool ready = false;
+    *passed = false;
+    pthread_mutex_lock(&d->lock);
+    sd_status s = mirror_ensure(ctx, r, d, &ready);
+    if (s == SD_OK && ready) {
         const size_t n = (size_t)r->rows * (size_t)r->k;
         sd_validate_args a = {d_out, d->want, d->tol, (long long)n, d->result};
-        long long blocks = ((long long)n + SD_VALIDATE_THREADS - 1) / SD_VALIDATE_THREADS;
-        const long long cap = 8LL * (ctx->props.sm_count > 0 ? ctx->props.sm_count : 132);
-        if (blocks > cap)
-            blocks = cap;
-        void *params[1] = {&a};
-        dim3 g = {(unsigned)blocks, 1, 1}, b = {SD_VALIDATE_THREADS, 1, 1};
-        unsigned long long res[2] = {0, 0};
-        s = sdi_cuda_status(ctx, cudaMemsetAsync(d->result, 0, sizeof res, ctx->stream),
-                            "clearing the device-check result", NULL);
-        if (s == SD_OK)
-            s = sdi_cuda_status(ctx,
-                                cudaLaunchKernel((const void *)d->mod.functions[0].kernel, g, b,
-                                                 params, 0, ctx->stream),
-                                "launching", "sd_validate_dense");
-        if (s == SD_OK)
-            s = sdi_copy_to_host(ctx, res, d->result, sizeof res, "the device-check result");
-        if (s == SD_OK && res[0] == 0) {
-            unsigned bits = (unsigned)res[1];
-            float worst;
-            memcpy(&worst, &bits, sizeof worst);
-            memset(val, 0, sizeof *val);
-            val->ok = true;
-            val->n_checked = (int64_t)n;
-            val->row = val->col = -1;
-            val->ratio = worst; /* against the conservative bound: ≥ the exact ratio */
-            *passed = true;
-        }
+        s = mirror_run(ctx, d, &a, (long long)n, (int64_t)n, val, passed);
     }
     pthread_mutex_unlock(&d->lock);
     return s;
@@ -268,6 +337,25 @@ sd_status sdi_check_spgemm_output(sd_context *ctx, const sdi_reference *r, int32
         (rowptr_bytes != 4 && rowptr_bytes != 8) ||
         (nnz > 0 && (d_colind == NULL || d_vals == NULL)))
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_check_spgemm_output: bad arguments");
+    /* Large outputs of the reference's shape: on the device first (structure and values
+     * against the mirror); what it flags, and everything else, on the host. */
+    if (r->dev != NULL && nnz >= SDI_DEVICE_CHECK_MIN && nnz == r->c.nnz && rows == r->c.rows &&
+        cols == r->c.cols && !host_validation_forced()) {
+        struct sdi_ref_device *d = r->dev;
+        bool ready = false, passed = false;
+        pthread_mutex_lock(&d->lock);
+        sd_status s = mirror_ensure(ctx, r, d, &ready);
+        if (s == SD_OK && ready) {
+            sd_validate_sparse_args a = {d_rowptr, d_colind, d_vals, d->rowptr, d->col, d->want, d->tol,
+                                         (long long)rows, (long long)nnz, rowptr_bytes == 8, d->result};
+            const long long work = nnz > (int64_t)rows + 1 ? (long long)nnz : (long long)rows + 1;
+            s = mirror_run(ctx, d, &a, work, nnz, val, &passed);
+        }
+        pthread_mutex_unlock(&d->lock);
+        if (s != SD_OK || passed)
+            return s;
+        memset(val, 0, sizeof *val); /* flagged: the host gives the verdict */
+    }
     sd_csr got;
     memset(&got, 0, sizeof got);
     int32_t *rp32 = NULL;

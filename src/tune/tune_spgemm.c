@@ -254,31 +254,58 @@ static void precompile_batch(sg_tuner *t, const sdi_spgemm_config *v, int n)
     t->r->ms_compile += (sdi_now() - t0) * 1e3;
 }
 
-/* Up to `take` new configurations of family f at a sweep level, compiled in parallel
- * first (NVRTC is thread-safe; the executors then find their modules in the memo). */
-static sd_status try_family(sg_tuner *t, int round, int f, int level, int take)
+/* One sweep level of several families: up to take[i] new configurations of family
+ * fams[i] (nothing past the budget), all compiled in one parallel batch first (NVRTC is
+ * thread-safe; the executors then find their modules in the memo), then tried family by
+ * family. One batch instead of one per family: a SpGEMM unit takes seconds to compile,
+ * and a family's few units alone leave most host cores idle. */
+static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfams, int level,
+                                const int *take)
 {
-    sdi_spgemm_config *v = NULL;
-    int n = 0;
-    sd_status s = sdi_spgemm_enumerate(&t->sm, 1u << f, level, 64, &v, &n);
-    if (s != SD_OK) {
+    enum { PER = 64 };
+    sdi_spgemm_config *all = sdi_calloc((size_t)(nfams > 0 ? nfams : 1) * PER, sizeof *all);
+    int cnt[NF] = {0};
+    if (all == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM sweep");
+    int total = 0, left = t->budget - t->used;
+    for (int i = 0; i < nfams && i < NF; i++) {
+        sdi_spgemm_config *v = NULL;
+        int n = 0;
+        sd_status s = sdi_spgemm_enumerate(&t->sm, 1u << fams[i], level, PER, &v, &n);
+        if (s != SD_OK) {
+            sdi_free(v);
+            sdi_free(all);
+            return s;
+        }
+        for (int j = 0; j < n && cnt[i] < take[i] && cnt[i] < PER && left > 0; j++) {
+            int dup = 0;
+            for (int q = 0; q < t->ntried && !dup; q++)
+                dup = memcmp(&t->tried[q], &v[j], sizeof v[j]) == 0;
+            if (!dup) {
+                all[(size_t)i * PER + cnt[i]++] = v[j];
+                left--;
+            }
+        }
         sdi_free(v);
-        return s;
     }
-    /* The first `take` untried ones. */
-    int m = 0;
-    for (int i = 0; i < n && m < take; i++) {
-        int dup = 0;
-        for (int q = 0; q < t->ntried && !dup; q++)
-            dup = memcmp(&t->tried[q], &v[i], sizeof v[i]) == 0;
-        if (!dup)
-            v[m++] = v[i];
+    /* Packed for the batch (the per-family blocks stay for the tries). */
+    sdi_spgemm_config *batch = sdi_calloc((size_t)(nfams > 0 ? nfams : 1) * PER, sizeof *batch);
+    if (batch == NULL) {
+        sdi_free(all);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM sweep");
     }
-    precompile_batch(t, v, m);
-    int before = t->used;
-    for (int i = 0; i < m && t->used - before < take && s == SD_OK; i++)
-        s = try_config(t, round, &v[i]);
-    sdi_free(v);
+    for (int i = 0; i < nfams && i < NF; i++)
+        for (int j = 0; j < cnt[i]; j++)
+            batch[total++] = all[(size_t)i * PER + j];
+    precompile_batch(t, batch, total);
+    sdi_free(batch);
+    sd_status s = SD_OK;
+    for (int i = 0; i < nfams && i < NF && s == SD_OK; i++) {
+        int before = t->used;
+        for (int j = 0; j < cnt[i] && t->used - before < take[i] && s == SD_OK; j++)
+            s = try_config(t, round, &all[(size_t)i * PER + j]);
+    }
+    sdi_free(all);
     return s;
 }
 
@@ -432,15 +459,20 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
         int per = (t->budget - t->used) * 3 / 5 / (nf > 0 ? nf : 1);
         if (per < 1)
             per = 1;
-        for (int i = 0; i < nf && t->used < t->budget; i++)
-            SD_TRY(try_family(t, 2, order[i], 1, big ? 1 : per));
+        int take[NF] = {0};
+        for (int i = 0; i < nf; i++)
+            take[i] = big ? 1 : per;
+        SD_TRY(sweep_families(t, 2, order, nf, 1, take));
+        /* Refinement: the two fastest families that produced a valid candidate, the first
+         * with half of what is left, the second with the rest (the budget caps the sum). */
         order_by_time(t, order, nf);
-        int remaining = t->budget - t->used;
-        for (int i = 0; i < nf && i < 2 && remaining > 0 && !big; i++) {
-            if (t->fam_best[order[i]] == 0)
-                break;
-            SD_TRY(try_family(t, 3, order[i], 2, i == 0 ? (remaining + 1) / 2 : remaining));
-            remaining = t->budget - t->used;
+        int remaining = t->budget - t->used, nref = 0;
+        while (nref < 2 && nref < nf && t->fam_best[order[nref]] > 0)
+            nref++;
+        if (remaining > 0 && !big && nref > 0) {
+            take[0] = nref == 1 ? remaining : (remaining + 1) / 2;
+            take[1] = remaining;
+            SD_TRY(sweep_families(t, 3, order, nref, 2, take));
         }
         if (ctx->launch_us_mean > 0 && out->ours_trial >= 0 &&
             t->best_ours_us < 4 * ctx->launch_us_mean)

@@ -44,6 +44,12 @@ expect 1 "line 2" bench --set "$tmp/bad.txt" --ops spmv --out "$tmp/res"
 printf 'stencil2d:n=8\nnosuchfamily:n=3\n' >"$tmp/bad2.txt"
 expect 1 "nosuchfamily" bench --set "$tmp/bad2.txt" --ops spmv --out "$tmp/res"
 
+# bench --out: a folder that cannot be made stops the run before any compile, naming it;
+# a missing last component is created.
+expect 1 "cannot create '$tmp/no/such'" bench --set quick --ops spmv --out "$tmp/no/such"
+expect 1 "line 2" bench --set "$tmp/bad.txt" --ops spmv --out "$tmp/made"
+[ -d "$tmp/made" ] || fail "bench --out did not create its folder"
+
 # profile: usage errors.
 expect 2 "FILE or --gen" profile --op spmv
 expect 2 "FILE or --gen" profile "$data/small.mtx.gz" --gen stencil2d:n=8 --op spmv

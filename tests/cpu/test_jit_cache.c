@@ -78,7 +78,7 @@ static void test_round_trip_and_damage(void)
 static void test_switch(void)
 {
     unsetenv("SPARSEDITTO_JIT_CACHE");
-    SDT_CHECK(!sdi_jit_cache_enabled(), "off by default (until the GPU lane validates it)");
+    SDT_CHECK(sdi_jit_cache_enabled(), "on by default (validated on the H200, 2026-11-30)");
     setenv("SPARSEDITTO_JIT_CACHE", "1", 1);
     SDT_CHECK(sdi_jit_cache_enabled(), "on with SPARSEDITTO_JIT_CACHE=1");
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
@@ -140,9 +140,10 @@ static void test_offline_compile(void)
               "second offline compile from disk (%.1f ms, then %.1f ms)", c1.compile_ms, c2.compile_ms);
     sdi_cubin_free(&c1);
     sdi_cubin_free(&c2);
-    unsetenv("SPARSEDITTO_JIT_CACHE");
+    setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
     SDT_OK(sdi_jit_compile(&req, &c1));
     SDT_CHECK(c1.compile_ms > 0, "switched off: compiled again");
+    unsetenv("SPARSEDITTO_JIT_CACHE");
     sdi_cubin_free(&c1);
     unsetenv("SPARSEDITTO_CACHE");
 }

@@ -4,6 +4,7 @@
  * allocation hook's injected failures, the roofline bytes, and the context's behaviour
  * without a device. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "runtime/runtime.h"
 #include "sdt.h"
@@ -132,12 +133,15 @@ static void test_compile_errors(void)
  * lane: tests/gpu/test_validate_device.c). */
 static void test_validate_kernel_compiles(void)
 {
-    sdi_jit_request req = {.template_name = "sd_validate.cuh", .arch = "sm_90",
-                           .kernel_name = "sd_validate_dense"};
-    sdi_cubin c;
-    SDT_OK(sdi_jit_compile(&req, &c));
-    SDT_CHECK(is_elf(&c), "sd_validate.cuh: a CUBIN");
-    sdi_cubin_free(&c);
+    static const char *const kernels[] = {"sd_validate_dense", "sd_validate_spgemm"};
+    for (int i = 0; i < 2; i++) {
+        sdi_jit_request req = {.template_name = "sd_validate.cuh", .arch = "sm_90",
+                               .kernel_name = kernels[i]};
+        sdi_cubin c;
+        SDT_OK(sdi_jit_compile(&req, &c));
+        SDT_CHECK(is_elf(&c), "sd_validate.cuh (%s): a CUBIN", kernels[i]);
+        sdi_cubin_free(&c);
+    }
 }
 
 /* Every host allocation of the JIT may fail: the status says so and nothing leaks. */
@@ -238,6 +242,9 @@ static void test_nvrtc_version(void)
 int main(void)
 {
     sdt_init("test_nvrtc");
+    /* These checks time NVRTC itself: the on-disk JIT cache (on by default) would serve
+     * the kernels a previous run compiled. */
+    setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
     SDT_RUN(test_embedded_templates);
     SDT_RUN(test_nvrtc_version);
     SDT_RUN(test_spmv_template_variants);

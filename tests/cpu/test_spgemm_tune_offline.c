@@ -159,6 +159,9 @@ static void test_cache_key_covers_b(void)
 int main(void)
 {
     sdt_init("test_spgemm_tune_offline");
+    /* These checks time NVRTC itself: the on-disk JIT cache (on by default) would serve
+     * the kernels a previous run compiled. */
+    setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
     if (sdi_gpu_profile("H200", &gpu) != SD_OK) {
         printf("no H200 profile\n");
         return 1;

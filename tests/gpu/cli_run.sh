@@ -3,7 +3,8 @@
 # SpGEMM; with another option set (--no-vendor) or an uncompiled task it exits 3 naming the
 # missing entry; a compile whose PCSR branch starts from ParamSpMM's decider (a paramspmm.json
 # in SPARSEDITTO_MODELS) validates and runs; a search ranked by the energy model
-# (energy.json) names it in its record. Skipped (exit 77) without a device.
+# (energy.json) names it in its record; a second process finds every kernel variant in the
+# JIT cache. Skipped (exit 77) without a device.
 # Usage: bash cli_run.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
@@ -65,5 +66,19 @@ for task in "--op spmv" "--op spgemm"; do
     && ok "compile $task ranked by the energy model" \
     || fail "energy model, $task: exit $rc: $(tail -3 "$TMP/em.txt") $(head -c 300 "$TMP/em.json" 2>/dev/null)"
 done
+# The JIT cache (on by default): a second process compiling the same task loads every
+# kernel variant from disk (NVRTC near 0) and its candidates still validate. Budget 3: the
+# first round's presets only, the same kernels in both passes (later rounds depend on the
+# measured times, and a different candidate would compile).
+J="uniform:rows=7000,deg=5"
+for pass in 1 2; do
+  SPARSEDITTO_CACHE="$TMP/jc" "$BIN" compile --gen "$J" --op spmm -K 8 --budget 3 --no-cache --report "$TMP/j$pass.json" \
+    > "$TMP/j$pass.txt" 2>&1 || fail "JIT cache pass $pass: exit $?: $(tail -3 "$TMP/j$pass.txt")"
+done
+nv() { grep -o '"nvrtc": *[0-9.eE+-]*' "$1" | head -1 | sed 's/.*: *//'; }
+n1=$(nv "$TMP/j1.json"); n2=$(nv "$TMP/j2.json")
+awk -v a="${n1:-0}" -v b="${n2:-1e9}" 'BEGIN { exit !(a > 0 && b < a / 4) }' \
+  && ok "JIT cache: NVRTC ${n1} ms, then ${n2} ms from disk, both validated" \
+  || fail "JIT cache: NVRTC ${n1:-?} ms then ${n2:-?} ms"
 if [ "$fails" -ne 0 ]; then echo "cli_run: $fails failed"; exit 1; fi
 echo "cli_run: all passed"

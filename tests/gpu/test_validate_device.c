@@ -1,11 +1,13 @@
-/* tests/gpu/test_validate_device.c: the device-side check of large dense outputs
- * (sdi_check_dense_output with the reference's device mirror) agrees with the host rule:
+/* tests/gpu/test_validate_device.c: the device-side check of large outputs
+ * (sdi_check_dense_output / sdi_check_spgemm_output with the reference's device mirror)
+ * agrees with the host rule:
  * a correct output passes on the device (no copy back), a wrong entry, a NaN and an
  * inexact integer result are caught with the host's message naming the entry, an entry
  * within the bound passes, exact mode compares exactly, a failed mirror allocation falls
  * back to the host, and nothing leaks. Skipped (exit 77) without a device. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/rng.h"
 #include "gen/gen.h"
@@ -174,6 +176,101 @@ static void test_small_output(void)
     task_free(&t);
 }
 
+/* SpGEMM: C = A·A checked against the reference's mirror (structure exactly, values by
+ * the bound). The reference itself, uploaded, passes on the device with row pointers of
+ * 8 or 4 bytes; a wrong value, a wrong column and a dropped entry are caught with the
+ * host's message; a row whose (correct) entries are out of order is flagged on the device
+ * and passed by the host, which sorts it. */
+static void test_spgemm_mirror(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("uniform:rows=40000,deg=4", 7, &a));
+    sdi_reference ref;
+    SDT_OK(sdi_reference_spgemm(&a, &a, &ref));
+    const sdi_ref_csr *c = &ref.c;
+    const size_t nnz = (size_t)c->nnz, nr = (size_t)c->rows + 1;
+    SDT_CHECK(nnz >= SDI_DEVICE_CHECK_MIN, "C has %zu entries: the device path", nnz);
+    int32_t *rp32 = malloc(nr * sizeof *rp32), *col = malloc(nnz * sizeof *col);
+    float *val = malloc(nnz * sizeof *val);
+    SDT_CHECK(rp32 && col && val, "host arrays");
+    if (!rp32 || !col || !val)
+        goto done;
+    for (size_t i = 0; i < nr; i++)
+        rp32[i] = (int32_t)c->rowptr[i];
+    for (size_t e = 0; e < nnz; e++) {
+        col[e] = c->colind[e];
+        val[e] = (float)c->vals[e];
+    }
+    long live = sdi_device_alloc_live();
+    void *d_rp = NULL, *d_rp32 = NULL, *d_col = NULL, *d_val = NULL;
+    SDT_OK(sdi_device_upload(g_ctx, &d_rp, c->rowptr, nr * 8, "test rowptr"));
+    SDT_OK(sdi_device_upload(g_ctx, &d_rp32, rp32, nr * 4, "test rowptr32"));
+    SDT_OK(sdi_device_upload(g_ctx, &d_col, col, nnz * 4, "test col"));
+    SDT_OK(sdi_device_upload(g_ctx, &d_val, val, nnz * 4, "test val"));
+    sdi_validation v;
+#define CHECK_C(rp, bytes) sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz, rp, bytes, d_col, d_val, &v)
+    SDT_OK(CHECK_C(d_rp, 8));
+    SDT_CHECK(v.ok && v.row == -1 && v.n_checked == c->nnz, "correct C passes on the device (row %lld)",
+              (long long)v.row);
+    SDT_CHECK(sdi_device_alloc_live() == live + 4 + 5, "mirror holds 5 device buffers (%ld)",
+              sdi_device_alloc_live() - live - 4);
+    SDT_OK(CHECK_C(d_rp32, 4));
+    SDT_CHECK(v.ok && v.row == -1, "4-byte row pointers pass on the device");
+    setenv("SPARSEDITTO_HOST_VALIDATION", "1", 1);
+    SDT_OK(CHECK_C(d_rp, 8));
+    SDT_CHECK(v.ok && v.row >= 0, "host path when forced (row %lld)", (long long)v.row);
+    unsetenv("SPARSEDITTO_HOST_VALIDATION");
+
+    /* A wrong value in row r. */
+    const int32_t r = 23456;
+    const int64_t e0 = c->rowptr[r], n_r = c->rowptr[r + 1] - e0;
+    SDT_CHECK(n_r >= 2, "row %d has %lld entries", r, (long long)n_r);
+    float keep = val[e0];
+    val[e0] = keep + 1.0f;
+    SDT_OK(sdi_copy_to_device(g_ctx, d_val, val, nnz * 4, "test val"));
+    SDT_STATUS(CHECK_C(d_rp, 8), SD_ERR_VALIDATION);
+    SDT_CHECK(!v.ok && v.row == r, "wrong value caught in row %lld", (long long)v.row);
+    val[e0] = keep;
+    SDT_OK(sdi_copy_to_device(g_ctx, d_val, val, nnz * 4, "test val"));
+
+    /* The row's first two entries swapped (columns and values): correct, out of order. */
+    int32_t c0 = col[e0];
+    col[e0] = col[e0 + 1];
+    col[e0 + 1] = c0;
+    val[e0] = val[e0 + 1];
+    val[e0 + 1] = keep;
+    SDT_OK(sdi_copy_to_device(g_ctx, d_col, col, nnz * 4, "test col"));
+    SDT_OK(sdi_copy_to_device(g_ctx, d_val, val, nnz * 4, "test val"));
+    SDT_OK(CHECK_C(d_rp, 8));
+    SDT_CHECK(v.ok && v.row >= 0, "an unsorted but correct row passes on the host (row %lld)", (long long)v.row);
+
+    /* A column that is not in the reference's row. */
+    col[e0] = (c->colind[e0 + n_r - 1] + 1) % c->cols;
+    SDT_OK(sdi_copy_to_device(g_ctx, d_col, col, nnz * 4, "test col"));
+    SDT_STATUS(CHECK_C(d_rp, 8), SD_ERR_VALIDATION);
+    SDT_CHECK(!v.ok && strstr(sd_last_error(), "row 23456") != NULL, "wrong column caught: %s", sd_last_error());
+    sdi_error_clear();
+
+    /* One entry fewer (nnz differs from the reference's): the host names it. */
+    SDT_STATUS(sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz - 1, d_rp, 8, d_col, d_val, &v),
+               SD_ERR_VALIDATION);
+    SDT_CHECK(!v.ok, "a dropped entry is caught");
+    sdi_error_clear();
+#undef CHECK_C
+    sdi_device_free(d_rp);
+    sdi_device_free(d_rp32);
+    sdi_device_free(d_col);
+    sdi_device_free(d_val);
+    sdi_reference_free(&ref);
+    SDT_CHECK(sdi_device_alloc_live() == live, "mirror and test arrays freed (%ld live)",
+              sdi_device_alloc_live() - live);
+done:
+    free(rp32);
+    free(col);
+    free(val);
+    sd_csr_free(&a);
+}
+
 int main(void)
 {
     sdt_init("test_validate_device");
@@ -188,6 +285,7 @@ int main(void)
     SDT_RUN(test_exact_mode);
     SDT_RUN(test_mirror_fallback);
     SDT_RUN(test_small_output);
+    SDT_RUN(test_spgemm_mirror);
     sd_context_destroy(g_ctx);
     return sdt_finish();
 }

@@ -6,9 +6,12 @@
  * synchronisation) and replayed, and a replay after another value update; each
  * preprocessed variant also without preprocessing (to tell a preprocess that binds the
  * dense pointers apart from other failures). Also: argument errors, the variant names
- * against the baseline's, and device/host allocation fault injection without leaks.
+ * against the baseline's, and device/host allocation fault injection without leaks. The
+ * SpGEMM executor: every variant, repeated products validated (A·A, A·Aᵀ, A·B).
  * Variants cuSPARSE refuses are reported and skipped; a wrong answer fails.
  * Skipped (exit 77) without a device. */
+#include <string.h>
+
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "runtime/vendor.h"
@@ -575,6 +578,63 @@ static void test_fault_injection(void)
     }
 }
 
+/* The cuSPARSE SpGEMM executor (what a compiled SpGEMM runs when cuSPARSE won the
+ * search): every variant, for A·A, A·Aᵀ of a rectangular A and a general A·B, three
+ * products in a row on the context's stream (buffers reused), each C validated and freed;
+ * then a value update. */
+static void spgemm_case(const char *label, const sd_csr *a, const sd_csr *b, int aat)
+{
+    sd_csr at;
+    memset(&at, 0, sizeof at);
+    const sd_csr *bb = b != NULL ? b : a;
+    if (b == NULL && aat) {
+        SDT_OK(sdi_csr_transpose(a, &at));
+        bb = &at;
+    }
+    sdi_reference ref;
+    SDT_OK(sdi_reference_spgemm(a, bb, &ref));
+    for (int i = 0; sdi_vendor_spgemm_variant(i) != NULL; i++) {
+        const char *name = sdi_vendor_spgemm_variant(i);
+        sdi_vendor_spgemm *v = NULL;
+        sd_status s = sdi_vendor_spgemm_create(g_ctx, a, b, aat, name, &v);
+        SDT_CHECK(s == SD_OK, "%s %s: create: %s", label, name, sd_last_error());
+        for (int rep = 0; rep < 3 && s == SD_OK; rep++) {
+            sd_device_csr c;
+            s = sdi_vendor_spgemm_run(v, g_ctx->stream, &c);
+            if (s == SD_OK)
+                s = sdi_stream_sync(g_ctx, "a cuSPARSE product", name);
+            sdi_validation val;
+            if (s == SD_OK)
+                s = sdi_check_spgemm_output(g_ctx, &ref, c.rows, c.cols, c.nnz, c.rowptr, 8, c.colind, c.vals,
+                                            &val);
+            SDT_CHECK(s == SD_OK, "%s %s: product %d: %s", label, name, rep + 1, sd_last_error());
+            sd_device_csr_free(&c);
+            sdi_error_clear();
+        }
+        if (s == SD_OK)
+            g_ok++;
+        sdi_vendor_spgemm_destroy(v);
+    }
+    sdi_reference_free(&ref);
+    sd_csr_free(&at);
+}
+
+static void test_spgemm_executor(void)
+{
+    sd_csr sq, rect, b;
+    SDT_OK(sdi_gen("uniform:rows=5000,deg=6", 3, &sq));
+    SDT_OK(sdi_gen("uniform:rows=3001,cols=1777,deg=5", 4, &rect));
+    SDT_OK(sdi_gen("uniform:rows=5000,cols=2000,deg=4", 5, &b));
+    long live = sdi_device_alloc_live();
+    spgemm_case("A*A", &sq, NULL, 0);
+    spgemm_case("A*At", &rect, NULL, 1);
+    spgemm_case("A*B", &sq, &b, 0);
+    SDT_CHECK(sdi_device_alloc_live() == live, "executors freed (%ld live)", sdi_device_alloc_live() - live);
+    sd_csr_free(&sq);
+    sd_csr_free(&rect);
+    sd_csr_free(&b);
+}
+
 int main(void)
 {
     sdt_init("test_vendor");
@@ -599,6 +659,7 @@ int main(void)
     SDT_RUN(test_edge_cases);
     SDT_RUN(test_names_match_baseline);
     SDT_RUN(test_fault_injection);
+    SDT_RUN(test_spgemm_executor);
     printf("# variants validated: %d, refused by cuSPARSE (skipped): %d\n", g_ok, g_skipped);
     cudaStreamDestroy(g_stream);
     sd_context_destroy(g_ctx);
