@@ -5,6 +5,7 @@
  * without a device. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime/runtime.h"
 #include "sdt.h"
@@ -144,6 +145,30 @@ static void test_validate_kernel_compiles(void)
     }
 }
 
+/* SPARSEDITTO_NVRTC_FAST: each level compiles to a cubin; a bad value is an error that
+ * names the variable. */
+static void test_fast_compile_levels(void)
+{
+    sdi_macro m[2] = {{"SD_TPR", "8"}, {"SD_BLOCK", "256"}};
+    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 2,
+                           .arch = "sm_90", .kernel_name = "sd_spmv_csr_vector"};
+    static const char *const levels[] = {"min", "mid", "max", "0"};
+    for (int i = 0; i < 4; i++) {
+        setenv("SPARSEDITTO_NVRTC_FAST", levels[i], 1);
+        sdi_cubin c;
+        SDT_OK(sdi_jit_compile(&req, &c));
+        SDT_CHECK(is_elf(&c), "SPARSEDITTO_NVRTC_FAST=%s: a CUBIN", levels[i]);
+        sdi_cubin_free(&c);
+    }
+    setenv("SPARSEDITTO_NVRTC_FAST", "fastest", 1);
+    sdi_cubin c;
+    SDT_STATUS(sdi_jit_compile(&req, &c), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_NVRTC_FAST") != NULL, "the error names the variable: %s",
+              sd_last_error());
+    sdi_error_clear();
+    unsetenv("SPARSEDITTO_NVRTC_FAST");
+}
+
 /* Every host allocation of the JIT may fail: the status says so and nothing leaks. */
 static void test_jit_fault_injection(void)
 {
@@ -251,6 +276,7 @@ int main(void)
     SDT_RUN(test_keys);
     SDT_RUN(test_compile_errors);
     SDT_RUN(test_validate_kernel_compiles);
+    SDT_RUN(test_fast_compile_levels);
     SDT_RUN(test_jit_fault_injection);
     SDT_RUN(test_device_hook_injection);
     SDT_RUN(test_roofline_bytes);
