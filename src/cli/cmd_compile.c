@@ -123,12 +123,15 @@ static void print_offline(const char *src, const sdi_gpu_props *gpu, const sdi_t
                t->status == SD_ERR_NO_DEVICE ? "lowered" : sd_status_string(t->status));
         if (t->compile_ms > 0)
             printf(", NVRTC %.0f ms", t->compile_ms);
+        else if (t->status == SD_ERR_NO_DEVICE)
+            printf(", cubins compiled earlier (memo or JIT cache)");
         if (t->status != SD_ERR_NO_DEVICE)
             printf(" (%s)", t->detail);
         printf("\n");
     }
-    printf("stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, NVRTC %.1f ms\n",
-           r->ms_analysis, r->ms_rank, r->ms_synthesis, r->ms_compile);
+    printf("stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, NVRTC %.1f ms%s\n",
+           r->ms_analysis, r->ms_rank, r->ms_synthesis, r->ms_compile,
+           r->ms_compile > 0 ? "" : " (every cubin from the JIT cache; SPARSEDITTO_JIT_CACHE=0 compiles again)");
 }
 
 int cmd_compile(int argc, char **argv)
