@@ -1,12 +1,12 @@
 /* src/kernels/sd_validate.cuh: the device-side check of an output (SpMV y, SpMM C, or
  * SpGEMM's CSR C) against a reference prepared on the host (src/runtime/validate_device.c):
- * entry e passes when |got[e] − want[e]| ≤ tol[e], computed in double; for SpGEMM the
- * row pointers and column indices must also equal the reference's (sorted, coalesced). want is the double
- * reference rounded to FP32 and tol the DESIGN.md bound minus that rounding error,
- * rounded towards zero, so a pass here implies the exact rule; a negative tol marks an
- * entry only the host can judge. The host re-checks every output the device flags, so
- * the verdict and its message are always the host's. Plain C argument block, shared
- * with the host. */
+ * entry e passes when |got[e] − want[e]| ≤ tol[e], computed in double; for SpGEMM the row
+ * pointers and column indices must also equal the reference's (sorted, coalesced). want
+ * is the double reference rounded to FP32 and tol the DESIGN.md bound minus that rounding
+ * error, rounded towards zero, so a pass here implies the exact rule; a negative tol marks
+ * an entry only the host can judge. The host re-checks every output the device flags, so
+ * the verdict and its message are always the host's. Plain C argument blocks, shared with
+ * the host. */
 #ifndef SD_VALIDATE_CUH
 #define SD_VALIDATE_CUH
 
