@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/cpu/cli_plots.sh: the benchmark report tooling on the committed results:
-# bench/summarize_compile.py reproduces bench/results/bench_compile.md byte for byte from the
-# part JSON files, bench/corpus_report.py bench/results/corpus_report.md from the corpus; bench/sets/ matches bench_suite.c's quick set and make_sets.sh's output;
-# bench/plots.py writes every PNG and SVG, non-empty.
+# bench/compare_compile.py compares two committed runs; bench/summarize_compile.py
+# reproduces bench/results/bench_compile.md byte for byte from the part JSON files,
+# bench/corpus_report.py bench/results/corpus_report.md from the corpus; bench/sets/ matches
+# bench_suite.c's quick set and make_sets.sh's output; bench/plots.py writes every PNG and
+# SVG, non-empty.
 # Usage (ctest): bash cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
 # Exit 77 (skipped, visibly) when python3 is missing, or when matplotlib is not importable
 # (CI does not install it) after the standard-library checks have passed.
@@ -31,6 +33,16 @@ python3 bench/corpus_report.py models/corpus/corpus.jsonl.gz >"$tmp/corpus_repor
 cmp "$tmp/corpus_report.md" bench/results/corpus_report.md ||
   fail "bench/corpus_report.py no longer reproduces bench/results/corpus_report.md (rerun it after a corpus change)"
 echo "cli_plots: corpus_report.py reproduces corpus_report.md"
+
+# 1c. compare_compile.py: the A/B table of two committed runs (session 9's search switches).
+python3 bench/compare_compile.py bench/results/search_switches/q_off.json bench/results/search_switches/q_on.json \
+  --names off on >"$tmp/ab.md" || fail "compare_compile.py failed"
+grep -q '^| all | 42 | 1.425x | 1.432x | 1.005 ' "$tmp/ab.md" ||
+  fail "compare_compile.py: unexpected summary row: $(grep '^| all' "$tmp/ab.md")"
+if python3 bench/compare_compile.py bench/results/search_switches/q_off.json >/dev/null 2>&1; then
+  fail "compare_compile.py with one file succeeded"
+fi
+echo "cli_plots: compare_compile.py compares two runs"
 
 # 2. bench/sets/quick.txt lists bench_suite.c's quick set (quick_gen, then quick_real).
 {
