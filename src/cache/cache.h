@@ -135,6 +135,10 @@ SDI_HIDDEN bool sdi_jit_cache_enabled(void);
  * memory; I/O problems are misses. */
 SDI_HIDDEN sd_status sdi_jit_cache_load(const char *dir, const char *key_text, size_t key_len, uint64_t salt,
                                         void **cubin, size_t *size);
+/* Removes the least recently used cubins under dir until the JIT cache holds 90 % of its
+ * cap (SPARSEDITTO_JIT_CACHE_MB, default 2048 MiB; 0 = none) when it holds more than the
+ * cap; a store calls it every 32nd time. Best effort: errors only for host memory. */
+SDI_HIDDEN sd_status sdi_jit_cache_evict(const char *dir);
 /* Stores a cubin (best effort: SD_ERR_CACHE names the cause; callers may ignore it). */
 SDI_HIDDEN sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_len, uint64_t salt,
                                          const void *cubin, size_t size);

@@ -4,8 +4,15 @@
  * needing a variant loads it here instead of compiling it.
  *
  * File: magic "SDJIT001", then u64 key length, u64 cubin size, the key's second hash (lo,
- * hi), the cubin's hash (lo, hi), then the cubin. The name is the key's first hash. */
+ * hi), the cubin's hash (lo, hi), then the cubin. The name is the key's first hash.
+ *
+ * Size: capped at SPARSEDITTO_JIT_CACHE_MB (default 2048 MiB; 0 = no cap). A hit sets the
+ * file's time to now, and every 32nd store of a process (its first included) removes the
+ * least recently used files until the cache is at 90 % of the cap. */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,9 +103,107 @@ sd_status sdi_jit_cache_load(const char *dir, const char *key_text, size_t key_l
         unlink(path);
         return SD_OK;
     }
+    /* Recency for the size cap (best effort: a read-only cache keeps its times). */
+    if (utimensat(AT_FDCWD, path, NULL, 0) != 0)
+        errno = 0;
     *cubin = data;
     *size = (size_t)h.size;
     return SD_OK;
+}
+
+/* The cap in bytes: SPARSEDITTO_JIT_CACHE_MB (MiB, may be fractional), default 2048; 0
+ * or a value that does not parse as a number ≥ 0: no cap. */
+static long long jit_cap_bytes(void)
+{
+    const char *v = getenv("SPARSEDITTO_JIT_CACHE_MB");
+    if (v == NULL || v[0] == '\0')
+        return 2048LL << 20;
+    char *end = NULL;
+    double mb = strtod(v, &end);
+    if (end == v || *end != '\0' || !(mb > 0))
+        return 0;
+    return (long long)(mb * 1048576.0);
+}
+
+typedef struct {
+    struct timespec t;
+    long long size;
+    char path[1200];
+} jit_file;
+
+static int older_first(const void *x, const void *y)
+{
+    const jit_file *a = x, *b = y;
+    if (a->t.tv_sec != b->t.tv_sec)
+        return a->t.tv_sec < b->t.tv_sec ? -1 : 1;
+    if (a->t.tv_nsec != b->t.tv_nsec)
+        return a->t.tv_nsec < b->t.tv_nsec ? -1 : 1;
+    return strcmp(a->path, b->path);
+}
+
+sd_status sdi_jit_cache_evict(const char *dir)
+{
+    const long long cap = jit_cap_bytes();
+    if (dir == NULL || dir[0] == '\0' || cap <= 0)
+        return SD_OK;
+    char root[1100];
+    int n = snprintf(root, sizeof root, "%s/sd-%s/jit", dir, sd_version_string());
+    if (n < 0 || (size_t)n >= sizeof root)
+        return SDI_ERR(SD_ERR_CACHE, "JIT cache: path too long under '%s'", dir);
+    DIR *top = opendir(root);
+    if (top == NULL)
+        return SD_OK; /* nothing stored yet */
+    jit_file *files = NULL;
+    size_t nf = 0, capf = 0;
+    long long total = 0;
+    sd_status s = SD_OK;
+    struct dirent *e;
+    while (s == SD_OK && (e = readdir(top)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[1200];
+        snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
+        DIR *d = opendir(sub);
+        if (d == NULL)
+            continue;
+        struct dirent *f;
+        while (s == SD_OK && (f = readdir(d)) != NULL) {
+            const size_t len = strlen(f->d_name);
+            if (len < 6 || strcmp(f->d_name + len - 6, ".cubin") != 0)
+                continue; /* temporaries of a store in flight stay */
+            if (nf == capf) {
+                size_t nc = capf ? 2 * capf : 256;
+                jit_file *g = sdi_realloc_array(files, nc, sizeof *files);
+                if (g == NULL) {
+                    s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory listing the JIT cache");
+                    break;
+                }
+                files = g;
+                capf = nc;
+            }
+            jit_file *jf = &files[nf];
+            snprintf(jf->path, sizeof jf->path, "%s/%s", sub, f->d_name);
+            struct stat st;
+            if (stat(jf->path, &st) != 0)
+                continue; /* removed meanwhile */
+            jf->t = st.st_mtim;
+            jf->size = (long long)st.st_size;
+            total += jf->size;
+            nf++;
+        }
+        closedir(d);
+    }
+    closedir(top);
+    if (s == SD_OK && total > cap) {
+        qsort(files, nf, sizeof *files, older_first);
+        const long long goal = cap / 10 * 9;
+        for (size_t i = 0; i < nf && total > goal; i++)
+            if (unlink(files[i].path) == 0 || errno == ENOENT)
+                total -= files[i].size;
+        sdi_log(1, "JIT cache: trimmed to %lld bytes (cap %lld)", total, cap);
+    }
+    sdi_free(files);
+    return s;
 }
 
 sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_len, uint64_t salt,
@@ -134,5 +239,8 @@ sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_
         unlink(tmp);
         return SDI_ERR(SD_ERR_CACHE, "JIT cache: cannot store '%s' (%s)", path, strerror(e));
     }
+    static atomic_ulong stores;
+    if (atomic_fetch_add(&stores, 1) % 32 == 0)
+        return sdi_jit_cache_evict(dir);
     return SD_OK;
 }

@@ -57,8 +57,10 @@ int cmd_cache(int argc, char **argv)
         sdc_print_help("cache [--dir D] [--json] [--clear entries|jit|stale|all]",
                        "What the on-disk caches hold: compiled kernels (one entry per matrix\n"
                        "pattern, operator and options), compiled kernel variants (the JIT cache)\n"
-                       "and folders left by other library versions. Nothing is evicted on its own;\n"
-                       "--clear removes a part (the next compile rebuilds what it needs).",
+                       "and folders left by other library versions. The JIT cache keeps to\n"
+                       "SPARSEDITTO_JIT_CACHE_MB (default 2048; 0 = no cap), least recently used\n"
+                       "variants removed first; nothing else is evicted on its own. --clear removes\n"
+                       "a part (the next compile rebuilds what it needs).",
                        cache_options, K_NOPTS);
         return SDC_EXIT_OK;
     }

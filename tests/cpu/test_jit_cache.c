@@ -3,7 +3,8 @@
  * discarded (deleted, reported as misses), the switch SPARSEDITTO_JIT_CACHE; and through
  * sdi_jit_get on a host-only context: the first call compiles with NVRTC and stores, a
  * second call after the in-process memo is cleared loads the identical cubin from disk; the
- * context-free compile of the offline pipeline does the same under the default directory. */
+ * context-free compile of the offline pipeline does the same under the default directory;
+ * the size cap (SPARSEDITTO_JIT_CACHE_MB) removes the least recently used files first. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,65 @@ static void test_offline_compile(void)
     unsetenv("SPARSEDITTO_CACHE");
 }
 
+/* Bytes of the .cubin files under dir (a fresh folder of this test). */
+static long long cubin_bytes(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "find '%s' -name '*.cubin' -printf '%%s\\n' | awk '{s += $1} END {print s + 0}'", dir);
+    FILE *p = popen(cmd, "r");
+    long long b = -1;
+    if (p != NULL) {
+        if (fscanf(p, "%lld", &b) != 1)
+            b = -1;
+        pclose(p);
+    }
+    return b;
+}
+
+/* Ten 20 KB cubins against a cap of 100 KB: after a trim the cache holds at most 90 KB, the
+ * first stored (least recently used) is gone and the one just read (most recent) stays. */
+static void test_size_cap(void)
+{
+    char dir[] = "/tmp/sd-test-jitcap-XXXXXX";
+    SDT_CHECK(mkdtemp(dir) != NULL, "temporary directory");
+    static unsigned char blob[20000];
+    for (size_t i = 0; i < sizeof blob; i++)
+        blob[i] = (unsigned char)(i * 7);
+    setenv("SPARSEDITTO_JIT_CACHE_MB", "0", 1); /* no cap while filling */
+    char key[10][32];
+    for (int i = 0; i < 10; i++) {
+        snprintf(key[i], sizeof key[i], "sm_90 cap test %d", i);
+        SDT_OK(sdi_jit_cache_store(dir, key[i], strlen(key[i]), 7, blob, sizeof blob));
+        usleep(20000); /* distinct modification times */
+    }
+    void *got = NULL;
+    size_t size = 0;
+    SDT_OK(sdi_jit_cache_load(dir, key[1], strlen(key[1]), 7, &got, &size)); /* key 1: most recent */
+    SDT_CHECK(got != NULL, "entry 1 loads");
+    sdi_free(got);
+    SDT_CHECK(cubin_bytes(dir) > 200000, "%lld bytes stored", cubin_bytes(dir));
+    setenv("SPARSEDITTO_JIT_CACHE_MB", "0.1", 1);
+    SDT_OK(sdi_jit_cache_evict(dir));
+    const long long left = cubin_bytes(dir);
+    SDT_CHECK(left > 0 && left <= 94372, "%lld bytes left (cap 104857, goal 90 %%)", left);
+    SDT_OK(sdi_jit_cache_load(dir, key[0], strlen(key[0]), 7, &got, &size));
+    SDT_CHECK(got == NULL, "the least recently used entry was removed");
+    SDT_OK(sdi_jit_cache_load(dir, key[1], strlen(key[1]), 7, &got, &size));
+    SDT_CHECK(got != NULL, "the most recently read entry stayed");
+    sdi_free(got);
+    SDT_OK(sdi_jit_cache_load(dir, key[9], strlen(key[9]), 7, &got, &size));
+    SDT_CHECK(got != NULL, "the last stored entry stayed");
+    sdi_free(got);
+    setenv("SPARSEDITTO_JIT_CACHE_MB", "bogus", 1); /* not a number: no cap, nothing removed */
+    SDT_OK(sdi_jit_cache_evict(dir));
+    SDT_CHECK(cubin_bytes(dir) == left, "an unparsable cap removes nothing");
+    unsetenv("SPARSEDITTO_JIT_CACHE_MB");
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", dir);
+}
+
 int main(void)
 {
     sdt_init("test_jit_cache");
@@ -159,6 +219,7 @@ int main(void)
     SDT_RUN(test_switch);
     SDT_RUN(test_through_jit_get);
     SDT_RUN(test_offline_compile);
+    SDT_RUN(test_size_cap);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0)
