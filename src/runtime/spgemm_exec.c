@@ -6,6 +6,7 @@
  * for nnz(C) → C's arrays → stage-2 launches (NUM for two-phase bins, compaction of
  * one-phase rows). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "spgemm_exec.h"
@@ -391,6 +392,10 @@ sd_status sdi_spgemm_operands_set_values(sdi_spgemm_operands *op, const float *a
 }
 
 /* ------------------------------------------------------------------ executors */
+/* Launches of one stage that may run side by side, at most: each bin's rows are its own
+ * (disjoint writes), except the global bin's stripes (shared workspace, in waves). */
+#define SG_SIDE_STREAMS 3
+
 struct sdi_spgemm_exec {
     sd_context *ctx;
     sdi_spgemm_operands *op;
@@ -405,6 +410,11 @@ struct sdi_spgemm_exec {
     sd_spgemm_args scan_args;
     void *binrows, *ub, *cnt, *tcol, *tval, *flags, *gval, *gbits, *gdone;
     int64_t *h_nnz; /* pinned: nnz(C) read back without a staging copy */
+    /* Side streams for the independent launches of a stage (see run_stage); nside = 0
+     * runs every launch on the caller's stream. */
+    int nside;
+    cudaStream_t side[SG_SIDE_STREAMS];
+    cudaEvent_t fork, join[SG_SIDE_STREAMS];
     unsigned epoch;
     int64_t calls;
     sdi_spgemm_exec_info info;
@@ -425,6 +435,14 @@ void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e)
     sdi_device_free(e->gdone);
     if (e->h_nnz != NULL && cudaFreeHost(e->h_nnz) != cudaSuccess)
         (void)cudaGetLastError();
+    for (int i = 0; i < e->nside; i++) {
+        if (e->side[i] != NULL && cudaStreamDestroy(e->side[i]) != cudaSuccess)
+            (void)cudaGetLastError();
+        if (e->join[i] != NULL && cudaEventDestroy(e->join[i]) != cudaSuccess)
+            (void)cudaGetLastError();
+    }
+    if (e->fork != NULL && cudaEventDestroy(e->fork) != cudaSuccess)
+        (void)cudaGetLastError();
     for (int u = 0; u < e->nmods; u++)
         sdi_module_unload(&e->mods[u]);
     sdi_free(e->mods);
@@ -442,6 +460,60 @@ const sdi_spgemm_exec_info *sdi_spgemm_exec_get_info(const sdi_spgemm_exec *e)
 const sdi_sg_schedule *sdi_spgemm_exec_schedule(const sdi_spgemm_exec *e)
 {
     return e != NULL ? &e->sched : NULL;
+}
+
+/* Whether launch L may run beside the other launches of its stage: its segments touch only
+ * their own rows (not the global bin's shared stripes and counters). */
+static bool launch_independent(const sdi_sg_launch *L)
+{
+    for (int q = 0; q < L->nsegs; q++)
+        if (L->segs[q].kind == SDI_SG_GLOBAL)
+            return false;
+    return true;
+}
+
+/* The largest number of independent launches in one stage. */
+static int max_independent(const sdi_sg_schedule *s)
+{
+    int best = 0;
+    for (int stage = 1; stage <= 2; stage++) {
+        int n = 0;
+        for (int l = 0; l < s->nlaunches; l++)
+            n += s->launches[l].stage == stage && launch_independent(&s->launches[l]);
+        if (n > best)
+            best = n;
+    }
+    return best;
+}
+
+/* SPARSEDITTO_SG_STREAMS=0 keeps every launch on the caller's stream (measurements). */
+static bool side_streams_enabled(void)
+{
+    const char *v = getenv("SPARSEDITTO_SG_STREAMS");
+    return v == NULL || strcmp(v, "0") != 0;
+}
+
+/* Side streams (non-blocking) and fork / join events for a schedule whose stages have
+ * independent launches; none otherwise. */
+static sd_status side_streams_create(sdi_spgemm_exec *e)
+{
+    int want = max_independent(&e->sched) - 1;
+    if (want > SG_SIDE_STREAMS)
+        want = SG_SIDE_STREAMS;
+    if (want < 1 || !side_streams_enabled())
+        return SD_OK;
+#define SD_FREE_ALL /* the executor's destroy releases what was created */
+    SD_TRY(sdi_cuda_status(e->ctx, cudaEventCreateWithFlags(&e->fork, cudaEventDisableTiming),
+                           "cudaEventCreate for", "the SpGEMM fork"));
+    for (int i = 0; i < want; i++) {
+        SD_TRY(sdi_cuda_status(e->ctx, cudaStreamCreateWithFlags(&e->side[i], cudaStreamNonBlocking),
+                               "cudaStreamCreate for", "a SpGEMM side stream"));
+        e->nside = i + 1; /* destroy sees the stream even if its event fails */
+        SD_TRY(sdi_cuda_status(e->ctx, cudaEventCreateWithFlags(&e->join[i], cudaEventDisableTiming),
+                               "cudaEventCreate for", "a SpGEMM join"));
+    }
+    return SD_OK;
+#undef SD_FREE_ALL
 }
 
 /* Keeps freed stream-ordered memory in the default pool: without it every call would
@@ -569,6 +641,8 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     SD_TRY(sdi_cuda_status(ctx, cudaHostAlloc((void **)&e->h_nnz, sizeof(int64_t),
                                               cudaHostAllocDefault),
                            "cudaHostAlloc for", "nnz(C)"));
+    SD_TRY(side_streams_create(e));
+    e->info.side_streams = e->nside;
     SD_TRY(sdi_stream_sync(ctx, "preparing the SpGEMM workspaces", NULL));
 
     /* Argument blocks: shared pointers, then each launch's segment table. */
@@ -729,19 +803,56 @@ void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream)
     memset(c, 0, sizeof *c);
 }
 
+/* The launches of one stage. Independent launches run side by side: the smallest grids
+ * (the heaviest rows, few CTAs running long) start first on the side streams, the largest
+ * on st, so the long rows overlap the many short ones instead of trailing them; launches
+ * of the global bin stay on st in order. st waits for the side streams before it goes on,
+ * so the caller's events still time the whole stage. */
 static sd_status run_stage(sdi_spgemm_exec *e, int stage, cudaStream_t st)
 {
+#define SD_FREE_ALL /* nothing of its own */
     const sdi_sg_schedule *s = &e->sched;
+    int ind[SDI_SG_MAX_LAUNCHES], nind = 0;
+    for (int l = 0; l < s->nlaunches; l++)
+        if (s->launches[l].stage == stage && launch_independent(&s->launches[l]))
+            ind[nind++] = l;
+    int nfork = nind - 1 < e->nside ? nind - 1 : e->nside;
+    if (nfork > 0) {
+        /* Ascending grid size: ind[0 .. nfork) go to the side streams. */
+        for (int i = 1; i < nind; i++) {
+            int x = ind[i], j = i - 1;
+            while (j >= 0 && s->launches[ind[j]].blocks > s->launches[x].blocks) {
+                ind[j + 1] = ind[j];
+                j--;
+            }
+            ind[j + 1] = x;
+        }
+        SD_TRY(sdi_cuda_status(e->ctx, cudaEventRecord(e->fork, st), "cudaEventRecord", "the SpGEMM fork"));
+        for (int i = 0; i < nind; i++) {
+            const int l = ind[i];
+            const sdi_sg_launch *L = &s->launches[l];
+            const int k = i < nfork ? i : -1; /* side stream k, or st for the rest */
+            cudaStream_t on = k >= 0 ? e->side[k] : st;
+            if (k >= 0)
+                SD_TRY(sdi_cuda_status(e->ctx, cudaStreamWaitEvent(on, e->fork, 0), "cudaStreamWaitEvent",
+                                       "a SpGEMM side stream"));
+            SD_TRY(launch1(e->ctx, e->fns[l], L->blocks, L->threads, (size_t)L->smem, &e->largs[l], on));
+        }
+    }
     for (int l = 0; l < s->nlaunches; l++) {
         const sdi_sg_launch *L = &s->launches[l];
-        if (L->stage != stage)
+        if (L->stage != stage || (nfork > 0 && launch_independent(L)))
             continue;
-        sd_status r = launch1(e->ctx, e->fns[l], L->blocks, L->threads, (size_t)L->smem,
-                              &e->largs[l], st);
-        if (r != SD_OK)
-            return r;
+        SD_TRY(launch1(e->ctx, e->fns[l], L->blocks, L->threads, (size_t)L->smem, &e->largs[l], st));
+    }
+    for (int k = 0; k < nfork; k++) {
+        SD_TRY(sdi_cuda_status(e->ctx, cudaEventRecord(e->join[k], e->side[k]), "cudaEventRecord",
+                               "a SpGEMM join"));
+        SD_TRY(sdi_cuda_status(e->ctx, cudaStreamWaitEvent(st, e->join[k], 0), "cudaStreamWaitEvent",
+                               "a SpGEMM join"));
     }
     return SD_OK;
+#undef SD_FREE_ALL
 }
 
 sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_alloc alloc,

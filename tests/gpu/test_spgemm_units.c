@@ -3,7 +3,8 @@
  * sharing only some units with an earlier one compiles exactly when it has a unit of its
  * own; executors after sdi_spgemm_precompile compile nothing; every product validated
  * against the CPU reference (DESIGN.md's rule, small-integer values). The on-disk JIT
- * cache is turned off so that "compiled" means NVRTC ran. Exit 77 without a GPU. */
+ * cache is turned off so that "compiled" means NVRTC ran. A stage's independent launches on
+ * side streams give the same C bit for bit as one stream. Exit 77 without a GPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,70 @@ out:
     sd_csr_free(&a);
 }
 
+/* A stage's independent launches on side streams (the default) give the same C, bit for
+ * bit, as every launch on the caller's stream (SPARSEDITTO_SG_STREAMS=0): small-integer
+ * values make every sum exact, whatever the order. */
+static int product_host(sdi_spgemm_operands *op, const sdi_spgemm_config *cfg, sd_csr *out, int *side)
+{
+    sdi_spgemm_exec *e = NULL;
+    sd_device_csr c;
+    memset(&c, 0, sizeof c);
+    memset(out, 0, sizeof *out);
+    sd_status s = sdi_spgemm_exec_create(g_ctx, op, cfg, &e);
+    if (s == SD_OK) {
+        *side = sdi_spgemm_exec_get_info(e)->side_streams;
+        s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
+    }
+    if (s == SD_OK)
+        s = sdi_csr_alloc(out, c.rows, c.cols, c.nnz);
+    if (s == SD_OK) {
+        int64_t *rp = out->rowptr;
+        s = sdi_copy_to_host(g_ctx, rp, c.rowptr, ((size_t)c.rows + 1) * 8, "C's row pointers");
+        if (s == SD_OK && c.nnz > 0)
+            s = sdi_copy_to_host(g_ctx, out->colind, c.colind, (size_t)c.nnz * 4, "C's columns");
+        if (s == SD_OK && c.nnz > 0)
+            s = sdi_copy_to_host(g_ctx, out->vals, c.vals, (size_t)c.nnz * 4, "C's values");
+    }
+    SDT_CHECK(s == SD_OK, "product: %s", sd_last_error());
+    sd_device_csr_free(&c);
+    sdi_spgemm_exec_destroy(e);
+    return s == SD_OK;
+}
+
+static void test_side_streams(void)
+{
+    sd_csr a, c_side, c_one;
+    memset(&c_side, 0, sizeof c_side);
+    memset(&c_one, 0, sizeof c_one);
+    SDT_OK(sdi_gen("powerlaw:rows=20000,deg=8,alpha=2.0,max=3000", 77, &a));
+    sdi_gen_values(&a, SDI_VALUES_SMALL_INT, 78);
+    sdi_spgemm_operands *op = NULL;
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &a, NULL, 0, &op));
+    sdi_spgemm_config cfg;
+    SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &cfg));
+    cfg.fuse = 0; /* a launch per bin: many independent launches per stage */
+    int side1 = -1, side0 = -1;
+    int ok1 = op && product_host(op, &cfg, &c_side, &side1);
+    setenv("SPARSEDITTO_SG_STREAMS", "0", 1);
+    int ok0 = op && product_host(op, &cfg, &c_one, &side0);
+    unsetenv("SPARSEDITTO_SG_STREAMS");
+    SDT_CHECK(side1 > 0 && side0 == 0, "side streams: %d by default, %d when switched off", side1, side0);
+    if (ok1 && ok0) {
+        int same = c_side.nnz == c_one.nnz &&
+                   memcmp(c_side.rowptr, c_one.rowptr, ((size_t)a.rows + 1) * 8) == 0 &&
+                   memcmp(c_side.colind, c_one.colind, (size_t)c_one.nnz * 4) == 0 &&
+                   memcmp(c_side.vals, c_one.vals, (size_t)c_one.nnz * 4) == 0;
+        SDT_CHECK(same, "C with side streams equals C on one stream (nnz %lld / %lld)",
+                  (long long)c_side.nnz, (long long)c_one.nnz);
+        printf("  side streams: %d, nnz(C) %lld, identical to one stream: %s\n", side1,
+               (long long)c_one.nnz, same ? "yes" : "NO");
+    }
+    sd_csr_free(&c_side);
+    sd_csr_free(&c_one);
+    sdi_spgemm_operands_destroy(op);
+    sd_csr_free(&a);
+}
+
 int main(void)
 {
     sdt_init("test_spgemm_units");
@@ -129,6 +194,7 @@ int main(void)
         return sdt_skip(why);
     }
     SDT_RUN(test_shared_units);
+    SDT_RUN(test_side_streams);
     sd_context_destroy(g_ctx);
     return sdt_finish();
 }
