@@ -1005,19 +1005,23 @@ static int family_variant(int family, const sdi_sg_summary *sm, int level, int v
     const int small = sm->u_total < 4e6;
     /* Each entry edits the preset; −1 leaves a field alone. */
     struct edit {
-        int threads, one, fuse, load, tiny, lanes;
+        int threads, one, fuse, load, tiny, lanes, gh;
     };
     static const struct edit small_sweep[] = {
-        {-1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32}, {-1, -1, -1, -1, 0, 16},
-        {-1, 0, 1, -1, -1, -1}};
+        {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32, -1}, {-1, -1, -1, -1, 0, 16, -1},
+        {-1, 0, 1, -1, -1, -1, -1}};
     static const struct edit big_sweep[] = {
-        {-1, -1, -1, -1, -1, -1}, {-1, 0, 1, -1, -1, -1}, {512, -1, -1, -1, -1, -1},
-        {-1, 32, 1, -1, 0, 32}};
+        {-1, -1, -1, -1, -1, -1, -1}, {-1, 0, 1, -1, -1, -1, -1}, {512, -1, -1, -1, -1, -1, -1},
+        {-1, 32, 1, -1, 0, 32, -1}};
+    /* gh = 10 third: rows whose table needs more than 2^10 slots go to a CTA-wide table
+     * instead of one warp's (on power-law products those few heavy rows were a tail of
+     * 17-49 busy SMs for 330-400 us: bench/results/spgemm_powerlaw_profile_s9.md). */
     static const struct edit wide_sweep[] = {
-        {-1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32}, {-1, 0, 1, -1, -1, -1},
-        {512, -1, -1, -1, -1, -1}, {128, -1, -1, -1, -1, -1}, {-1, 32, 1, -1, 0, 32},
-        {-1, -1, -1, 35, -1, -1}, {-1, -1, -1, 70, -1, -1}, {-1, 4096, 2, -1, -1, -1},
-        {-1, -1, -1, -1, 0, 16}, {-1, 0, 0, 35, -1, -1}, {512, 0, 1, -1, 0, 32}};
+        {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32, -1}, {-1, -1, -1, -1, -1, -1, 10},
+        {-1, 0, 1, -1, -1, -1, -1}, {512, -1, -1, -1, -1, -1, -1}, {128, -1, -1, -1, -1, -1, -1},
+        {-1, 32, 1, -1, 0, 32, -1}, {-1, -1, -1, 35, -1, -1, -1}, {-1, -1, -1, 70, -1, -1, -1},
+        {-1, 4096, 2, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 16, -1}, {-1, 0, 0, 35, -1, -1, -1},
+        {512, 0, 1, -1, 0, 32, -1}, {-1, 32, 1, -1, 0, 32, 10}};
     int count;
     const struct edit *e;
     if (level <= 0) {
@@ -1050,6 +1054,8 @@ static int family_variant(int family, const sdi_sg_summary *sm, int level, int v
         c->tiny_max = e[v].tiny;
     if (e[v].lanes >= 0)
         c->min_lanes = e[v].lanes;
+    if (e[v].gh >= 0 && c->ghash_max_lcap > e[v].gh)
+        c->ghash_max_lcap = e[v].gh; /* only lowers a cap (0 = no group tables stays 0) */
     return 1;
 }
 
