@@ -20,12 +20,19 @@ typedef struct {
     double roofline_frac;
     double compile_ms;
     int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
-    bool screened;      /* t is one execution: > SDI_TUNE_SCREEN × the best so far (sdi_measure_screened) */
+    bool screened;      /* t is one execution: > SDI_TUNE_SCREEN (SpGEMM from 1 ms:
+                           SDI_TUNE_SCREEN_LONG) × the best so far (sdi_measure_screened) */
 } sdi_trial;
 
 /* A candidate whose first timed execution is this many times slower than the search's best
  * so far is screened out after that execution (sdi_measure_screened). */
 #define SDI_TUNE_SCREEN 8.0
+/* SpGEMM products of a millisecond or more: 1.5× (one execution of a product that long is
+ * timed within a few per cent, and each of the 25 executions of a full measurement costs
+ * as much as the product: on the quick set's R-MAT product, 23 ms, the candidates' timing
+ * was most of a 36 s measurement stage). */
+#define SDI_TUNE_SCREEN_LONG 1.5
+#define SDI_TUNE_SCREEN_LONG_US 1000.0
 
 /* Called after each trial (progress on a TTY); may be NULL. */
 typedef void (*sdi_tune_progress_fn)(void *arg, const char *stage, const sdi_trial *trial,

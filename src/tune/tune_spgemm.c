@@ -162,6 +162,13 @@ static sd_status produce(void *arg, cudaStream_t stream, sd_device_csr *c)
     return sdi_impl_run_spgemm(NULL, im, stream, c);
 }
 
+/* How far behind the best so far a candidate's first timed product may be before it is
+ * screened out (tune.h). */
+static double screen_factor(double best_us)
+{
+    return best_us >= SDI_TUNE_SCREEN_LONG_US ? SDI_TUNE_SCREEN_LONG : SDI_TUNE_SCREEN;
+}
+
 static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg)
 {
     sdi_tune_result *r = t->r;
@@ -200,7 +207,8 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     memset(&val, 0, sizeof val);
     if (s == SD_OK)
         s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL,
-                                   t->best_ours_us > 0 ? SDI_TUNE_SCREEN * t->best_ours_us : 0, &tr->screened);
+                                   t->best_ours_us > 0 ? screen_factor(t->best_ours_us) * t->best_ours_us : 0,
+                                   &tr->screened);
     if (s == SD_ERR_VALIDATION)
         snprintf(tr->detail, sizeof tr->detail, "%.190s", val.reason[0] ? val.reason : sd_last_error());
     r->ms_measure += (sdi_now() - t0) * 1e3 - cand.lower_ms - cand.compile_ms;
