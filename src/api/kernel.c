@@ -174,7 +174,7 @@ static const sdi_cache_blob *find_blob(const sdi_cache_entry *e, const char *nam
     return NULL;
 }
 
-static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e)
+static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e, int fast)
 {
     const sdi_cache_blob *nb = find_blob(e, SG_BLOB_UNITS);
     int32_t n = 0;
@@ -196,6 +196,7 @@ static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e)
         memset(&req, 0, sizeof req);
         req.source = src->data;
         req.kernel_name = "a cached SpGEMM unit";
+        req.fast = fast; /* the level the units were compiled at: part of the memo key */
         if (sdi_jit_memo_put(ctx, &req, bin->data, bin->size) != SD_OK)
             sdi_error_clear(); /* compiled again if needed */
     }
@@ -301,7 +302,7 @@ static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int 
         if (sdi_jit_memo_put(kern->ctx, &req, prep->data, prep->size) != SD_OK)
             sdi_error_clear();
     }
-    if (r.kind == SDI_IMPL_SPGEMM && !seed_spgemm_units(kern->ctx, e)) {
+    if (r.kind == SDI_IMPL_SPGEMM && !seed_spgemm_units(kern->ctx, e, r.spgemm.fast_compile)) {
         sdi_log(1, "cache: SpGEMM entry without its launch units (an older layout): rebuilding");
         return SD_OK;
     }

@@ -62,6 +62,10 @@ typedef struct {
     int64_t ws_budget;       /* bytes for staging + global stripes (0 = a quarter of the
                                 device memory) */
     int64_t chunk_rows;      /* global stripes: rows in flight at most (0 = by budget) */
+    int32_t fast_compile;    /* NVRTC --Ofast-compile of the units: 0 = as the environment
+                                says, 1..3 = min / mid / max (the search's candidates under
+                                SPARSEDITTO_SEARCH_FAST), -1 = full optimisation (its winner
+                                rebuilt) */
 } sdi_spgemm_config;
 
 /* What binning reads: per row of C, u(i) and the first / last column reached. */

@@ -201,6 +201,8 @@ sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c)
         BAD("out_ub / bt_gather must be 0 or 1");
     if (c->ws_budget < 0 || c->chunk_rows < 0)
         BAD("ws_budget / chunk_rows negative");
+    if (c->fast_compile < -1 || c->fast_compile > 3)
+        BAD("fast_compile %d (-1..3)", c->fast_compile);
     if (c->min_lanes != 0 && c->min_lanes != 8 && c->min_lanes != 16 && c->min_lanes != 32)
         BAD("min_lanes %d (0, 8, 16 or 32)", c->min_lanes);
     if (c->force_kind < -1 || c->force_kind > SDI_SG_GLOBAL)
@@ -247,8 +249,11 @@ void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t ca
                      c->ghash_max_lcap, c->chash_max_lcap, c->load_pct, c->gdense_max_lw,
                      c->dense_pct, c->one_phase_max_u, c->fuse, c->out_ub, c->bt_gather);
     if (c->force_kind >= 0 && n > 0 && (size_t)n < cap)
-        snprintf(buf + n, cap - (size_t)n, " force=%s/g%d/p%d", sdi_sg_kind_name(c->force_kind),
-                 c->force_g, c->force_p);
+        n += snprintf(buf + n, cap - (size_t)n, " force=%s/g%d/p%d", sdi_sg_kind_name(c->force_kind),
+                      c->force_g, c->force_p);
+    static const char *const fast[] = {"full", "", "min", "mid", "max"};
+    if (c->fast_compile != 0 && c->fast_compile >= -1 && c->fast_compile <= 3 && n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, " nvrtc=%s", fast[c->fast_compile + 1]);
 }
 
 void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j)
@@ -276,6 +281,7 @@ void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j)
     FIELD(force_p);
     FIELD(force_g);
     FIELD(min_lanes);
+    FIELD(fast_compile);
     FIELD(ws_budget);
     FIELD(chunk_rows);
 #undef FIELD

@@ -103,23 +103,39 @@ static bool valid_arch(const char *a)
     return digits >= 2 && digits <= 3 && *p == '\0';
 }
 
-/* SPARSEDITTO_NVRTC_FAST=min|mid|max compiles with NVRTC's --Ofast-compile at that level
- * (less optimisation for a shorter compile: on a 5-segment SpGEMM unit 0.95 s → 0.49 /
- * 0.33 / 0.27 s, 2-core VM); unset, empty or 0: full optimisation. Opt-in until the H200
- * has measured what it costs the kernels. *level is NULL for the default. */
-static sd_status fast_compile_level(const char **level)
+static const char *const fast_levels[] = {"min", "mid", "max"};
+
+sd_status sdi_jit_fast_level_env(const char *var, int *level)
 {
-    *level = NULL;
-    const char *v = getenv("SPARSEDITTO_NVRTC_FAST");
+    *level = 0;
+    const char *v = getenv(var);
     if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0)
         return SD_OK;
-    static const char *const levels[] = {"min", "mid", "max"};
     for (int i = 0; i < 3; i++)
-        if (strcmp(v, levels[i]) == 0) {
-            *level = levels[i];
+        if (strcmp(v, fast_levels[i]) == 0) {
+            *level = i + 1;
             return SD_OK;
         }
-    return SDI_ERR(SD_ERR_INVALID_ARG, "SPARSEDITTO_NVRTC_FAST='%.40s': expected min, mid, max or 0", v);
+    return SDI_ERR(SD_ERR_INVALID_ARG, "%s='%.40s': expected min, mid, max or 0", var, v);
+}
+
+/* The --Ofast-compile level of req, NULL for full optimisation. SPARSEDITTO_NVRTC_FAST=min|
+ * mid|max sets it for every request that does not say (less optimisation for a shorter
+ * compile: on a 5-segment SpGEMM unit 0.95 s → 0.49 / 0.33 / 0.27 s, 2-core VM); opt-in
+ * until the H200 has measured what it costs the kernels. */
+static sd_status fast_compile_level(const sdi_jit_request *req, const char **level)
+{
+    *level = NULL;
+    int l = req->fast;
+    if (l == 0) {
+        sd_status s = sdi_jit_fast_level_env("SPARSEDITTO_NVRTC_FAST", &l);
+        if (s != SD_OK)
+            return s;
+    }
+    if (l < -1 || l > 3)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "fast-compile level %d (-1..3)", l);
+    *level = l > 0 ? fast_levels[l - 1] : NULL;
+    return SD_OK;
 }
 
 static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, jit_text *t)
@@ -137,7 +153,7 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
         return SDI_ERR(SD_ERR_INVALID_ARG, "kernel '%s': %d macros (at most %d)", t->label,
                        req->nmacros, SDI_JIT_MAX_MACROS);
     const char *fast = NULL;
-    SD_TRY(fast_compile_level(&fast));
+    SD_TRY(fast_compile_level(req, &fast));
     /* Options: architecture, no host code, C++17, the fast-compile level if any, then
      * -DNAME[=VALUE]. The options are part of the key, so each level has its own cubins. */
     size_t need = 96 + strlen(arch);

@@ -55,6 +55,8 @@ typedef struct {
     int nmacros;
     const char *arch;        /* "sm_90"; NULL = the context's (or SD_NVRTC_ARCH_DEFAULT) */
     const char *kernel_name; /* named in messages */
+    int fast; /* NVRTC --Ofast-compile: 0 = as SPARSEDITTO_NVRTC_FAST says, 1..3 = min / mid /
+                 max, -1 = full optimisation whatever the environment says */
 } sdi_jit_request;
 
 typedef struct {
@@ -71,6 +73,9 @@ typedef struct {
  * as headers so templates #include each other) and returns the CUBIN. Needs no GPU.
  * SD_ERR_COMPILE carries the kernel name and the first lines of the log. */
 SDI_HIDDEN sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out);
+/* A fast-compile level from the environment variable var: unset, empty or "0" → 0; "min",
+ * "mid", "max" → 1, 2, 3; anything else an error naming var. */
+SDI_HIDDEN sd_status sdi_jit_fast_level_env(const char *var, int *level);
 SDI_HIDDEN void sdi_cubin_free(sdi_cubin *c);
 /* "major.minor" of the NVRTC in use. */
 SDI_HIDDEN sd_status sdi_nvrtc_version(int *major, int *minor);

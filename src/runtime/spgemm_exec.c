@@ -132,6 +132,7 @@ void sdi_spgemm_unit_request(const sdi_sg_lowered *low, int u, sdi_jit_request *
     memset(req, 0, sizeof *req);
     req->source = low->units[u].source;
     req->kernel_name = low->units[u].name;
+    req->fast = low->fast;
 }
 
 sd_status sdi_spgemm_config_request(const sd_context *ctx, const sdi_spgemm_operands *op,
@@ -145,6 +146,7 @@ sd_status sdi_spgemm_config_request(const sd_context *ctx, const sdi_spgemm_oper
     if (st != SD_OK)
         return st;
     st = sdi_spgemm_lower(&s, low);
+    low->fast = cfg->fast_compile;
     sdi_sg_schedule_free(&s);
     return st;
 }
@@ -561,6 +563,7 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     /* Units → modules: one per distinct launch shape (shared with every other schedule
      * that has the shape, through the memo), plus the scan. */
     SD_TRY(sdi_spgemm_lower(s, &low));
+    low.fast = cfg->fast_compile;
     const size_t nu1 = (size_t)(low.nunits > 0 ? low.nunits : 1);
     const size_t nl1 = (size_t)(s->nlaunches > 0 ? s->nlaunches : 1);
     e->mods = sdi_calloc(nu1, sizeof *e->mods);
@@ -726,6 +729,7 @@ sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
         if (sdi_sg_schedule_build(&cfgs[q], &lim, &op->ri, &s) != SD_OK)
             continue;
         sd_status st = sdi_spgemm_lower(&s, &lows[q]);
+        lows[q].fast = cfgs[q].fast_compile;
         sdi_sg_schedule_free(&s);
         if (st != SD_OK) {
 #pragma omp critical(sdi_spgemm_precompile)

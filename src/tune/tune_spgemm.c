@@ -32,6 +32,7 @@ typedef struct {
     int ntried;
     sdi_spgemm_config tried[SDI_TUNE_MAX_TRIALS];
     double fam_best[NF];
+    int search_fast; /* NVRTC fast-compile level of the candidates (SPARSEDITTO_SEARCH_FAST) */
 } sg_tuner;
 
 /* ------------------------------------------------------------------ families */
@@ -241,7 +242,11 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     sdi_error_clear();
     if (t->opt->progress)
         t->opt->progress(t->opt->progress_arg,
-                         round == 1 ? "branches" : round == 2 ? "iterations" : "refinement", tr,
+                         round == 1   ? "branches"
+                         : round == 2 ? "iterations"
+                         : round == 3 ? "refinement"
+                                      : "full-opt",
+                         tr,
                          t->best_ours_us);
     if (t->ctx->broken)
         return SDI_ERR(SD_ERR_CUDA, "%s", t->ctx->broken_reason);
@@ -286,6 +291,7 @@ static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfa
             return s;
         }
         for (int j = 0; j < n && cnt[i] < take[i] && cnt[i] < PER && left > 0; j++) {
+            v[j].fast_compile = t->search_fast;
             int dup = 0;
             for (int q = 0; q < t->ntried && !dup; q++)
                 dup = memcmp(&t->tried[q], &v[j], sizeof v[j]) == 0;
@@ -434,11 +440,14 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
     SD_TRY(sdi_device_calibrate(ctx));
     out->ms_measure += (sdi_now() - t0) * 1e3;
 
+    SD_TRY(sdi_jit_fast_level_env("SPARSEDITTO_SEARCH_FAST", &t->search_fast));
     int fams[NF], nf = 0;
     ranked_families(&out->ranking, &t->sm, fams, &nf);
     if (opt->deterministic) {
         sdi_spgemm_config dc[NF];
         int nd = deterministic_configs(t, dc, NF);
+        for (int i = 0; i < nd; i++)
+            dc[i].fast_compile = t->search_fast;
         precompile_batch(t, dc, nd);
         for (int i = 0; i < nd; i++)
             SD_TRY(try_config(t, 1, &dc[i]));
@@ -453,7 +462,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
         int np = 0;
         for (int i = 0; i < nf; i++) {
             if (sdi_spgemm_config_default(fams[i], &pre[np]) == SD_OK)
-                np++;
+                pre[np++].fast_compile = t->search_fast;
             sdi_error_clear();
         }
         precompile_batch(t, pre, np);
@@ -489,6 +498,14 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
                      ctx->launch_us_mean);
     }
 
+    /* Candidates compiled for speed of compilation: the winner is built again with full
+     * optimisation and measured (validated like any candidate; the faster build stays). */
+    if (t->search_fast > 0 && out->ours_trial >= 0) {
+        sdi_spgemm_config full = out->best.spgemm_cfg;
+        full.fast_compile = -1;
+        t->budget = t->used + 1;
+        SD_TRY(try_config(t, 4, &full));
+    }
     if (opt->allow_vendor || opt->measure_vendor)
         SD_TRY(vendor_round(t));
     if (out->vendor_failure[0]) {
@@ -681,6 +698,7 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
             s = sdi_sg_schedule_build(&im.spgemm_cfg, &lim, &ri, &sc);
         if (s == SD_OK)
             s = sdi_spgemm_lower(&sc, &low);
+        low.fast = im.spgemm_cfg.fast_compile;
         if (s == SD_OK && plans != NULL) {
             int64_t value = a->nnz * 4 + (b != NULL ? b->nnz * 4 : 0);
             int64_t meta = ((int64_t)a->rows + 1) * 8 + a->nnz * 4 +

@@ -160,6 +160,26 @@ static void test_fast_compile_levels(void)
         SDT_CHECK(is_elf(&c), "SPARSEDITTO_NVRTC_FAST=%s: a CUBIN", levels[i]);
         sdi_cubin_free(&c);
     }
+    /* A request's own level wins over the environment: -1 is full optimisation, the same
+     * cubin as without the variable. */
+    sdi_cubin full, forced;
+    unsetenv("SPARSEDITTO_NVRTC_FAST");
+    SDT_OK(sdi_jit_compile(&req, &full));
+    setenv("SPARSEDITTO_NVRTC_FAST", "max", 1);
+    req.fast = -1;
+    SDT_OK(sdi_jit_compile(&req, &forced));
+    SDT_CHECK(full.size == forced.size && memcmp(full.cubin, forced.cubin, full.size) == 0,
+              "fast = -1 compiles as without SPARSEDITTO_NVRTC_FAST");
+    sdi_cubin_free(&full);
+    sdi_cubin_free(&forced);
+    req.fast = 5;
+    SDT_STATUS(sdi_jit_compile(&req, &full), SD_ERR_INVALID_ARG);
+    sdi_error_clear();
+    req.fast = 0;
+    int level = -7;
+    setenv("SPARSEDITTO_NVRTC_FAST", "mid", 1);
+    SDT_OK(sdi_jit_fast_level_env("SPARSEDITTO_NVRTC_FAST", &level));
+    SDT_CHECK(level == 2, "mid is level 2 (%d)", level);
     setenv("SPARSEDITTO_NVRTC_FAST", "fastest", 1);
     sdi_cubin c;
     SDT_STATUS(sdi_jit_compile(&req, &c), SD_ERR_INVALID_ARG);

@@ -69,6 +69,21 @@ static void test_presets_and_checks(void)
     SDT_OK(sdi_spgemm_config_check(&c));
     c.force_p = 13;
     SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
+    /* The NVRTC level: -1..3, named in the description only when set. */
+    c = preset(SDI_SPGEMM_HYBRID);
+    char buf[256];
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, "nvrtc=") == NULL, "default level not described: '%s'", buf);
+    c.fast_compile = 1;
+    SDT_OK(sdi_spgemm_config_check(&c));
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, " nvrtc=min") != NULL, "'%s' says nvrtc=min", buf);
+    c.fast_compile = -1;
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, " nvrtc=full") != NULL, "'%s' says nvrtc=full", buf);
+    c.fast_compile = 4;
+    SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "fast_compile") != NULL, "message names fast_compile");
 }
 
 static void classify(const sdi_spgemm_config *c, int64_t u, int64_t span, int want_kind,
