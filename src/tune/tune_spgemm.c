@@ -259,8 +259,8 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
  * candidate, which reports its own. */
 static void precompile_batch(sg_tuner *t, const sdi_spgemm_config *v, int n)
 {
-    if (n < 2)
-        return;
+    if (n < 1)
+        return; /* one configuration too: its units compile side by side */
     double t0 = sdi_now();
     if (sdi_spgemm_precompile(t->ctx, t->ops, v, n) != SD_OK)
         sdi_error_clear();
@@ -504,6 +504,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
         sdi_spgemm_config full = out->best.spgemm_cfg;
         full.fast_compile = -1;
         t->budget = t->used + 1;
+        precompile_batch(t, &full, 1);
         SD_TRY(try_config(t, 4, &full));
     }
     if (opt->allow_vendor || opt->measure_vendor)
