@@ -276,8 +276,9 @@ static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfa
                                 const int *take)
 {
     enum { PER = 64 };
+    /* Family i's picks are all[first[i] … first[i] + cnt[i]): one packed batch. */
     sdi_spgemm_config *all = sdi_calloc((size_t)(nfams > 0 ? nfams : 1) * PER, sizeof *all);
-    int cnt[NF] = {0};
+    int first[NF] = {0}, cnt[NF] = {0};
     if (all == NULL)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM sweep");
     int total = 0, left = t->budget - t->used;
@@ -290,34 +291,26 @@ static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfa
             sdi_free(all);
             return s;
         }
+        first[i] = total;
         for (int j = 0; j < n && cnt[i] < take[i] && cnt[i] < PER && left > 0; j++) {
             v[j].fast_compile = t->search_fast;
             int dup = 0;
             for (int q = 0; q < t->ntried && !dup; q++)
                 dup = memcmp(&t->tried[q], &v[j], sizeof v[j]) == 0;
             if (!dup) {
-                all[(size_t)i * PER + cnt[i]++] = v[j];
+                all[total++] = v[j];
+                cnt[i]++;
                 left--;
             }
         }
         sdi_free(v);
     }
-    /* Packed for the batch (the per-family blocks stay for the tries). */
-    sdi_spgemm_config *batch = sdi_calloc((size_t)(nfams > 0 ? nfams : 1) * PER, sizeof *batch);
-    if (batch == NULL) {
-        sdi_free(all);
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM sweep");
-    }
-    for (int i = 0; i < nfams && i < NF; i++)
-        for (int j = 0; j < cnt[i]; j++)
-            batch[total++] = all[(size_t)i * PER + j];
-    precompile_batch(t, batch, total);
-    sdi_free(batch);
+    precompile_batch(t, all, total);
     sd_status s = SD_OK;
     for (int i = 0; i < nfams && i < NF && s == SD_OK; i++) {
         int before = t->used;
         for (int j = 0; j < cnt[i] && t->used - before < take[i] && s == SD_OK; j++)
-            s = try_config(t, round, &all[(size_t)i * PER + j]);
+            s = try_config(t, round, &all[first[i] + j]);
     }
     sdi_free(all);
     return s;
