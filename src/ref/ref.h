@@ -42,6 +42,8 @@ typedef struct {
     /* the worst entry: largest |ŷ − y| / bound (or the first non-finite one) */
     int64_t row, col; /* -1 when no entry was checked */
     double got, want, bound, ratio;
+    bool device;      /* passed on the device against the reference's mirror (SpGEMM: the
+                         structure equals the sorted reference's, entry for entry) */
     char reason[256]; /* empty when ok */
 } sdi_validation;
 

@@ -268,6 +268,7 @@ static sd_status mirror_run(sd_context *ctx, struct sdi_ref_device *d, void *arg
         val->n_checked = n_checked;
         val->row = val->col = -1;
         val->ratio = worst; /* against the conservative bound: ≥ the exact ratio */
+        val->device = true;
         *passed = true;
     }
     return s;

@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;
@@ -180,7 +181,9 @@ static void test_small_output(void)
  * the bound). The reference itself, uploaded, passes on the device with row pointers of
  * 8 or 4 bytes; a wrong value, a wrong column and a dropped entry are caught with the
  * host's message; a row whose (correct) entries are out of order is flagged on the device
- * and passed by the host, which sorts it. */
+ * and passed by the host, which sorts it, while the executors' check (sdi_spgemm_check,
+ * which also promises sorted rows, and skips its own host pass after a device pass)
+ * rejects it. */
 static void test_spgemm_mirror(void)
 {
     sd_csr a;
@@ -210,15 +213,21 @@ static void test_spgemm_mirror(void)
     sdi_validation v;
 #define CHECK_C(rp, bytes) sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz, rp, bytes, d_col, d_val, &v)
     SDT_OK(CHECK_C(d_rp, 8));
-    SDT_CHECK(v.ok && v.row == -1 && v.n_checked == c->nnz, "correct C passes on the device (row %lld)",
-              (long long)v.row);
+    SDT_CHECK(v.ok && v.row == -1 && v.n_checked == c->nnz && v.device,
+              "correct C passes on the device (row %lld)", (long long)v.row);
+    /* The executors' check: the device pass stands for the sortedness pass too. */
+    sd_device_csr dc = {c->rows, c->cols, c->nnz, d_rp, d_col, d_val};
+    SDT_OK(sdi_spgemm_check(g_ctx, &ref, &dc, &v));
+    SDT_CHECK(v.ok && v.device, "sdi_spgemm_check: correct C passes on the device");
     SDT_CHECK(sdi_device_alloc_live() == live + 4 + 5, "mirror holds 5 device buffers (%ld)",
               sdi_device_alloc_live() - live - 4);
     SDT_OK(CHECK_C(d_rp32, 4));
     SDT_CHECK(v.ok && v.row == -1, "4-byte row pointers pass on the device");
     setenv("SPARSEDITTO_HOST_VALIDATION", "1", 1);
     SDT_OK(CHECK_C(d_rp, 8));
-    SDT_CHECK(v.ok && v.row >= 0, "host path when forced (row %lld)", (long long)v.row);
+    SDT_CHECK(v.ok && v.row >= 0 && !v.device, "host path when forced (row %lld)", (long long)v.row);
+    SDT_OK(sdi_spgemm_check(g_ctx, &ref, &dc, &v));
+    SDT_CHECK(v.ok && !v.device, "sdi_spgemm_check: correct C passes on the host when forced");
     unsetenv("SPARSEDITTO_HOST_VALIDATION");
 
     /* A wrong value in row r. */
@@ -243,6 +252,11 @@ static void test_spgemm_mirror(void)
     SDT_OK(sdi_copy_to_device(g_ctx, d_val, val, nnz * 4, "test val"));
     SDT_OK(CHECK_C(d_rp, 8));
     SDT_CHECK(v.ok && v.row >= 0, "an unsorted but correct row passes on the host (row %lld)", (long long)v.row);
+    /* ... and the executors' check, which promises sorted rows, rejects it by name. */
+    SDT_STATUS(sdi_spgemm_check(g_ctx, &ref, &dc, &v), SD_ERR_VALIDATION);
+    SDT_CHECK(!v.ok && strstr(v.reason, "row 23456: columns not sorted") != NULL, "unsorted row rejected: %s",
+              v.reason);
+    sdi_error_clear();
 
     /* A column that is not in the reference's row. */
     col[e0] = (c->colind[e0 + n_r - 1] + 1) % c->cols;
