@@ -666,6 +666,9 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     ranked_families(&out->ranking, &sm, fams, &nf);
     if (branches <= 0)
         branches = 3;
+    /* The candidates compiled as the search's first round would compile them. */
+    int search_fast = 0;
+    SD_TRY(sdi_jit_fast_level_env("SPARSEDITTO_SEARCH_FAST", &search_fast));
     sdi_sg_limits lim;
     sdi_sg_limits_from_props(gpu, &lim);
     char arch[16];
@@ -678,6 +681,7 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
         im.kind = SDI_IMPL_SPGEMM;
         im.op = SD_OP_SPGEMM;
         sd_status s = sdi_spgemm_config_default(fams[bi], &im.spgemm_cfg);
+        im.spgemm_cfg.fast_compile = search_fast;
         sdi_trial *tr = &out->trials[out->ntrials++];
         memset(tr, 0, sizeof *tr);
         tr->round = 1;

@@ -116,6 +116,33 @@ static void test_empty_product(void)
     sd_csr_free(&a);
 }
 
+/* SPARSEDITTO_SEARCH_FAST reaches the offline plans as it reaches the search's first round
+ * (their configurations say the level); a bad value is an error naming the variable. */
+static void test_search_fast(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("stencil2d:n=30", 3, &a));
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    SDT_CHECK(r != NULL, "calloc");
+    if (r != NULL) {
+        setenv("SPARSEDITTO_SEARCH_FAST", "min", 1);
+        SDT_OK(sdi_tune_spgemm_offline(&a, NULL, -1, &gpu, 3, 0, r, NULL));
+        for (int t = 0; t < r->ntrials; t++)
+            SDT_CHECK(strstr(r->trials[t].config, " nvrtc=min") != NULL, "trial %d: %s", t,
+                      r->trials[t].config);
+        sdi_tune_result_free(r);
+        memset(r, 0, sizeof *r);
+        setenv("SPARSEDITTO_SEARCH_FAST", "fastest", 1);
+        SDT_STATUS(sdi_tune_spgemm_offline(&a, NULL, -1, &gpu, 3, 0, r, NULL), SD_ERR_INVALID_ARG);
+        SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_SEARCH_FAST") != NULL, "error: %s", sd_last_error());
+        sdi_error_clear();
+        unsetenv("SPARSEDITTO_SEARCH_FAST");
+        sdi_tune_result_free(r);
+        free(r);
+    }
+    sd_csr_free(&a);
+}
+
 /* The cache key of A·B covers B's pattern: same A and same B sizes, B's pattern differs
  * → another key; A·A's key has no general-B flag. */
 static void test_cache_key_covers_b(void)
@@ -170,6 +197,7 @@ int main(void)
     SDT_RUN(test_rectangular_a_times_at);
     SDT_RUN(test_general_a_times_b);
     SDT_RUN(test_empty_product);
+    SDT_RUN(test_search_fast);
     SDT_RUN(test_cache_key_covers_b);
     return sdt_finish();
 }
