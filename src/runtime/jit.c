@@ -49,8 +49,11 @@ sd_status sdi_nvrtc_version(int *major, int *minor)
 /* ------------------------------------------------------------------ request → text */
 
 /* The compile options and the source of a request, in one owned block. */
+/* The options every compile gets, first: architecture, no host code, C++17, no NVRTC cache. */
+#define JIT_FIXED_OPTS 4
+
 typedef struct {
-    const char *opts[SDI_JIT_MAX_MACROS + 4];
+    const char *opts[SDI_JIT_MAX_MACROS + JIT_FIXED_OPTS + 1]; /* + the fast-compile level */
     int nopts;
     char *storage;   /* option strings */
     char *source;    /* program text */
@@ -154,9 +157,9 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
                        req->nmacros, SDI_JIT_MAX_MACROS);
     const char *fast = NULL;
     SD_TRY(fast_compile_level(req, &fast));
-    /* Options: architecture, no host code, C++17, the fast-compile level if any, then
-     * -DNAME[=VALUE]. The options are part of the key, so each level has its own cubins. */
-    size_t need = 96 + strlen(arch);
+    /* Options: the fixed ones, the fast-compile level if any, then -DNAME[=VALUE]. The
+     * options are part of the key, so each level has its own cubins. */
+    size_t need = 128 + strlen(arch);
     for (int i = 0; i < req->nmacros; i++) {
         const sdi_macro *m = &req->macros[i];
         if (!valid_macro_name(m->name) || !valid_macro_value(m->value))
@@ -179,6 +182,12 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
     ADD_OPT("--gpu-architecture=%s", arch);
     ADD_OPT("-default-device");
     ADD_OPT("--std=c++17");
+    /* NVRTC 12.9+ keeps its own cache of compiled programs in the driver's compute cache (on
+     * a machine with a driver): our JIT cache (jit_cache.c) already keeps every cubin across
+     * processes, with its own key, checks and size cap, so NVRTC's would only hold a second
+     * copy, and make "NVRTC" times in a search report cache hits as compiles (session 10: a
+     * run after another in the same machine lease found most units there). */
+    ADD_OPT("--no-cache");
     if (fast != NULL)
         ADD_OPT("--Ofast-compile=%s", fast);
     for (int i = 0; i < req->nmacros; i++) {
@@ -300,7 +309,7 @@ static sd_status compile_text(const jit_text *t, const char *arch, sdi_cubin *ou
         log_head(log, head, sizeof head, 12);
         char defs[256] = "";
         size_t o = 0;
-        for (int i = 3; i < t->nopts && o + 2 < sizeof defs; i++)
+        for (int i = JIT_FIXED_OPTS; i < t->nopts && o + 2 < sizeof defs; i++)
             o += (size_t)snprintf(defs + o, sizeof defs - o, " %s", t->opts[i]);
         SD_FREE_ALL;
         return SDI_ERR(SD_ERR_COMPILE, "NVRTC could not compile kernel '%s' (%s,%s): %s: %s",
