@@ -6,8 +6,8 @@
 
 #include "formats.h"
 
-int64_t sdi_fmt_block_scan(const sd_csr *a, int b, int64_t br, int32_t *out, int64_t dense_min,
-                           int64_t *dense_nnz)
+int64_t sdi_fmt_block_scan(const sd_csr *a, int b, int64_t br, int32_t *out, int32_t *zout, int stride,
+                           int64_t dense_min, int64_t *dense_nnz)
 {
     /* b is a power of two in the builders (2 … 16): a shift, not a division per entry. */
     int lb = -1;
@@ -48,9 +48,13 @@ int64_t sdi_fmt_block_scan(const sd_csr *a, int b, int64_t br, int32_t *out, int
             *dense_nnz += z;
         if (best != last) { /* rows out of order could bring a block column back */
             if (out != NULL)
-                out[n] = best;
+                out[n * stride] = best;
+            if (zout != NULL)
+                zout[n * stride] = (int32_t)z;
             n++;
             last = best;
+        } else if (zout != NULL) {
+            zout[(n - 1) * stride] += (int32_t)z;
         }
     }
     return n;
@@ -58,7 +62,7 @@ int64_t sdi_fmt_block_scan(const sd_csr *a, int b, int64_t br, int32_t *out, int
 
 int64_t sdi_fmt_block_cols(const sd_csr *a, int b, int64_t br, int32_t *out)
 {
-    return sdi_fmt_block_scan(a, b, br, out, 0, NULL);
+    return sdi_fmt_block_scan(a, b, br, out, NULL, 1, 0, NULL);
 }
 
 sd_status sdi_fmt_bsr(const sd_csr *a, int b, double max_fill, sdi_devfmt *out)

@@ -152,7 +152,7 @@ static void block_counts(const sd_csr *a, int b, int64_t *nblocks, int64_t *dens
     int64_t blocks = 0, dense = 0;
 #pragma omp parallel for schedule(dynamic, 256) reduction(+ : blocks, dense)
     for (int64_t br = 0; br < nbr; br++)
-        blocks += sdi_fmt_block_scan(a, b, br, NULL, 128, &dense);
+        blocks += sdi_fmt_block_scan(a, b, br, NULL, NULL, 1, 128, &dense);
     *nblocks = blocks;
     if (dense_nnz != NULL)
         *dense_nnz = dense;

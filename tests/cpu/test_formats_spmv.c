@@ -463,7 +463,8 @@ static void test_alloc_failures(void)
 
 /* ------------------------------------------------------------------ plan families */
 /* The block-row merge against a brute force (every entry's block column, sorted, runs
- * counted): distinct block columns in order and the entries of blocks holding ≥ dense_min,
+ * counted): distinct block columns in order, each one's entry count (interleaved, stride 2,
+ * as the tiles builder writes its descriptors) and the entries of blocks holding ≥ dense_min,
  * for b = 2 … 16 on a power-law matrix (long and empty rows, rows not a multiple of b) and a
  * banded one (dense blocks). */
 static void test_block_scan(void)
@@ -472,11 +473,12 @@ static void test_block_scan(void)
     for (int m = 0; m < 2; m++) {
         sd_csr a;
         SDT_OK(sdi_gen(specs[m], 11, &a));
-        int32_t *want = malloc((size_t)(a.nnz > 0 ? a.nnz : 1) * sizeof *want);
-        int32_t *got = malloc((size_t)(a.nnz > 0 ? a.nnz : 1) * sizeof *got);
-        SDT_CHECK(want && got, "buffers");
+        const size_t cap = (size_t)(a.nnz > 0 ? a.nnz : 1);
+        int32_t *want = malloc(cap * sizeof *want), *runs = malloc(cap * sizeof *runs);
+        int32_t *got = malloc(2 * cap * sizeof *got);
+        SDT_CHECK(want && runs && got, "buffers");
         int bad = 0;
-        for (int b = 2; b <= 16 && want && got; b *= 2)
+        for (int b = 2; b <= 16 && want && runs && got; b *= 2)
             for (int64_t br = 0; br * b < a.rows && !bad; br++) {
                 int64_t n = 0;
                 for (int64_t r = br * b; r < (br + 1) * b && r < a.rows; r++)
@@ -493,20 +495,23 @@ static void test_block_scan(void)
                     int64_t e = i;
                     while (e < n && want[e] == want[i])
                         e++;
+                    runs[distinct] = (int32_t)(e - i);
                     want[distinct++] = want[i];
                     if (e - i >= 8)
                         dense_want += e - i;
                     i = e;
                 }
                 int64_t dense = 0;
-                const int64_t c = sdi_fmt_block_scan(&a, b, br, got, 8, &dense);
-                bad = c != distinct || dense != dense_want || memcmp(got, want, (size_t)c * sizeof *got) != 0 ||
-                      sdi_fmt_block_cols(&a, b, br, NULL) != distinct;
+                const int64_t c = sdi_fmt_block_scan(&a, b, br, got, got + 1, 2, 8, &dense);
+                bad = c != distinct || dense != dense_want || sdi_fmt_block_cols(&a, b, br, NULL) != distinct;
+                for (int64_t k = 0; k < c && !bad; k++)
+                    bad = got[2 * k] != want[k] || got[2 * k + 1] != runs[k];
                 SDT_CHECK(!bad, "%s b=%d block row %lld: %lld block columns (want %lld), dense %lld (want %lld)",
                           specs[m], b, (long long)br, (long long)c, (long long)distinct, (long long)dense,
                           (long long)dense_want);
             }
         free(want);
+        free(runs);
         free(got);
         sd_csr_free(&a);
     }
