@@ -6,34 +6,63 @@
 
 #include "formats.h"
 
-int64_t sdi_fmt_block_cols(const sd_csr *a, int b, int64_t br, int32_t *out)
+int64_t sdi_fmt_block_scan(const sd_csr *a, int b, int64_t br, int32_t *out, int32_t *zout, int stride,
+                           int64_t dense_min, int64_t *dense_nnz)
 {
+    /* b is a power of two in the builders (2 … 16): a shift, not a division per entry. */
+    int lb = -1;
+    for (int k = 0; k <= 4; k++)
+        if (b == 1 << k)
+            lb = k;
     int64_t cur[16], end[16];
+    int32_t bc[16]; /* block column of each row's next entry; INT32_MAX once the row is done */
     int nr = 0;
-    for (int64_t r = br * b; r < (br + 1) * b && r < a->rows; r++, nr++) {
+    for (int64_t r = br * b; r < (br + 1) * b && r < a->rows && nr < 16; r++, nr++) {
         cur[nr] = a->rowptr[r];
         end[nr] = a->rowptr[r + 1];
+        bc[nr] = cur[nr] < end[nr] ? (lb >= 0 ? a->colind[cur[nr]] >> lb : a->colind[cur[nr]] / b)
+                                   : INT32_MAX;
     }
     int64_t n = 0;
     int32_t last = -1;
     for (;;) {
         int32_t best = INT32_MAX;
         for (int i = 0; i < nr; i++)
-            if (cur[i] < end[i] && a->colind[cur[i]] / b < best)
-                best = a->colind[cur[i]] / b;
+            best = bc[i] < best ? bc[i] : best;
         if (best == INT32_MAX)
             break;
-        for (int i = 0; i < nr; i++)
-            while (cur[i] < end[i] && a->colind[cur[i]] / b == best)
-                cur[i]++;
-        if (best != last) {
+        /* Every row's entries in block column best: those below (best + 1)·b. */
+        const int64_t lim = ((int64_t)best + 1) * b;
+        int64_t z = 0;
+        for (int i = 0; i < nr; i++) {
+            if (bc[i] != best)
+                continue;
+            int64_t q = cur[i];
+            while (q < end[i] && a->colind[q] < lim)
+                q++;
+            z += q - cur[i];
+            cur[i] = q;
+            bc[i] = q < end[i] ? (lb >= 0 ? a->colind[q] >> lb : a->colind[q] / b) : INT32_MAX;
+        }
+        if (dense_nnz != NULL && z >= dense_min)
+            *dense_nnz += z;
+        if (best != last) { /* rows out of order could bring a block column back */
             if (out != NULL)
-                out[n] = best;
+                out[n * stride] = best;
+            if (zout != NULL)
+                zout[n * stride] = (int32_t)z;
             n++;
             last = best;
+        } else if (zout != NULL) {
+            zout[(n - 1) * stride] += (int32_t)z;
         }
     }
     return n;
+}
+
+int64_t sdi_fmt_block_cols(const sd_csr *a, int b, int64_t br, int32_t *out)
+{
+    return sdi_fmt_block_scan(a, b, br, out, NULL, 1, 0, NULL);
 }
 
 sd_status sdi_fmt_bsr(const sd_csr *a, int b, double max_fill, sdi_devfmt *out)

@@ -70,32 +70,15 @@ sd_status sdi_fmt_tiles16(const sd_csr *a, int dense_min, int coo_max, double ma
     SD_CHECK_ALLOC(trp, "tile row pointers");
     desc = sdi_malloc_array((size_t)(ntiles > 0 ? ntiles : 1) * 4, sizeof *desc);
     SD_CHECK_ALLOC(desc, "tile descriptors");
-    /* Pass 1: tile columns and nonzero counts (cursor per row walks the tiles in order). */
+    /* Pass 1: tile columns and nonzero counts straight into the descriptors (the block-row
+     * merge of fmt_bsr.c), then each tile's type beside its count. */
 #pragma omp parallel for schedule(dynamic, 256)
     for (int64_t tr = 0; tr < ntr; tr++) {
         trp[tr] = (int32_t)cnt[tr];
-        int64_t first = cnt[tr], n = cnt[tr + 1] - first;
-        int64_t cur[TILE], end[TILE];
-        int nr = 0;
-        for (int64_t r = tr * TILE; r < (tr + 1) * TILE && r < a->rows; r++, nr++) {
-            cur[nr] = a->rowptr[r];
-            end[nr] = a->rowptr[r + 1];
-        }
-        for (int64_t t = 0; t < n; t++) {
-            int32_t tc = INT32_MAX;
-            for (int i = 0; i < nr; i++)
-                if (cur[i] < end[i] && a->colind[cur[i]] / TILE < tc)
-                    tc = a->colind[cur[i]] / TILE;
-            int64_t z = 0;
-            for (int i = 0; i < nr; i++)
-                while (cur[i] < end[i] && a->colind[cur[i]] / TILE == tc) {
-                    cur[i]++;
-                    z++;
-                }
-            int32_t *d = desc + 4 * (first + t);
-            d[0] = tc;
-            d[1] = (tile_type(z, dense_min, coo_max) << 16) | (int32_t)z;
-        }
+        int32_t *d = desc + 4 * cnt[tr];
+        const int64_t n = sdi_fmt_block_scan(a, TILE, tr, d, d + 1, 4, 0, NULL);
+        for (int64_t t = 0; t < n; t++)
+            d[4 * t + 1] |= tile_type(d[4 * t + 1], dense_min, coo_max) << 16;
     }
     trp[ntr] = (int32_t)ntiles;
     /* Offsets (serial prefix over tiles). */

@@ -186,6 +186,11 @@ SDI_HIDDEN sd_status sdi_format_add(sdi_devfmt *f, const char *name, void *data,
  * b ≤ 16), ascending, written to out (may be NULL); returns their count. The rows are
  * sorted, so a b-way merge of their cursors suffices. */
 SDI_HIDDEN int64_t sdi_fmt_block_cols(const sd_csr *a, int b, int64_t br, int32_t *out);
+/* The same, with out[k·stride] the k-th block column and zout[k·stride] (may be NULL) its
+ * entry count, and adding to *dense_nnz (may be NULL) the entries of each block that holds at
+ * least dense_min of them. */
+SDI_HIDDEN int64_t sdi_fmt_block_scan(const sd_csr *a, int b, int64_t br, int32_t *out, int32_t *zout,
+                                      int stride, int64_t dense_min, int64_t *dense_nnz);
 /* Checks slots ≤ max_fill·nnz + SDI_FMT_FILL_SLACK, naming the format. */
 SDI_HIDDEN sd_status sdi_format_check_fill(const char *what, int64_t slots, int64_t nnz,
                                            double max_fill);

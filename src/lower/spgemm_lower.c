@@ -167,6 +167,7 @@ sd_status sdi_spgemm_lower(const sdi_sg_schedule *s, sdi_sg_lowered *out)
     memset(out, 0, sizeof *out);
     if (s == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm lower: schedule is NULL");
+    out->fast = s->fast;
     if (s->nlaunches < 0 || s->nlaunches > SDI_SG_MAX_LAUNCHES)
         return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm lower: %d launches (at most %d)",
                        s->nlaunches, SDI_SG_MAX_LAUNCHES);

@@ -23,8 +23,8 @@ typedef struct {
     int nunits;         /* distinct launch shapes (≤ nkernels) */
     sdi_sg_unit *units; /* owned, in order of first use */
     char hex[17];       /* key of all the launch shapes: the schedule's identity in labels */
-    int fast;           /* the units' NVRTC fast-compile level (sdi_jit_request.fast); set
-                           by the caller from the configuration */
+    int fast;           /* the units' NVRTC fast-compile level (sdi_jit_request.fast): the
+                           schedule's */
 } sdi_sg_lowered;
 
 /* The units of every launch of s; a shape repeated in s is one unit. The scan kernel is

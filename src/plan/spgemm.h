@@ -141,6 +141,7 @@ typedef struct {
     double u_total;
     int64_t u_max;
     int64_t ws_bytes; /* staging + global stripes */
+    int32_t fast;     /* the configuration's NVRTC fast-compile level (fast_compile) */
 } sdi_sg_schedule;
 
 /* ------------------------------------------------------------------ functions */

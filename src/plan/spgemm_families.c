@@ -490,6 +490,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
     sdi_sg_schedule *s = out;
     s->m = ri->m;
     s->n = ri->n;
+    s->fast = c->fast_compile;
     s->ntiles = ((int64_t)ri->m + SD_SG_SCAN_TILE - 1) / SD_SG_SCAN_TILE;
     const int64_t budget = c->ws_budget > 0 ? c->ws_budget : lim->mem_bytes / 4;
 

@@ -151,31 +151,8 @@ static void block_counts(const sd_csr *a, int b, int64_t *nblocks, int64_t *dens
     const int64_t nbr = ((int64_t)a->rows + b - 1) / b;
     int64_t blocks = 0, dense = 0;
 #pragma omp parallel for schedule(dynamic, 256) reduction(+ : blocks, dense)
-    for (int64_t br = 0; br < nbr; br++) {
-        int64_t cur[16], end[16];
-        int nr = 0;
-        for (int64_t r = br * b; r < (br + 1) * b && r < a->rows; r++, nr++) {
-            cur[nr] = a->rowptr[r];
-            end[nr] = a->rowptr[r + 1];
-        }
-        for (;;) {
-            int32_t best = INT32_MAX;
-            for (int i = 0; i < nr; i++)
-                if (cur[i] < end[i] && a->colind[cur[i]] / b < best)
-                    best = a->colind[cur[i]] / b;
-            if (best == INT32_MAX)
-                break;
-            int64_t z = 0;
-            for (int i = 0; i < nr; i++)
-                while (cur[i] < end[i] && a->colind[cur[i]] / b == best) {
-                    cur[i]++;
-                    z++;
-                }
-            blocks++;
-            if (z >= 128)
-                dense += z;
-        }
-    }
+    for (int64_t br = 0; br < nbr; br++)
+        blocks += sdi_fmt_block_scan(a, b, br, NULL, NULL, 1, 128, &dense);
     *nblocks = blocks;
     if (dense_nnz != NULL)
         *dense_nnz = dense;

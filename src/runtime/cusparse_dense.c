@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cusparse_internal.h"
+#include "cusparse_layout.h"
 
 #define SELL_SLICE 32
 #define PAD_TO 32 /* dense operands are padded to the largest Blocked-ELL block */
@@ -181,12 +182,6 @@ done:
 
 /* ------------------------------------------------------------------ formats */
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* Free device bytes now (0 when unknown). */
 static size_t device_free_bytes(void)
 {
@@ -214,29 +209,15 @@ static void fmt_arrays_free(fmt_arrays *f)
     memset(f, 0, sizeof *f);
 }
 
-/* Sliced ELL with slices of SELL_SLICE rows, each stored column-major with leading
- * dimension SELL_SLICE (the last slice padded like the others), padding column -1 and
- * value 0. *skip receives a reason when the format cannot be built within limits. */
+/* Sliced ELL with slices of SELL_SLICE rows (cusparse_layout.h, the executor's layout too).
+ * *skip receives a reason when the format cannot be built within limits. */
 static sd_status build_sell(sdi_bl_state *bl, fmt_arrays *f, char *skip, size_t cap)
 {
     const sd_csr *a = bl->a;
-    int64_t nsl = ((int64_t)a->rows + SELL_SLICE - 1) / SELL_SLICE;
-    int32_t *off = NULL, *col = NULL;
-    float *val = NULL;
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_free(off);                                                                     \
-        sdi_free(col);                                                                     \
-        sdi_free(val);                                                                     \
-    } while (0)
-    int64_t total = 0;
-    for (int64_t s = 0; s < nsl; s++) {
-        int64_t w = 0;
-        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++)
-            if (a->rowptr[r + 1] - a->rowptr[r] > w)
-                w = a->rowptr[r + 1] - a->rowptr[r];
-        total += w * SELL_SLICE;
-    }
+    sdi_cs_sell s;
+    memset(&s, 0, sizeof s);
+#define SD_FREE_ALL sdi_cs_sell_free(&s)
+    const int64_t total = sdi_cs_sell_slots(a, SELL_SLICE);
     size_t dev_free = device_free_bytes();
     if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free) {
         snprintf(skip, cap, "SELL-%d needs %lld slots (%.2f GiB): beyond 32-bit offsets or "
@@ -244,82 +225,30 @@ static sd_status build_sell(sdi_bl_state *bl, fmt_arrays *f, char *skip, size_t 
                  (double)total * 8 / (1 << 30));
         return SD_OK;
     }
-    size_t n = total > 0 ? (size_t)total : 1;
-    off = sdi_malloc_array((size_t)nsl + 1, sizeof *off);
-    col = sdi_malloc_array(n, sizeof *col);
-    val = sdi_calloc(n, sizeof *val);
-    SD_CHECK_ALLOC(off, "SELL slice offsets");
-    SD_CHECK_ALLOC(col, "SELL column indices");
-    SD_CHECK_ALLOC(val, "SELL values");
-    for (size_t i = 0; i < n; i++)
-        col[i] = -1;
-    int64_t pos = 0;
-    for (int64_t s = 0; s < nsl; s++) {
-        off[s] = (int32_t)pos;
-        int64_t w = 0;
-        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++) {
-            int64_t len = a->rowptr[r + 1] - a->rowptr[r];
-            if (len > w)
-                w = len;
-            for (int64_t e = 0; e < len; e++) {
-                int64_t at = pos + e * SELL_SLICE + (r - s * SELL_SLICE);
-                col[at] = a->colind[a->rowptr[r] + e];
-                val[at] = a->vals[a->rowptr[r] + e];
-            }
-        }
-        pos += w * SELL_SLICE;
-    }
-    off[nsl] = (int32_t)pos;
+    SD_TRY(sdi_cs_sell_build(a, SELL_SLICE, false, &s));
+    const size_t n = total > 0 ? (size_t)total : 1;
     f->values = total;
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_off, off, ((size_t)nsl + 1) * sizeof *off,
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_off, s.off, ((size_t)s.nslices + 1) * sizeof *s.off,
                              "SELL slice offsets"));
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, col, n * sizeof *col,
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, s.col, n * sizeof *s.col,
                              "SELL column indices"));
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, val, n * sizeof *val, "SELL values"));
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, s.val, n * sizeof *s.val, "SELL values"));
     SD_FREE_ALL;
     return SD_OK;
 #undef SD_FREE_ALL
 }
 
-/* Blocked-ELL with bs×bs blocks: every block row holds the same number of block slots
- * (the largest count of occupied block columns, sorted, padded with -1); values are
- * rows_pad × ell_cols row-major. Rows and columns are padded to multiples of bs. */
+/* Blocked-ELL with bs×bs blocks (cusparse_layout.h, the executor's layout too), within
+ * the padding ratio and 40 % of the free device memory (else *skip says why). */
 static sd_status build_bell(sdi_bl_state *bl, int bs, fmt_arrays *f, char *skip, size_t cap)
 {
     const sd_csr *a = bl->a;
-    int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
-    int64_t *mark = NULL;
-    int32_t *slot = NULL, *list = NULL, *bcol = NULL;
-    float *val = NULL;
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_free(mark);                                                                    \
-        sdi_free(slot);                                                                    \
-        sdi_free(list);                                                                    \
-        sdi_free(bcol);                                                                    \
-        sdi_free(val);                                                                     \
-    } while (0)
-    size_t nbc_alloc = nbc > 0 ? (size_t)nbc : 1;
-    mark = sdi_malloc_array(nbc_alloc, sizeof *mark);
-    slot = sdi_malloc_array(nbc_alloc, sizeof *slot);
-    SD_CHECK_ALLOC(mark, "Blocked-ELL marks");
-    SD_CHECK_ALLOC(slot, "Blocked-ELL slots");
-    for (size_t i = 0; i < nbc_alloc; i++)
-        mark[i] = -1;
+    sdi_cs_bell b;
+    memset(&b, 0, sizeof b);
+#define SD_FREE_ALL sdi_cs_bell_free(&b)
     int64_t maxb = 0;
-    for (int64_t br = 0; br < nbr; br++) {
-        int64_t cnt = 0;
-        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
-            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
-                int64_t bc = a->colind[e] / bs;
-                if (mark[bc] != br) {
-                    mark[bc] = br;
-                    cnt++;
-                }
-            }
-        if (cnt > maxb)
-            maxb = cnt;
-    }
+    SD_TRY(sdi_cs_bell_width(a, bs, &maxb));
+    const int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
     f->rows_pad = nbr * bs;
     f->cols_pad = nbc * bs;
     f->ell_cols = maxb * bs;
@@ -334,42 +263,13 @@ static sd_status build_bell(sdi_bl_state *bl, int bs, fmt_arrays *f, char *skip,
                  "limits: %dx nnz and 40%% of %.2f GiB free)%s", bs, slots,
                  slots / (double)(a->nnz > 0 ? a->nnz : 1), bytes / (1 << 30), ratio,
                  (double)dev_free / (1 << 30), maxb == 0 ? "; A has no entries" : "");
-        SD_FREE_ALL;
         return SD_OK;
     }
-    bcol = sdi_malloc_array((size_t)(nbr * maxb), sizeof *bcol);
-    list = sdi_malloc_array((size_t)maxb, sizeof *list);
-    val = sdi_calloc((size_t)slots, sizeof *val);
-    SD_CHECK_ALLOC(bcol, "Blocked-ELL column indices");
-    SD_CHECK_ALLOC(list, "Blocked-ELL block list");
-    SD_CHECK_ALLOC(val, "Blocked-ELL values");
-    for (size_t i = 0; i < nbc_alloc; i++)
-        mark[i] = -1;
-    for (int64_t br = 0; br < nbr; br++) {
-        int64_t n = 0;
-        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
-            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
-                int64_t bc = a->colind[e] / bs;
-                if (mark[bc] != br) {
-                    mark[bc] = br;
-                    list[n++] = (int32_t)bc;
-                }
-            }
-        qsort(list, (size_t)n, sizeof *list, cmp_i32);
-        for (int64_t j = 0; j < maxb; j++)
-            bcol[br * maxb + j] = j < n ? list[j] : -1;
-        for (int64_t j = 0; j < n; j++)
-            slot[list[j]] = (int32_t)j;
-        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
-            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
-                int32_t c = a->colind[e];
-                val[r * f->ell_cols + (int64_t)slot[c / bs] * bs + c % bs] = a->vals[e];
-            }
-    }
-    f->values = (int64_t)slots;
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, bcol,
-                             (size_t)(nbr * maxb) * sizeof *bcol, "Blocked-ELL column indices"));
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, val, (size_t)slots * sizeof *val,
+    SD_TRY(sdi_cs_bell_build(a, bs, maxb, false, &b));
+    f->values = b.slots;
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, b.bcol,
+                             (size_t)(nbr * maxb) * sizeof *b.bcol, "Blocked-ELL column indices"));
+    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, b.val, (size_t)b.slots * sizeof *b.val,
                              "Blocked-ELL values"));
     SD_FREE_ALL;
     return SD_OK;

@@ -146,7 +146,6 @@ sd_status sdi_spgemm_config_request(const sd_context *ctx, const sdi_spgemm_oper
     if (st != SD_OK)
         return st;
     st = sdi_spgemm_lower(&s, low);
-    low->fast = cfg->fast_compile;
     sdi_sg_schedule_free(&s);
     return st;
 }
@@ -415,6 +414,7 @@ struct sdi_spgemm_exec {
     /* Side streams for the independent launches of a stage (see run_stage); nside = 0
      * runs every launch on the caller's stream. */
     int nside;
+    int ind[2][SDI_SG_MAX_LAUNCHES], nind[2]; /* stage 1, 2: independent launches, smallest grid first */
     cudaStream_t side[SG_SIDE_STREAMS];
     cudaEvent_t fork, join[SG_SIDE_STREAMS];
     unsigned epoch;
@@ -474,18 +474,26 @@ static bool launch_independent(const sdi_sg_launch *L)
     return true;
 }
 
-/* The largest number of independent launches in one stage. */
-static int max_independent(const sdi_sg_schedule *s)
+/* Each stage's independent launches in ascending grid size (once, for every call): the
+ * smallest grids (the heaviest rows, few CTAs running long) go to the side streams first. */
+static void stage_order(sdi_spgemm_exec *e)
 {
-    int best = 0;
+    const sdi_sg_schedule *s = &e->sched;
     for (int stage = 1; stage <= 2; stage++) {
-        int n = 0;
+        int *ind = e->ind[stage - 1], n = 0;
         for (int l = 0; l < s->nlaunches; l++)
-            n += s->launches[l].stage == stage && launch_independent(&s->launches[l]);
-        if (n > best)
-            best = n;
+            if (s->launches[l].stage == stage && launch_independent(&s->launches[l]))
+                ind[n++] = l;
+        for (int i = 1; i < n; i++) {
+            int x = ind[i], j = i - 1;
+            while (j >= 0 && s->launches[ind[j]].blocks > s->launches[x].blocks) {
+                ind[j + 1] = ind[j];
+                j--;
+            }
+            ind[j + 1] = x;
+        }
+        e->nind[stage - 1] = n;
     }
-    return best;
 }
 
 /* SPARSEDITTO_SG_STREAMS=0 keeps every launch on the caller's stream (measurements). */
@@ -499,7 +507,8 @@ static bool side_streams_enabled(void)
  * independent launches; none otherwise. */
 static sd_status side_streams_create(sdi_spgemm_exec *e)
 {
-    int want = max_independent(&e->sched) - 1;
+    stage_order(e);
+    int want = (e->nind[0] > e->nind[1] ? e->nind[0] : e->nind[1]) - 1;
     if (want > SG_SIDE_STREAMS)
         want = SG_SIDE_STREAMS;
     if (want < 1 || !side_streams_enabled())
@@ -563,7 +572,6 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     /* Units → modules: one per distinct launch shape (shared with every other schedule
      * that has the shape, through the memo), plus the scan. */
     SD_TRY(sdi_spgemm_lower(s, &low));
-    low.fast = cfg->fast_compile;
     const size_t nu1 = (size_t)(low.nunits > 0 ? low.nunits : 1);
     const size_t nl1 = (size_t)(s->nlaunches > 0 ? s->nlaunches : 1);
     e->mods = sdi_calloc(nu1, sizeof *e->mods);
@@ -729,7 +737,6 @@ sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
         if (sdi_sg_schedule_build(&cfgs[q], &lim, &op->ri, &s) != SD_OK)
             continue;
         sd_status st = sdi_spgemm_lower(&s, &lows[q]);
-        lows[q].fast = cfgs[q].fast_compile;
         sdi_sg_schedule_free(&s);
         if (st != SD_OK) {
 #pragma omp critical(sdi_spgemm_precompile)
@@ -808,29 +815,18 @@ void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream)
 }
 
 /* The launches of one stage. Independent launches run side by side: the smallest grids
- * (the heaviest rows, few CTAs running long) start first on the side streams, the largest
- * on st, so the long rows overlap the many short ones instead of trailing them; launches
- * of the global bin stay on st in order. st waits for the side streams before it goes on,
+ * (the heaviest rows, few CTAs running long; ordered once by stage_order) start first on
+ * the side streams, the largest on st, so the long rows overlap the many short ones
+ * instead of trailing them; launches of the global bin stay on st in order. st waits for the side streams before it goes on,
  * so the caller's events still time the whole stage. */
 static sd_status run_stage(sdi_spgemm_exec *e, int stage, cudaStream_t st)
 {
 #define SD_FREE_ALL /* nothing of its own */
     const sdi_sg_schedule *s = &e->sched;
-    int ind[SDI_SG_MAX_LAUNCHES], nind = 0;
-    for (int l = 0; l < s->nlaunches; l++)
-        if (s->launches[l].stage == stage && launch_independent(&s->launches[l]))
-            ind[nind++] = l;
+    const int *ind = e->ind[stage - 1], nind = e->nind[stage - 1];
     int nfork = nind - 1 < e->nside ? nind - 1 : e->nside;
     if (nfork > 0) {
-        /* Ascending grid size: ind[0 .. nfork) go to the side streams. */
-        for (int i = 1; i < nind; i++) {
-            int x = ind[i], j = i - 1;
-            while (j >= 0 && s->launches[ind[j]].blocks > s->launches[x].blocks) {
-                ind[j + 1] = ind[j];
-                j--;
-            }
-            ind[j + 1] = x;
-        }
+        /* ind[0 .. nfork) go to the side streams, the rest to st. */
         SD_TRY(sdi_cuda_status(e->ctx, cudaEventRecord(e->fork, st), "cudaEventRecord", "the SpGEMM fork"));
         for (int i = 0; i < nind; i++) {
             const int l = ind[i];

@@ -9,6 +9,7 @@
 
 #include <cusparse.h>
 
+#include "cusparse_layout.h"
 #include "vendor.h"
 
 #define VENDOR_MAGIC 0x5344564eu /* "SDVN" */
@@ -173,12 +174,6 @@ static sd_status dev_zeros(sdi_vendor *v, void **p, size_t bytes, const char *wh
     return sdi_cuda_status(v->ctx, cudaMemsetAsync(*p, 0, bytes, v->ctx->stream), what, NULL);
 }
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* ------------------------------------------------------------------ formats */
 
 /* CSR or COO with 32-bit indices; an empty A still gets one-element arrays (cuSPARSE
@@ -215,30 +210,14 @@ static sd_status build_csr_coo(sdi_vendor *v, const sd_csr *a, bool coo)
 #undef SD_FREE_ALL
 }
 
-/* Sliced ELL as the baseline builds it: slices of SELL_SLICE rows, each column-major
- * with leading dimension SELL_SLICE, padding column -1 and value 0. Remembers each
- * entry's slot for value updates. */
+/* Sliced ELL as the baseline builds it (cusparse_layout.h), remembering each entry's slot
+ * for value updates. */
 static sd_status build_sell(sdi_vendor *v, const sd_csr *a)
 {
-    int64_t nsl = ((int64_t)a->rows + SELL_SLICE - 1) / SELL_SLICE;
-    int32_t *off = NULL, *col = NULL;
-    float *val = NULL;
-    int64_t *slot = NULL;
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_free(off);                                                                     \
-        sdi_free(col);                                                                     \
-        sdi_free(val);                                                                     \
-        sdi_free(slot);                                                                    \
-    } while (0)
-    int64_t total = 0;
-    for (int64_t s = 0; s < nsl; s++) {
-        int64_t w = 0;
-        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++)
-            if (a->rowptr[r + 1] - a->rowptr[r] > w)
-                w = a->rowptr[r + 1] - a->rowptr[r];
-        total += w * SELL_SLICE;
-    }
+    sdi_cs_sell s;
+    memset(&s, 0, sizeof s);
+#define SD_FREE_ALL sdi_cs_sell_free(&s)
+    const int64_t total = sdi_cs_sell_slots(a, SELL_SLICE);
     size_t dev_free = device_free_bytes();
     if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free)
         return SDI_ERR(SD_ERR_UNSUPPORTED,
@@ -246,88 +225,30 @@ static sd_status build_sell(sdi_vendor *v, const sd_csr *a)
                        "of the %.2f GiB of free device memory",
                        SELL_SLICE, (long long)total, (double)total * 8 / (1 << 30),
                        (double)dev_free / (1 << 30));
-    size_t n = total > 0 ? (size_t)total : 1;
-    off = sdi_malloc_array((size_t)nsl + 1, sizeof *off);
-    col = sdi_malloc_array(n, sizeof *col);
-    val = sdi_calloc(n, sizeof *val);
-    slot = sdi_malloc_array(a->nnz > 0 ? (size_t)a->nnz : 1, sizeof *slot);
-    SD_CHECK_ALLOC(off, "SELL slice offsets");
-    SD_CHECK_ALLOC(col, "SELL column indices");
-    SD_CHECK_ALLOC(val, "SELL values");
-    SD_CHECK_ALLOC(slot, "SELL value slots");
-    for (size_t i = 0; i < n; i++)
-        col[i] = -1;
-    int64_t pos = 0;
-    for (int64_t s = 0; s < nsl; s++) {
-        off[s] = (int32_t)pos;
-        int64_t w = 0;
-        for (int64_t r = s * SELL_SLICE; r < (s + 1) * SELL_SLICE && r < a->rows; r++) {
-            int64_t len = a->rowptr[r + 1] - a->rowptr[r];
-            if (len > w)
-                w = len;
-            for (int64_t j = 0; j < len; j++) {
-                int64_t e = a->rowptr[r] + j;
-                int64_t at = pos + j * SELL_SLICE + (r - s * SELL_SLICE);
-                col[at] = a->colind[e];
-                val[at] = a->vals[e];
-                slot[e] = at;
-            }
-        }
-        pos += w * SELL_SLICE;
-    }
-    off[nsl] = (int32_t)pos;
-    SD_TRY(dev_upload(v, (void **)&v->d_rowptr, off, ((size_t)nsl + 1) * sizeof *off,
+    SD_TRY(sdi_cs_sell_build(a, SELL_SLICE, true, &s));
+    const size_t n = total > 0 ? (size_t)total : 1;
+    SD_TRY(dev_upload(v, (void **)&v->d_rowptr, s.off, ((size_t)s.nslices + 1) * sizeof *s.off,
                       "SELL slice offsets"));
-    SD_TRY(dev_upload(v, (void **)&v->d_colind, col, n * sizeof *col, "SELL column indices"));
-    SD_TRY(dev_upload(v, (void **)&v->d_vals, val, n * sizeof *val, "SELL values"));
+    SD_TRY(dev_upload(v, (void **)&v->d_colind, s.col, n * sizeof *s.col, "SELL column indices"));
+    SD_TRY(dev_upload(v, (void **)&v->d_vals, s.val, n * sizeof *s.val, "SELL values"));
     v->nvals = total;
-    v->slot = slot;
-    slot = NULL;
+    v->slot = s.slot;
+    s.slot = NULL;
     SD_FREE_ALL;
     return SD_OK;
 #undef SD_FREE_ALL
 }
 
-/* Blocked-ELL as the baseline builds it: bs×bs blocks, every block row with the same
- * number of block slots (the largest count of occupied block columns, sorted, padded
- * with -1); values rows_pad × ell_cols row-major; rows and columns padded to multiples
- * of bs. Remembers each entry's slot for value updates. */
+/* Blocked-ELL as the baseline builds it (cusparse_layout.h), remembering each entry's slot
+ * for value updates. */
 static sd_status build_bell(sdi_vendor *v, const sd_csr *a, int bs)
 {
-    int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
-    int64_t *mark = NULL, *slot = NULL;
-    int32_t *bslot = NULL, *list = NULL, *bcol = NULL;
-    float *val = NULL;
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_free(mark);                                                                    \
-        sdi_free(slot);                                                                    \
-        sdi_free(bslot);                                                                   \
-        sdi_free(list);                                                                    \
-        sdi_free(bcol);                                                                    \
-        sdi_free(val);                                                                     \
-    } while (0)
-    size_t nbc_alloc = nbc > 0 ? (size_t)nbc : 1;
-    mark = sdi_malloc_array(nbc_alloc, sizeof *mark);
-    bslot = sdi_malloc_array(nbc_alloc, sizeof *bslot);
-    SD_CHECK_ALLOC(mark, "Blocked-ELL marks");
-    SD_CHECK_ALLOC(bslot, "Blocked-ELL block slots");
-    for (size_t i = 0; i < nbc_alloc; i++)
-        mark[i] = -1;
+    sdi_cs_bell b;
+    memset(&b, 0, sizeof b);
+#define SD_FREE_ALL sdi_cs_bell_free(&b)
     int64_t maxb = 0;
-    for (int64_t br = 0; br < nbr; br++) {
-        int64_t cnt = 0;
-        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
-            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
-                int64_t bc = a->colind[e] / bs;
-                if (mark[bc] != br) {
-                    mark[bc] = br;
-                    cnt++;
-                }
-            }
-        if (cnt > maxb)
-            maxb = cnt;
-    }
+    SD_TRY(sdi_cs_bell_width(a, bs, &maxb));
+    const int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
     v->rows_eff = nbr * bs;
     v->cols_eff = nbc * bs;
     v->ell_cols = maxb * bs;
@@ -335,7 +256,6 @@ static sd_status build_bell(sdi_vendor *v, const sd_csr *a, int bs)
     double bytes = slots * 4 + (double)nbr * (double)maxb * 4;
     size_t dev_free = device_free_bytes();
     if (maxb == 0 || bytes > 0.4 * (double)dev_free || slots > (double)INT32_MAX * 8) {
-        SD_FREE_ALL;
         if (maxb == 0)
             return SDI_ERR(SD_ERR_UNSUPPORTED, "Blocked-ELL-%d: A has no entries", bs);
         return SDI_ERR(SD_ERR_UNSUPPORTED,
@@ -344,46 +264,14 @@ static sd_status build_bell(sdi_vendor *v, const sd_csr *a, int bs)
                        bs, slots, slots / (double)a->nnz, bytes / (1 << 30),
                        (double)dev_free / (1 << 30));
     }
-    bcol = sdi_malloc_array((size_t)(nbr * maxb), sizeof *bcol);
-    list = sdi_malloc_array((size_t)maxb, sizeof *list);
-    val = sdi_calloc((size_t)slots, sizeof *val);
-    slot = sdi_malloc_array((size_t)a->nnz, sizeof *slot);
-    SD_CHECK_ALLOC(bcol, "Blocked-ELL column indices");
-    SD_CHECK_ALLOC(list, "Blocked-ELL block list");
-    SD_CHECK_ALLOC(val, "Blocked-ELL values");
-    SD_CHECK_ALLOC(slot, "Blocked-ELL value slots");
-    for (size_t i = 0; i < nbc_alloc; i++)
-        mark[i] = -1;
-    for (int64_t br = 0; br < nbr; br++) {
-        int64_t n = 0;
-        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
-            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
-                int64_t bc = a->colind[e] / bs;
-                if (mark[bc] != br) {
-                    mark[bc] = br;
-                    list[n++] = (int32_t)bc;
-                }
-            }
-        qsort(list, (size_t)n, sizeof *list, cmp_i32);
-        for (int64_t j = 0; j < maxb; j++)
-            bcol[br * maxb + j] = j < n ? list[j] : -1;
-        for (int64_t j = 0; j < n; j++)
-            bslot[list[j]] = (int32_t)j;
-        for (int64_t r = br * bs; r < (br + 1) * bs && r < a->rows; r++)
-            for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
-                int32_t c = a->colind[e];
-                int64_t at = r * v->ell_cols + (int64_t)bslot[c / bs] * bs + c % bs;
-                val[at] = a->vals[e];
-                slot[e] = at;
-            }
-    }
-    SD_TRY(dev_upload(v, (void **)&v->d_colind, bcol, (size_t)(nbr * maxb) * sizeof *bcol,
+    SD_TRY(sdi_cs_bell_build(a, bs, maxb, true, &b));
+    SD_TRY(dev_upload(v, (void **)&v->d_colind, b.bcol, (size_t)(nbr * maxb) * sizeof *b.bcol,
                       "Blocked-ELL column indices"));
-    SD_TRY(dev_upload(v, (void **)&v->d_vals, val, (size_t)slots * sizeof *val,
+    SD_TRY(dev_upload(v, (void **)&v->d_vals, b.val, (size_t)b.slots * sizeof *b.val,
                       "Blocked-ELL values"));
-    v->nvals = (int64_t)slots;
-    v->slot = slot;
-    slot = NULL;
+    v->nvals = b.slots;
+    v->slot = b.slot;
+    b.slot = NULL;
     SD_FREE_ALL;
     return SD_OK;
 #undef SD_FREE_ALL

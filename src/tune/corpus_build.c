@@ -505,6 +505,7 @@ static sd_status spmv_family_cands(task_state *ts, const sdi_spmv_stats *st, int
     im.kind = SDI_IMPL_SPMV;
     im.op = SD_OP_SPMV;
     im.k = 1;
+    im.spmv_st = st; /* the caller's, alive while the candidates are measured */
     int before = *n;
     if (sdi_spmv_config_default(f, st, &ts->ctx->props, &im.spmv_cfg) == SD_OK &&
         (c == 0 || im.spmv_cfg.c == c) && (b == 0 || im.spmv_cfg.b == b))

@@ -175,7 +175,8 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
     double t0 = sdi_now();
     switch (im->kind) {
     case SDI_IMPL_SPMV:
-        SD_TRY(sdi_spmv_lower(&im->spmv_cfg, a, NULL, &ctx->props, &im->spmv_plan));
+        SD_TRY(sdi_spmv_lower(&im->spmv_cfg, a, im->spmv_st, &ctx->props, &im->spmv_plan));
+        im->spmv_st = NULL; /* borrowed: not kept past the tuner */
         im->lower_ms = (sdi_now() - t0) * 1e3;
         if (seed_cubin != NULL && im->spmv_plan.nlaunches > 0) {
             sdi_spmv_plan_jit_request(&im->spmv_plan, ctx->arch[0] ? ctx->arch : NULL, macros, &req);
@@ -258,7 +259,7 @@ static sd_status precompile_one(sd_context *ctx, const sd_csr *a, const sdi_impl
     if (im->kind == SDI_IMPL_SPMV) {
         sdi_spmv_plan plan;
         memset(&plan, 0, sizeof plan);
-        s = sdi_spmv_lower(&im->spmv_cfg, a, NULL, &ctx->props, &plan);
+        s = sdi_spmv_lower(&im->spmv_cfg, a, im->spmv_st, &ctx->props, &plan);
         if (s == SD_OK && plan.nlaunches > 0) {
             sdi_spmv_plan_jit_request(&plan, ctx->arch[0] ? ctx->arch : NULL, macros, &req);
             s = sdi_jit_get(ctx, &req, &cubin, NULL);

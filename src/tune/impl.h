@@ -27,6 +27,9 @@ typedef struct {
     sd_op op;
     int k;
     sdi_spmv_config spmv_cfg;
+    /* The tuner's statistics of the matrix, borrowed by the next build's lowering (which
+     * clears it; NULL: the lowering computes them, a full pass over the matrix per call). */
+    const sdi_spmv_stats *spmv_st;
     sdi_spmm_config spmm_cfg;
     char vendor_name[48];
     /* SpGEMM: the product. sg_b is a general B (borrowed; NULL for A·A / A·Aᵀ); sg_aat

@@ -188,6 +188,7 @@ static sd_status family_configs(tuner *t, int f, int level, sdi_impl **out, int 
             (*out)[i].kind = SDI_IMPL_SPMV;
             (*out)[i].op = SD_OP_SPMV;
             (*out)[i].spmv_cfg = v[i];
+            (*out)[i].spmv_st = &t->spmv_st;
         }
         *n = nv;
         sdi_free(v);
@@ -804,7 +805,7 @@ static sd_status offline_one(const sd_csr *a, sd_op op, int k, const sdi_gpu_pro
     int nl = 0;
     sd_status s;
     if (op == SD_OP_SPMV) {
-        s = sdi_spmv_lower(&im->spmv_cfg, a, NULL, gpu, &sp);
+        s = sdi_spmv_lower(&im->spmv_cfg, a, im->spmv_st, gpu, &sp);
         if (s == SD_OK) {
             value = sp.m_value, meta = sp.m_meta, work = sp.workspace, nl = sp.nlaunches;
             sdi_spmv_plan_jit_request(&sp, arch, macros, &req);

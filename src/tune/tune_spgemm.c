@@ -696,7 +696,6 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
             s = sdi_sg_schedule_build(&im.spgemm_cfg, &lim, &ri, &sc);
         if (s == SD_OK)
             s = sdi_spgemm_lower(&sc, &low);
-        low.fast = im.spgemm_cfg.fast_compile;
         if (s == SD_OK && plans != NULL) {
             int64_t value = a->nnz * 4 + (b != NULL ? b->nnz * 4 : 0);
             int64_t meta = ((int64_t)a->rows + 1) * 8 + a->nnz * 4 +

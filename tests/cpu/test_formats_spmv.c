@@ -462,6 +462,61 @@ static void test_alloc_failures(void)
 }
 
 /* ------------------------------------------------------------------ plan families */
+/* The block-row merge against a brute force (every entry's block column, sorted, runs
+ * counted): distinct block columns in order, each one's entry count (interleaved, stride 2,
+ * as the tiles builder writes its descriptors) and the entries of blocks holding ≥ dense_min,
+ * for b = 2 … 16 on a power-law matrix (long and empty rows, rows not a multiple of b) and a
+ * banded one (dense blocks). */
+static void test_block_scan(void)
+{
+    const char *specs[] = {"powerlaw:rows=997,cols=1500,deg=9,alpha=1.8,max=700", "banded:n=600,bw=20"};
+    for (int m = 0; m < 2; m++) {
+        sd_csr a;
+        SDT_OK(sdi_gen(specs[m], 11, &a));
+        const size_t cap = (size_t)(a.nnz > 0 ? a.nnz : 1);
+        int32_t *want = malloc(cap * sizeof *want), *runs = malloc(cap * sizeof *runs);
+        int32_t *got = malloc(2 * cap * sizeof *got);
+        SDT_CHECK(want && runs && got, "buffers");
+        int bad = 0;
+        for (int b = 2; b <= 16 && want && runs && got; b *= 2)
+            for (int64_t br = 0; br * b < a.rows && !bad; br++) {
+                int64_t n = 0;
+                for (int64_t r = br * b; r < (br + 1) * b && r < a.rows; r++)
+                    for (int64_t k = a.rowptr[r]; k < a.rowptr[r + 1]; k++)
+                        want[n++] = a.colind[k] / b;
+                for (int64_t i = 1; i < n; i++) /* insertion sort: a few hundred entries */
+                    for (int64_t j = i; j > 0 && want[j - 1] > want[j]; j--) {
+                        int32_t t = want[j];
+                        want[j] = want[j - 1];
+                        want[j - 1] = t;
+                    }
+                int64_t distinct = 0, dense_want = 0;
+                for (int64_t i = 0; i < n;) {
+                    int64_t e = i;
+                    while (e < n && want[e] == want[i])
+                        e++;
+                    runs[distinct] = (int32_t)(e - i);
+                    want[distinct++] = want[i];
+                    if (e - i >= 8)
+                        dense_want += e - i;
+                    i = e;
+                }
+                int64_t dense = 0;
+                const int64_t c = sdi_fmt_block_scan(&a, b, br, got, got + 1, 2, 8, &dense);
+                bad = c != distinct || dense != dense_want || sdi_fmt_block_cols(&a, b, br, NULL) != distinct;
+                for (int64_t k = 0; k < c && !bad; k++)
+                    bad = got[2 * k] != want[k] || got[2 * k + 1] != runs[k];
+                SDT_CHECK(!bad, "%s b=%d block row %lld: %lld block columns (want %lld), dense %lld (want %lld)",
+                          specs[m], b, (long long)br, (long long)c, (long long)distinct, (long long)dense,
+                          (long long)dense_want);
+            }
+        free(want);
+        free(runs);
+        free(got);
+        sd_csr_free(&a);
+    }
+}
+
 static void test_stats(void)
 {
     sd_csr a;
@@ -576,6 +631,7 @@ int main(void)
     SDT_RUN(test_limits);
     SDT_RUN(test_bytes_and_refresh);
     SDT_RUN(test_alloc_failures);
+    SDT_RUN(test_block_scan);
     SDT_RUN(test_stats);
     SDT_RUN(test_config_text);
     SDT_RUN(test_lowering);
