@@ -25,7 +25,9 @@
 #                    (so a call cut short still returns what finished) and at the end
 #   --no-tests       build only: skip ctest -L gpu (for a call that only runs benchmarks)
 #   --run "CMD"      after everything else, run CMD (bash, from the repository root, with
-#                    OUT=$OUT exported) into $OUT/run-N.log; repeatable, in order
+#                    OUT=$OUT and SD_LANE_LEFT (its seconds before the deadline, so a benchmark
+#                    can pass a --time-limit and end cleanly) exported) into $OUT/run-N.log;
+#                    repeatable, in order
 #   --deadline S     seconds after the start past which no --run command starts; each one
 #                    runs under `timeout` for what is left (default 560: a device call
 #                    is limited to 600 s)
@@ -290,7 +292,7 @@ for cmd in "${runs[@]}"; do
     continue
   fi
   step "run $n_run (at most $left s): $cmd"
-  ( cd "$root" && OUT=$out timeout "$left" bash -c "$cmd" ) >"$out/run-$n_run.log" 2>&1
+  ( cd "$root" && OUT=$out SD_LANE_LEFT=$left timeout "$left" bash -c "$cmd" ) >"$out/run-$n_run.log" 2>&1
   rc=$?
   tail -5 "$out/run-$n_run.log"
   echo "run $n_run exit $rc after $(( $(date +%s) - t0 )) s: $cmd" | tee -a "$out/runs.txt"
