@@ -337,7 +337,7 @@ static void run_task(sd_context *ctx, const opts_t *o, task_t *t, double deadlin
             continue;
         }
         sdi_timing tm;
-        s = sdi_spgemm_measure(ctx, cfg, produce, e, &ref, &tm, NULL, NULL, 0, NULL);
+        s = sdi_spgemm_measure(ctx, cfg, produce, e, &ref, &tm, NULL, NULL, NULL, NULL);
         const sdi_spgemm_exec_info *in = sdi_spgemm_exec_get_info(e);
         if (s != SD_OK) {
             t->invalid++;

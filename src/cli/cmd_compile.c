@@ -100,9 +100,14 @@ int sdc_load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *hav
 static void progress(void *arg, const char *stage, const sdi_trial *tr, double best_us)
 {
     const double t = sdi_now() - *(const double *)arg;
+    char how[48] = "";
+    if (tr->screened)
+        snprintf(how, sizeof how, "  (screened: one execution)");
+    else if (tr->brief)
+        snprintf(how, sizeof how, "  (brief: %d executions)", SDI_BRIEF_RUNS);
     if (tr->status == SD_OK)
         fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %9.2f us   best %9.2f us%s\n", t, stage, tr->family,
-                tr->config, tr->t.mean_us, best_us, tr->screened ? "  (screened: one execution)" : "");
+                tr->config, tr->t.mean_us, best_us, how);
     else
         fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %s: %.60s\n", t, stage, tr->family, tr->config,
                 sd_status_string(tr->status), tr->detail);

@@ -338,15 +338,30 @@ typedef sd_status (*sdi_check_fn)(sd_context *ctx, void *arg);
 SDI_HIDDEN sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn run,
                                  void *run_arg, sdi_check_fn check, void *check_arg,
                                  sdi_timing *out);
-/* sdi_measure for a search: when screen_us > 0 and the second warm-up (the first after the
- * validated one, event-timed) takes longer, the protocol stops there: every field of out
- * holds that one time and *screened is set. A candidate that slow (the tuner passes 8× its
- * best so far) cannot win, and its full protocol would cost seconds on a skewed matrix
- * (a 40 ms candidate: 25 executions). DESIGN.md's protocol still times every winner and
- * every cuSPARSE variant in full; screened times are marked as such wherever reported. */
+/* How a search measures a candidate (sdi_measure_screened); zero fields: DESIGN.md's protocol.
+ *   screen_us > 0: when the second warm-up (the first after the validated one, event-timed)
+ *     takes longer, the protocol stops there: every field of the timing holds that one time
+ *     (SDI_MEASURED_SCREENED). A candidate that slow (the tuner passes 8x its best so far)
+ *     cannot win, and its full protocol would cost seconds on a skewed matrix.
+ *   brief_us > 0: when that warm-up takes at least this long, SDI_BRIEF_RUNS executions are
+ *     timed after it, each between two events, and nothing else (SDI_MEASURED_BRIEF;
+ *     pipelined = mean). An execution that long is its own warm-up and is timed within a
+ *     fraction of a per cent; the 25 executions of the full protocol cost 25 products
+ *     (a 290 ms product: 7 s a candidate). Enough to rank candidates, never a reported time:
+ *     the search measures its winner again with the full protocol (tune_spgemm.c).
+ * DESIGN.md's protocol still times every winner and every cuSPARSE variant in full;
+ * screened times are marked as such wherever reported. */
+typedef struct {
+    double screen_us;
+    double brief_us;
+} sdi_screen;
+typedef enum { SDI_MEASURED_FULL = 0, SDI_MEASURED_SCREENED, SDI_MEASURED_BRIEF } sdi_measured;
+#define SDI_BRIEF_RUNS 3
+/* sdi_measure with a search's shortcuts (sc may be NULL: none); *how (may be NULL) says
+ * which protocol ran. */
 SDI_HIDDEN sd_status sdi_measure_screened(sd_context *ctx, const char *name, sdi_exec_fn run, void *run_arg,
-                                          sdi_check_fn check, void *check_arg, double screen_us,
-                                          sdi_timing *out, bool *screened);
+                                          sdi_check_fn check, void *check_arg, const sdi_screen *sc,
+                                          sdi_timing *out, sdi_measured *how);
 /* {"mean_us", "min_us", "median_us", "pipelined_us"}: a timing in reports and records. */
 SDI_HIDDEN void sdi_timing_json(sdi_json *j, const sdi_timing *t);
 /* Measures (once per context) the device-to-device copy bandwidth and the event-timed

@@ -1050,7 +1050,8 @@ sd_status sdi_spgemm_check(sd_context *ctx, const sdi_reference *ref, const sd_d
 
 sd_status sdi_spgemm_measure(sd_context *ctx, const char *name, sdi_spgemm_produce_fn fn,
                              void *arg, const sdi_reference *ref, sdi_timing *t,
-                             sdi_validation *val, int64_t *nnz_c, double screen_us, bool *screened)
+                             sdi_validation *val, int64_t *nnz_c, const sdi_screen *sc,
+                             sdi_measured *how)
 {
     measure_state m;
     memset(&m, 0, sizeof m);
@@ -1058,8 +1059,8 @@ sd_status sdi_spgemm_measure(sd_context *ctx, const char *name, sdi_spgemm_produ
     m.arg = arg;
     m.ref = ref;
     m.val = val;
-    sd_status s = sdi_measure_screened(ctx, name, measure_run, &m, ref ? measure_check : NULL, &m, screen_us, t,
-                                       screened);
+    sd_status s = sdi_measure_screened(ctx, name, measure_run, &m, ref ? measure_check : NULL, &m, sc, t,
+                                       how);
     if (nnz_c != NULL)
         *nnz_c = m.have ? m.c.nnz : -1;
     if (m.have)

@@ -101,12 +101,12 @@ typedef sd_status (*sdi_spgemm_produce_fn)(void *arg, cudaStream_t stream, sd_de
  * (stream-ordered) and produces a new one, so the time covers symbolic + numeric +
  * compaction and C's allocation; the first warm-up's C is checked with
  * sdi_spgemm_check against ref (NULL: unchecked) before anything is timed. *nnz_c (may
- * be NULL) receives nnz(C) of the last run. Nothing stays allocated. screen_us > 0:
- * sdi_measure_screened's early stop (*screened, may be NULL). */
+ * be NULL) receives nnz(C) of the last run. Nothing stays allocated. sc, how: a search's
+ * shortcuts and which protocol ran (sdi_measure_screened; both may be NULL). */
 SDI_HIDDEN sd_status sdi_spgemm_measure(sd_context *ctx, const char *name,
                                         sdi_spgemm_produce_fn fn, void *arg,
                                         const sdi_reference *ref, sdi_timing *t,
                                         sdi_validation *val, int64_t *nnz_c,
-                                        double screen_us, bool *screened);
+                                        const sdi_screen *sc, sdi_measured *how);
 
 #endif /* SDI_SPGEMM_EXEC_H */

@@ -50,20 +50,37 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void summarise(sdi_timing *t)
+/* Mean, min and median of the first n timed runs (n <= SDI_TIMED_RUNS). */
+static void summarise(sdi_timing *t, int n)
 {
     double sorted[SDI_TIMED_RUNS];
     double sum = 0;
-    for (int i = 0; i < SDI_TIMED_RUNS; i++) {
+    for (int i = 0; i < n; i++) {
         sorted[i] = t->runs_us[i];
         sum += t->runs_us[i];
     }
-    qsort(sorted, SDI_TIMED_RUNS, sizeof sorted[0], cmp_double);
-    t->mean_us = sum / SDI_TIMED_RUNS;
+    qsort(sorted, (size_t)n, sizeof sorted[0], cmp_double);
+    t->mean_us = sum / n;
     t->min_us = sorted[0];
-    t->median_us = (SDI_TIMED_RUNS % 2) ? sorted[SDI_TIMED_RUNS / 2]
-                                        : 0.5 * (sorted[SDI_TIMED_RUNS / 2 - 1] +
-                                                 sorted[SDI_TIMED_RUNS / 2]);
+    t->median_us = (n % 2) ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+/* n executions, each between its own pair of events on the same stream, into out->runs_us. */
+static sd_status time_each(sd_context *ctx, const char *name, sdi_exec_fn run, void *run_arg,
+                           event_pair *ev, int n, sdi_timing *out)
+{
+#define SD_FREE_ALL (void)0
+    cudaStream_t st = ctx->stream;
+    for (int i = 0; i < n; i++) {
+        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev->a, st), "cudaEventRecord", name));
+        SD_TRY(run(ctx, run_arg, st));
+        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev->b, st), "cudaEventRecord", name));
+        float ms = 0;
+        SD_TRY(events_elapsed(ctx, ev, name, &ms));
+        out->runs_us[i] = 1e3 * (double)ms;
+    }
+    return SD_OK;
+#undef SD_FREE_ALL
 }
 
 /* ------------------------------------------------------------------ protocol */
@@ -71,15 +88,15 @@ static void summarise(sdi_timing *t)
 sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn run, void *run_arg,
                       sdi_check_fn check, void *check_arg, sdi_timing *out)
 {
-    return sdi_measure_screened(ctx, name, run, run_arg, check, check_arg, 0, out, NULL);
+    return sdi_measure_screened(ctx, name, run, run_arg, check, check_arg, NULL, out, NULL);
 }
 
 sd_status sdi_measure_screened(sd_context *ctx, const char *name, sdi_exec_fn run, void *run_arg,
-                               sdi_check_fn check, void *check_arg, double screen_us, sdi_timing *out,
-                               bool *screened)
+                               sdi_check_fn check, void *check_arg, const sdi_screen *sc,
+                               sdi_timing *out, sdi_measured *how)
 {
-    if (screened != NULL)
-        *screened = false;
+    if (how != NULL)
+        *how = SDI_MEASURED_FULL;
     if (out != NULL)
         memset(out, 0, sizeof *out);
     sd_status s = sdi_ctx_enter(ctx);
@@ -87,6 +104,8 @@ sd_status sdi_measure_screened(sd_context *ctx, const char *name, sdi_exec_fn ru
         return s;
     if (run == NULL || out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_measure: run or out is NULL");
+    const double screen_us = sc != NULL ? sc->screen_us : 0;
+    const double brief_us = sc != NULL ? sc->brief_us : 0;
     cudaStream_t st = ctx->stream;
     event_pair ev = {NULL, NULL};
 #define SD_FREE_ALL events_destroy(&ev)
@@ -97,21 +116,27 @@ sd_status sdi_measure_screened(sd_context *ctx, const char *name, sdi_exec_fn ru
     if (check != NULL)
         SD_TRY(check(ctx, check_arg));
     int first = 1;
-    if (screen_us > 0) {
-        /* Warm-up 2, event-timed: a candidate far behind the best stops here. */
-        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev.a, st), "cudaEventRecord", name));
-        SD_TRY(run(ctx, run_arg, st));
-        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev.b, st), "cudaEventRecord", name));
-        float ms = 0;
-        SD_TRY(events_elapsed(ctx, &ev, name, &ms));
+    if (screen_us > 0 || brief_us > 0) {
+        /* Warm-up 2, event-timed: a candidate far behind the best stops here; a long one
+         * is timed briefly. */
+        SD_TRY(time_each(ctx, name, run, run_arg, &ev, 1, out));
         first = 2;
-        const double us = 1e3 * (double)ms;
-        if (us > screen_us) {
+        const double us = out->runs_us[0];
+        if (screen_us > 0 && us > screen_us) {
             for (int i = 0; i < SDI_TIMED_RUNS; i++)
                 out->runs_us[i] = us;
             out->mean_us = out->min_us = out->median_us = out->pipelined_us = us;
-            if (screened != NULL)
-                *screened = true;
+            if (how != NULL)
+                *how = SDI_MEASURED_SCREENED;
+            events_destroy(&ev);
+            return SD_OK;
+        }
+        if (brief_us > 0 && us >= brief_us) {
+            SD_TRY(time_each(ctx, name, run, run_arg, &ev, SDI_BRIEF_RUNS, out));
+            summarise(out, SDI_BRIEF_RUNS);
+            out->pipelined_us = out->mean_us;
+            if (how != NULL)
+                *how = SDI_MEASURED_BRIEF;
             events_destroy(&ev);
             return SD_OK;
         }
@@ -120,15 +145,8 @@ sd_status sdi_measure_screened(sd_context *ctx, const char *name, sdi_exec_fn ru
         SD_TRY(run(ctx, run_arg, st));
     SD_TRY(sdi_stream_sync(ctx, "the warm-up runs", name));
     /* Timed: each execution between its own pair of events on the same stream. */
-    for (int i = 0; i < SDI_TIMED_RUNS; i++) {
-        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev.a, st), "cudaEventRecord", name));
-        SD_TRY(run(ctx, run_arg, st));
-        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev.b, st), "cudaEventRecord", name));
-        float ms = 0;
-        SD_TRY(events_elapsed(ctx, &ev, name, &ms));
-        out->runs_us[i] = 1e3 * (double)ms;
-    }
-    summarise(out);
+    SD_TRY(time_each(ctx, name, run, run_arg, &ev, SDI_TIMED_RUNS, out));
+    summarise(out, SDI_TIMED_RUNS);
     /* Pipelined: back-to-back executions, as an iterative solver issues them. */
     SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev.a, st), "cudaEventRecord", name));
     for (int i = 0; i < SDI_PIPELINED_RUNS; i++)

@@ -297,10 +297,11 @@ static sd_status try_candidate(tuner *t, int round, sdi_impl *cand)
             s = sdi_cuda_status(t->ctx, cudaMemsetAsync(t->d_out, 0xff, out_bytes, t->ctx->stream),
                                 "poisoning the output", NULL);
         run_arg ra = {t, cand, {0}};
+        const sdi_screen sc = {.screen_us = t->best_ours_us > 0 ? SDI_TUNE_SCREEN * t->best_ours_us : 0};
+        sdi_measured how = SDI_MEASURED_FULL;
         if (s == SD_OK)
-            s = sdi_measure_screened(t->ctx, tr->config, exec_fn, &ra, check_fn, &ra,
-                                     t->best_ours_us > 0 ? SDI_TUNE_SCREEN * t->best_ours_us : 0, &tr->t,
-                                     &tr->screened);
+            s = sdi_measure_screened(t->ctx, tr->config, exec_fn, &ra, check_fn, &ra, &sc, &tr->t, &how);
+        tr->screened = how == SDI_MEASURED_SCREENED;
         if (s == SD_ERR_VALIDATION)
             snprintf(tr->detail, sizeof tr->detail, "%.190s",
                      ra.val.reason[0] ? ra.val.reason : sd_last_error());
@@ -765,6 +766,10 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
             sdi_json_number(j, tr->roofline_frac);
             if (tr->screened) {
                 sdi_json_key(j, "screened");
+                sdi_json_bool(j, true);
+            }
+            if (tr->brief) {
+                sdi_json_key(j, "brief");
                 sdi_json_bool(j, true);
             }
         } else {

@@ -22,6 +22,8 @@ typedef struct {
     int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
     bool screened;      /* t is one execution: > SDI_TUNE_SCREEN (SpGEMM from 1 ms:
                            SDI_TUNE_SCREEN_LONG) × the best so far (sdi_measure_screened) */
+    bool brief;         /* t is SDI_BRIEF_RUNS executions: SpGEMM from SDI_TUNE_BRIEF_US (the
+                           winner is measured again in full; its trial then says so) */
 } sdi_trial;
 
 /* A candidate whose first timed execution is this many times slower than the search's best
@@ -33,6 +35,12 @@ typedef struct {
  * was most of a 36 s measurement stage). */
 #define SDI_TUNE_SCREEN_LONG 1.5
 #define SDI_TUNE_SCREEN_LONG_US 1000.0
+/* SpGEMM candidates whose timed warm-up takes 5 ms or more are ranked by SDI_BRIEF_RUNS
+ * timed executions instead of 25 (sdi_measure_screened's brief protocol); the winner is
+ * measured again with DESIGN.md's protocol before anything is compared with cuSPARSE,
+ * reported or cached. On a 290 ms product (the af_shell10 twin) the full protocol cost
+ * 7 s a candidate, most of a 181 s compile. */
+#define SDI_TUNE_BRIEF_US 5000.0
 
 /* Called after each trial (progress on a TTY); may be NULL. */
 typedef void (*sdi_tune_progress_fn)(void *arg, const char *stage, const sdi_trial *trial,

@@ -116,8 +116,27 @@ static void test_empty_product(void)
     sd_csr_free(&a);
 }
 
+/* Every offline trial's configuration names NVRTC level `want` (NULL: names none). */
+static void expect_level(const sd_csr *a, sdi_tune_result *r, const char *want, const char *why)
+{
+    SDT_OK(sdi_tune_spgemm_offline(a, NULL, -1, &gpu, 3, 0, r, NULL));
+    SDT_CHECK(r->ntrials > 0, "%s: no trials", why);
+    for (int t = 0; t < r->ntrials; t++) {
+        const char *at = strstr(r->trials[t].config, " nvrtc=");
+        if (want == NULL)
+            SDT_CHECK(at == NULL, "%s: trial %d: %s", why, t, r->trials[t].config);
+        else
+            SDT_CHECK(at != NULL && strncmp(at + 7, want, strlen(want)) == 0, "%s: trial %d: %s", why, t,
+                      r->trials[t].config);
+    }
+    sdi_tune_result_free(r);
+    memset(r, 0, sizeof *r);
+}
+
 /* SPARSEDITTO_SEARCH_FAST reaches the offline plans as it reaches the search's first round
- * (their configurations say the level); a bad value is an error naming the variable. */
+ * (their configurations say the level): min when unset (the default since session 11),
+ * none when "0" or when SPARSEDITTO_NVRTC_FAST alone sets a level for every compile; a bad
+ * value is an error naming the variable. */
 static void test_search_fast(void)
 {
     sd_csr a;
@@ -125,13 +144,17 @@ static void test_search_fast(void)
     sdi_tune_result *r = calloc(1, sizeof *r);
     SDT_CHECK(r != NULL, "calloc");
     if (r != NULL) {
-        setenv("SPARSEDITTO_SEARCH_FAST", "min", 1);
-        SDT_OK(sdi_tune_spgemm_offline(&a, NULL, -1, &gpu, 3, 0, r, NULL));
-        for (int t = 0; t < r->ntrials; t++)
-            SDT_CHECK(strstr(r->trials[t].config, " nvrtc=min") != NULL, "trial %d: %s", t,
-                      r->trials[t].config);
-        sdi_tune_result_free(r);
-        memset(r, 0, sizeof *r);
+        unsetenv("SPARSEDITTO_SEARCH_FAST");
+        unsetenv("SPARSEDITTO_NVRTC_FAST");
+        expect_level(&a, r, "min", "unset");
+        setenv("SPARSEDITTO_SEARCH_FAST", "mid", 1);
+        expect_level(&a, r, "mid", "mid");
+        setenv("SPARSEDITTO_SEARCH_FAST", "0", 1);
+        expect_level(&a, r, NULL, "0");
+        unsetenv("SPARSEDITTO_SEARCH_FAST");
+        setenv("SPARSEDITTO_NVRTC_FAST", "max", 1);
+        expect_level(&a, r, NULL, "NVRTC_FAST alone");
+        unsetenv("SPARSEDITTO_NVRTC_FAST");
         setenv("SPARSEDITTO_SEARCH_FAST", "fastest", 1);
         SDT_STATUS(sdi_tune_spgemm_offline(&a, NULL, -1, &gpu, 3, 0, r, NULL), SD_ERR_INVALID_ARG);
         SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_SEARCH_FAST") != NULL, "error: %s", sd_last_error());

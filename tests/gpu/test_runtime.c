@@ -400,18 +400,38 @@ static void test_screened(void)
     SDT_OK(task_build(&t, &a, x, 8, 256, 1));
     counted c = {&t, 0};
     sdi_timing tm;
-    bool screened = false;
+    sdi_measured how = SDI_MEASURED_FULL;
     memset(&t.val, 0, sizeof t.val);
-    SDT_OK(sdi_measure_screened(g_ctx, "screened", counted_run, &c, task_check, &t, 1e-3, &tm, &screened));
-    SDT_CHECK(screened && c.runs == 2, "screened %d after %d executions", screened, c.runs);
+    sdi_screen sc = {.screen_us = 1e-3};
+    SDT_OK(sdi_measure_screened(g_ctx, "screened", counted_run, &c, task_check, &t, &sc, &tm, &how));
+    SDT_CHECK(how == SDI_MEASURED_SCREENED && c.runs == 2, "screened %d after %d executions", (int)how, c.runs);
     SDT_CHECK(t.val.ok && t.val.n_checked == a.rows, "screened: the output was still validated");
     SDT_CHECK(tm.mean_us > 0 && tm.mean_us == tm.min_us && tm.mean_us == tm.pipelined_us &&
                   tm.runs_us[SDI_TIMED_RUNS - 1] == tm.mean_us,
               "screened timing holds the one execution");
     c.runs = 0;
-    SDT_OK(sdi_measure_screened(g_ctx, "full", counted_run, &c, task_check, &t, 1e9, &tm, &screened));
-    SDT_CHECK(!screened && c.runs == 2 + (SDI_WARMUPS - 2) + SDI_TIMED_RUNS + SDI_PIPELINED_RUNS,
-              "full protocol: screened %d, %d executions", screened, c.runs);
+    sc.screen_us = 1e9;
+    SDT_OK(sdi_measure_screened(g_ctx, "full", counted_run, &c, task_check, &t, &sc, &tm, &how));
+    SDT_CHECK(how == SDI_MEASURED_FULL && c.runs == 2 + (SDI_WARMUPS - 2) + SDI_TIMED_RUNS + SDI_PIPELINED_RUNS,
+              "full protocol: how %d, %d executions", (int)how, c.runs);
+    /* Brief: a candidate at least brief_us long gets SDI_BRIEF_RUNS timed executions after
+     * the timed warm-up, nothing else (still validated first); below it, the full protocol. */
+    c.runs = 0;
+    memset(&t.val, 0, sizeof t.val);
+    sc.brief_us = 1e-3;
+    SDT_OK(sdi_measure_screened(g_ctx, "brief", counted_run, &c, task_check, &t, &sc, &tm, &how));
+    SDT_CHECK(how == SDI_MEASURED_BRIEF && c.runs == 2 + SDI_BRIEF_RUNS, "brief: how %d after %d executions",
+              (int)how, c.runs);
+    SDT_CHECK(t.val.ok && t.val.n_checked == a.rows, "brief: the output was still validated");
+    SDT_CHECK(tm.mean_us > 0 && tm.min_us <= tm.median_us && tm.median_us <= tm.mean_us * SDI_BRIEF_RUNS &&
+                  tm.pipelined_us == tm.mean_us && tm.runs_us[SDI_BRIEF_RUNS] == 0,
+              "brief timing: mean %.2f min %.2f median %.2f pipelined %.2f", tm.mean_us, tm.min_us,
+              tm.median_us, tm.pipelined_us);
+    c.runs = 0;
+    sc.brief_us = 1e9;
+    SDT_OK(sdi_measure_screened(g_ctx, "not brief", counted_run, &c, task_check, &t, &sc, &tm, &how));
+    SDT_CHECK(how == SDI_MEASURED_FULL && c.runs == SDI_WARMUPS + SDI_TIMED_RUNS + SDI_PIPELINED_RUNS,
+              "below brief_us: how %d, %d executions", (int)how, c.runs);
     c.runs = 0;
     SDT_OK(sdi_measure(g_ctx, "plain", counted_run, &c, task_check, &t, &tm));
     SDT_CHECK(c.runs == SDI_WARMUPS + SDI_TIMED_RUNS + SDI_PIPELINED_RUNS, "plain protocol: %d executions", c.runs);
