@@ -48,10 +48,10 @@ sd_status sdi_nvrtc_version(int *major, int *minor)
 
 /* ------------------------------------------------------------------ request → text */
 
-/* The compile options and the source of a request, in one owned block. */
 /* The options every compile gets, first: architecture, no host code, C++17, no NVRTC cache. */
 #define JIT_FIXED_OPTS 4
 
+/* The compile options and the source of a request, in one owned block. */
 typedef struct {
     const char *opts[SDI_JIT_MAX_MACROS + JIT_FIXED_OPTS + 1]; /* + the fast-compile level */
     int nopts;
