@@ -432,6 +432,7 @@ typedef struct {
     double setup_ms;   /* one-time preprocessing (format build, buffer, preprocess) */
     double roofline_frac; /* t_limit / mean (0 when no roofline) */
     sdi_validation val;
+    bool brief; /* timing is sdi_measure_screened's brief protocol (options' brief_us) */
 } sdi_variant_result;
 
 typedef struct {
@@ -441,6 +442,11 @@ typedef struct {
     int exact;        /* inputs are small integers: validate exactly */
     const char *only; /* NULL = every variant; else a comma list of variant names */
     int max_padding_ratio; /* Blocked-ELL: skip when slots > ratio × nnz (0 = 64) */
+    double brief_us;  /* SpGEMM, > 0: a variant whose timed warm-up takes this long is timed
+                         by the brief protocol (sdi_screen), and the fastest variant is then
+                         timed again in full, so the baseline's best never is brief (a search's
+                         vendor round: four algorithms × 25 products of 290 ms were 66 s of
+                         the af_shell10 twin's compile); 0 = every variant in full */
 } sdi_baseline_options;
 
 typedef struct {
