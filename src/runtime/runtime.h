@@ -151,6 +151,9 @@ SDI_HIDDEN void sdi_device_free_async(void *p, cudaStream_t stream);
 SD_API long sdi_device_alloc_fail_after(long n);
 /* Device allocations made through the hooks and not yet freed (leak checks). */
 SD_API long sdi_device_alloc_live(void);
+/* Free bytes on the current device now (cudaMemGetInfo; 0 when unknown, which makes the
+ * callers' size limits refuse rather than try). */
+SDI_HIDDEN size_t sdi_device_free_bytes(void);
 
 /* Copies on ctx->stream, then waits for the stream (errors name `what`). */
 SDI_HIDDEN sd_status sdi_copy_to_device(sd_context *ctx, void *dst, const void *src,
