@@ -370,6 +370,10 @@ void sdi_baseline_json(const sdi_baseline *b, sdi_json *j)
         if (ok) sdi_json_number(j, v->timing.pipelined_us); else sdi_json_null(j);
         sdi_json_key(j, "setup_ms");
         sdi_json_number(j, v->setup_ms);
+        if (ok && v->brief) {
+            sdi_json_key(j, "brief");
+            sdi_json_bool(j, true);
+        }
         sdi_json_key(j, "valid");
         if (ok || v->status == SDI_VARIANT_INVALID) sdi_json_bool(j, ok); else sdi_json_null(j);
         sdi_json_key(j, "checked");

@@ -182,17 +182,6 @@ done:
 
 /* ------------------------------------------------------------------ formats */
 
-/* Free device bytes now (0 when unknown). */
-static size_t device_free_bytes(void)
-{
-    size_t f = 0, t = 0;
-    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return f;
-}
-
 typedef struct {
     int32_t *d_idx; /* SELL column indices / Blocked-ELL block column indices */
     int32_t *d_off; /* SELL slice offsets */
@@ -218,7 +207,7 @@ static sd_status build_sell(sdi_bl_state *bl, fmt_arrays *f, char *skip, size_t 
     memset(&s, 0, sizeof s);
 #define SD_FREE_ALL sdi_cs_sell_free(&s)
     const int64_t total = sdi_cs_sell_slots(a, SELL_SLICE);
-    size_t dev_free = device_free_bytes();
+    size_t dev_free = sdi_device_free_bytes();
     if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free) {
         snprintf(skip, cap, "SELL-%d needs %lld slots (%.2f GiB): beyond 32-bit offsets or "
                  "half the free device memory", SELL_SLICE, (long long)total,
@@ -256,7 +245,7 @@ static sd_status build_bell(sdi_bl_state *bl, int bs, fmt_arrays *f, char *skip,
     double bytes = slots * 4 + (double)nbr * (double)maxb * 4;
     int ratio = bl->opt->max_padding_ratio > 0 ? bl->opt->max_padding_ratio : 64;
     double limit_slots = (double)ratio * (double)(a->nnz > 0 ? a->nnz : 1);
-    size_t dev_free = device_free_bytes();
+    size_t dev_free = sdi_device_free_bytes();
     if (maxb == 0 || slots > limit_slots || bytes > 0.4 * (double)dev_free ||
         slots > (double)INT32_MAX * 8) {
         snprintf(skip, cap, "Blocked-ELL-%d needs %.0f value slots (%.1fx nnz, %.2f GiB; "

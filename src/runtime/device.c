@@ -207,6 +207,16 @@ long sdi_device_alloc_fail_after(long n)
     return made;
 }
 
+size_t sdi_device_free_bytes(void)
+{
+    size_t f = 0, t = 0;
+    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return f;
+}
+
 long sdi_device_alloc_live(void) { return atomic_load(&g_dev_live); }
 
 sd_status sdi_device_malloc(sd_context *ctx, void **p, size_t bytes, const char *what)

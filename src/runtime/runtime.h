@@ -151,6 +151,9 @@ SDI_HIDDEN void sdi_device_free_async(void *p, cudaStream_t stream);
 SD_API long sdi_device_alloc_fail_after(long n);
 /* Device allocations made through the hooks and not yet freed (leak checks). */
 SD_API long sdi_device_alloc_live(void);
+/* Free bytes on the current device now (cudaMemGetInfo; 0 when unknown, which makes the
+ * callers' size limits refuse rather than try). */
+SDI_HIDDEN size_t sdi_device_free_bytes(void);
 
 /* Copies on ctx->stream, then waits for the stream (errors name `what`). */
 SDI_HIDDEN sd_status sdi_copy_to_device(sd_context *ctx, void *dst, const void *src,
@@ -432,6 +435,7 @@ typedef struct {
     double setup_ms;   /* one-time preprocessing (format build, buffer, preprocess) */
     double roofline_frac; /* t_limit / mean (0 when no roofline) */
     sdi_validation val;
+    bool brief; /* timing is sdi_measure_screened's brief protocol (options' brief_us) */
 } sdi_variant_result;
 
 typedef struct {
@@ -441,6 +445,11 @@ typedef struct {
     int exact;        /* inputs are small integers: validate exactly */
     const char *only; /* NULL = every variant; else a comma list of variant names */
     int max_padding_ratio; /* Blocked-ELL: skip when slots > ratio × nnz (0 = 64) */
+    double brief_us;  /* SpGEMM, > 0: a variant whose timed warm-up takes this long is timed
+                         by the brief protocol (sdi_screen), and the fastest variant is then
+                         timed again in full, so the baseline's best never is brief (a search's
+                         vendor round: four algorithms × 25 products of 290 ms were 66 s of
+                         the af_shell10 twin's compile); 0 = every variant in full */
 } sdi_baseline_options;
 
 typedef struct {

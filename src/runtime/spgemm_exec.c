@@ -136,17 +136,23 @@ void sdi_spgemm_unit_request(const sdi_sg_lowered *low, int u, sdi_jit_request *
 }
 
 sd_status sdi_spgemm_config_request(const sd_context *ctx, const sdi_spgemm_operands *op,
-                                    const sdi_spgemm_config *cfg, sdi_sg_lowered *low)
+                                    const sdi_spgemm_config *cfg, sdi_sg_lowered *low,
+                                    sdi_sg_schedule *keep)
 {
     sdi_sg_schedule s;
     memset(low, 0, sizeof *low);
+    if (keep != NULL)
+        memset(keep, 0, sizeof *keep);
     sdi_sg_limits lim;
     sdi_sg_limits_from_props(&ctx->props, &lim);
     sd_status st = sdi_sg_schedule_build(cfg, &lim, &op->ri, &s);
     if (st != SD_OK)
         return st;
     st = sdi_spgemm_lower(&s, low);
-    sdi_sg_schedule_free(&s);
+    if (st == SD_OK && keep != NULL)
+        *keep = s; /* moved to the caller */
+    else
+        sdi_sg_schedule_free(&s);
     return st;
 }
 
@@ -542,12 +548,19 @@ static void keep_pool_memory(int device)
 sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
                                  const sdi_spgemm_config *cfg, sdi_spgemm_exec **out)
 {
+    return sdi_spgemm_exec_adopt(ctx, op, cfg, NULL, NULL, out);
+}
+
+sd_status sdi_spgemm_exec_adopt(sd_context *ctx, sdi_spgemm_operands *op,
+                                const sdi_spgemm_config *cfg, sdi_sg_schedule *sched,
+                                const sdi_sg_lowered *lowered, sdi_spgemm_exec **out)
+{
     sdi_spgemm_exec *e = NULL;
-    sdi_sg_lowered low;
-    memset(&low, 0, sizeof low);
+    sdi_sg_lowered own;
+    memset(&own, 0, sizeof own);
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
-        sdi_sg_lowered_free(&low);                                                         \
+        sdi_sg_lowered_free(&own);                                                         \
         sdi_spgemm_exec_destroy(e);                                                        \
     } while (0)
     if (out == NULL)
@@ -555,6 +568,8 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     *out = NULL;
     if (op == NULL || cfg == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm exec: operands or config is NULL");
+    if ((sched == NULL) != (lowered == NULL))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "spgemm exec: a schedule comes with its lowering");
     SD_TRY(sdi_ctx_enter(ctx));
     SD_TRY(sdi_spgemm_config_check(cfg));
     const double t0 = sdi_now();
@@ -563,16 +578,33 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     e->ctx = ctx;
     e->op = op;
     e->cfg = *cfg;
-    sdi_sg_limits lim;
-    sdi_sg_limits_from_props(&ctx->props, &lim);
-    SD_TRY(sdi_sg_schedule_build(cfg, &lim, &op->ri, &e->sched));
+    if (sched != NULL) {
+        if (sched->m != op->ri.m || sched->n != op->ri.n || lowered->nkernels != sched->nlaunches) {
+            SD_FREE_ALL;
+            return SDI_ERR(SD_ERR_INVALID_ARG,
+                           "spgemm exec: the schedule (%d x %d, %d launches) is not this "
+                           "product's (%d x %d) or its lowering's (%d kernels)",
+                           sched->m, sched->n, sched->nlaunches, op->ri.m, op->ri.n,
+                           lowered->nkernels);
+        }
+        e->sched = *sched; /* moved: the caller's copy is emptied */
+        memset(sched, 0, sizeof *sched);
+    } else {
+        sdi_sg_limits lim;
+        sdi_sg_limits_from_props(&ctx->props, &lim);
+        SD_TRY(sdi_sg_schedule_build(cfg, &lim, &op->ri, &e->sched));
+    }
     const sdi_sg_schedule *s = &e->sched;
     e->info.schedule_ms = (sdi_now() - t0) * 1e3;
 
     /* Units → modules: one per distinct launch shape (shared with every other schedule
      * that has the shape, through the memo), plus the scan. */
-    SD_TRY(sdi_spgemm_lower(s, &low));
-    const size_t nu1 = (size_t)(low.nunits > 0 ? low.nunits : 1);
+    if (lowered == NULL) {
+        SD_TRY(sdi_spgemm_lower(s, &own));
+        lowered = &own;
+    }
+    const sdi_sg_lowered *low = lowered; /* read only (own, if used, freed below) */
+    const size_t nu1 = (size_t)(low->nunits > 0 ? low->nunits : 1);
     const size_t nl1 = (size_t)(s->nlaunches > 0 ? s->nlaunches : 1);
     e->mods = sdi_calloc(nu1, sizeof *e->mods);
     e->fns = sdi_malloc_array(nl1, sizeof *e->fns);
@@ -580,13 +612,13 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     SD_CHECK_ALLOC(e->mods, "launch modules");
     SD_CHECK_ALLOC(e->fns, "launch functions");
     SD_CHECK_ALLOC(e->largs, "launch arguments");
-    for (int u = 0; u <= low.nunits; u++) {
+    for (int u = 0; u <= low->nunits; u++) {
         sdi_jit_request req;
         const char *name;
         sdi_module *mod;
-        if (u < low.nunits) {
-            sdi_spgemm_unit_request(&low, u, &req);
-            name = low.units[u].name;
+        if (u < low->nunits) {
+            sdi_spgemm_unit_request(low, u, &req);
+            name = low->units[u].name;
             mod = &e->mods[u];
         } else {
             sdi_spgemm_scan_request(&req);
@@ -599,23 +631,23 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
         if (!hit)
             e->info.compile_ms += cb->compile_ms;
         SD_TRY(sdi_module_load(ctx, cb->cubin, cb->size, &name, 1, mod));
-        if (u < low.nunits)
+        if (u < low->nunits)
             e->nmods = u + 1;
     }
     e->scan = &e->scan_mod.functions[0];
     /* A unit's kernel serves every launch of its shape: reserve the largest dynamic
      * shared memory among them once, then check each launch. */
-    for (int u = 0; u < low.nunits; u++) {
+    for (int u = 0; u < low->nunits; u++) {
         int64_t smem = 0;
         for (int l = 0; l < s->nlaunches; l++)
-            if (low.unit_of[l] == u && s->launches[l].smem > smem)
+            if (low->unit_of[l] == u && s->launches[l].smem > smem)
                 smem = s->launches[l].smem;
         if (smem > 48 * 1024)
             SD_TRY(sdi_function_reserve_smem(ctx, &e->mods[u].functions[0], (int)smem));
     }
     for (int l = 0; l < s->nlaunches; l++) {
         const sdi_sg_launch *L = &s->launches[l];
-        e->fns[l] = &e->mods[low.unit_of[l]].functions[0];
+        e->fns[l] = &e->mods[low->unit_of[l]].functions[0];
         SD_TRY(sdi_function_check_legal(ctx, e->fns[l], L->threads, (size_t)L->smem));
         if (e->fns[l]->num_regs > e->info.max_regs)
             e->info.max_regs = e->fns[l]->num_regs;
@@ -702,7 +734,7 @@ sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
     sdi_sg_schedule_describe(s, e->info.bins, sizeof e->info.bins);
     sdi_spgemm_config_describe(cfg, e->info.config, sizeof e->info.config);
     e->info.setup_ms = (sdi_now() - t0) * 1e3;
-    sdi_sg_lowered_free(&low);
+    sdi_sg_lowered_free(&own);
     *out = e;
     return SD_OK;
 #undef SD_FREE_ALL

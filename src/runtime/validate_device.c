@@ -154,11 +154,7 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
         /* The mirror must not crowd the candidates being checked: at most an eighth of
          * what is free (products near the device's limit are checked on the host). */
         const size_t bytes = ((size_t)r->c.rows + 1) * 8 + n * 12;
-        size_t free_b = 0, total_b = 0;
-        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-            (void)cudaGetLastError();
-            free_b = 0;
-        }
+        const size_t free_b = sdi_device_free_bytes();
         if (bytes > free_b / 8)
             return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
                            "a mirror of %zu bytes exceeds an eighth of the %zu free bytes", bytes, free_b);

@@ -106,17 +106,6 @@ const char *sdi_vendor_variant(sd_op op, int i)
     return NULL;
 }
 
-/* Free device bytes now (0 when unknown, which makes the size limits refuse). */
-static size_t device_free_bytes(void)
-{
-    size_t f = 0, t = 0;
-    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return f;
-}
-
 /* A cuSPARSE failure as a status: refusals are SD_ERR_UNSUPPORTED (as the baseline
  * classifies them), resource failures SD_ERR_OUT_OF_MEMORY. */
 static sd_status cs_status(const char *call, cusparseStatus_t st)
@@ -218,7 +207,7 @@ static sd_status build_sell(sdi_vendor *v, const sd_csr *a)
     memset(&s, 0, sizeof s);
 #define SD_FREE_ALL sdi_cs_sell_free(&s)
     const int64_t total = sdi_cs_sell_slots(a, SELL_SLICE);
-    size_t dev_free = device_free_bytes();
+    size_t dev_free = sdi_device_free_bytes();
     if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free)
         return SDI_ERR(SD_ERR_UNSUPPORTED,
                        "SELL-%d needs %lld slots (%.2f GiB): beyond 32-bit offsets or half "
@@ -254,7 +243,7 @@ static sd_status build_bell(sdi_vendor *v, const sd_csr *a, int bs)
     v->ell_cols = maxb * bs;
     double slots = (double)v->rows_eff * (double)v->ell_cols;
     double bytes = slots * 4 + (double)nbr * (double)maxb * 4;
-    size_t dev_free = device_free_bytes();
+    size_t dev_free = sdi_device_free_bytes();
     if (maxb == 0 || bytes > 0.4 * (double)dev_free || slots > (double)INT32_MAX * 8) {
         if (maxb == 0)
             return SDI_ERR(SD_ERR_UNSUPPORTED, "Blocked-ELL-%d: A has no entries", bs);

@@ -216,10 +216,15 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
         /* The units are kept: the kernel cache stores each one's source and cubin. A
          * cache hit seeds the memo with them before the build (one cubin per unit, so
          * seed_cubin does not apply). */
-        SD_TRY(sdi_spgemm_config_request(ctx, im->sg_ops, &im->spgemm_cfg, &im->sg_low));
+        sdi_sg_schedule sched;
+        SD_TRY(sdi_spgemm_config_request(ctx, im->sg_ops, &im->spgemm_cfg, &im->sg_low, &sched));
         im->lower_ms = (sdi_now() - t0) * 1e3;
         t0 = sdi_now();
-        SD_TRY(sdi_spgemm_exec_create(ctx, im->sg_ops, &im->spgemm_cfg, &im->sg_exec));
+        /* The schedule just built moves into the executor (built once, not twice). */
+        sd_status st = sdi_spgemm_exec_adopt(ctx, im->sg_ops, &im->spgemm_cfg, &sched, &im->sg_low,
+                                             &im->sg_exec);
+        sdi_sg_schedule_free(&sched); /* empty unless the executor failed first */
+        SD_TRY(st);
         im->sg_value_bytes = a->nnz * 4 + (im->sg_b != NULL ? im->sg_b->nnz * 4 : 0);
         const sdi_spgemm_exec_info *in = sdi_spgemm_exec_get_info(im->sg_exec);
         im->compile_ms = in->compile_ms;

@@ -135,7 +135,8 @@ static void expect_level(const sd_csr *a, sdi_tune_result *r, const char *want, 
 
 /* SPARSEDITTO_SEARCH_FAST reaches the offline plans as it reaches the search's first round
  * (their configurations say the level): min when unset (the default since session 11),
- * none when "0" or when SPARSEDITTO_NVRTC_FAST alone sets a level for every compile; a bad
+ * none when "0", when SPARSEDITTO_NVRTC_FAST alone sets a level for every compile or when
+ * the product is large (unless a level is asked); a bad
  * value is an error naming the variable. */
 static void test_search_fast(void)
 {
@@ -155,6 +156,16 @@ static void test_search_fast(void)
         setenv("SPARSEDITTO_NVRTC_FAST", "max", 1);
         expect_level(&a, r, NULL, "NVRTC_FAST alone");
         unsetenv("SPARSEDITTO_NVRTC_FAST");
+        /* A product of more than 5e8 multiplications: full optimisation unless asked. */
+        sd_csr big;
+        SDT_OK(sdi_gen("uniform:rows=20000,deg=200", 5, &big));
+        if (big.rowptr != NULL) {
+            expect_level(&big, r, NULL, "8e8 products, unset");
+            setenv("SPARSEDITTO_SEARCH_FAST", "min", 1);
+            expect_level(&big, r, "min", "8e8 products, min asked");
+            unsetenv("SPARSEDITTO_SEARCH_FAST");
+        }
+        sd_csr_free(&big);
         setenv("SPARSEDITTO_SEARCH_FAST", "fastest", 1);
         SDT_STATUS(sdi_tune_spgemm_offline(&a, NULL, -1, &gpu, 3, 0, r, NULL), SD_ERR_INVALID_ARG);
         SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_SEARCH_FAST") != NULL, "error: %s", sd_last_error());

@@ -3,8 +3,8 @@
  * against the CPU reference and timed, and the fastest valid one is chosen; on
  * small-integer inputs (exact sums) no variant may produce a wrong result, which
  * checks our SELL / Blocked-ELL builders and the SpGEMM pipeline. Also the variant
- * filter, the JSON form, an empty matrix, and device-allocation fault injection without
- * leaks. Skipped (exit 77) without a device. */
+ * filter, the JSON form, an empty matrix, device-allocation fault injection without
+ * leaks, and the brief timing of SpGEMM variants (the best timed again in full). Skipped (exit 77) without a device. */
 #include <unistd.h>
 
 #include "core/io.h"
@@ -135,6 +135,39 @@ static void test_spgemm(void)
     sd_csr_free(&a);
 }
 
+/* brief_us: every SpGEMM variant is timed briefly (a threshold below any product), then the
+ * fastest again in full: the best is never brief, every other valid variant is, and each
+ * still validated (exact values). */
+static void test_spgemm_brief(void)
+{
+    sd_csr a;
+    gen_or_fail("uniform:rows=4000,deg=6,values=int", &a);
+    sdi_baseline_options o = {.aat = 0, .exact = 1, .brief_us = 1e-3};
+    sdi_baseline b;
+    long live0 = sdi_device_alloc_live();
+    sd_status s = sdi_cusparse_baseline(g_ctx, &a, SD_OP_SPGEMM, NULL, &o, &b);
+    SDT_CHECK(s == SD_OK, "brief baseline: %s", sd_last_error());
+    SDT_CHECK(sdi_device_alloc_live() == live0, "brief baseline: device memory released");
+    if (s == SD_OK) {
+        print_baseline("SpGEMM A*A, brief variants", &b);
+        SDT_CHECK(b.best >= 0 && !b.v[b.best].brief, "the best variant was timed in full");
+        int nbrief = 0;
+        for (int i = 0; i < b.nvariants; i++) {
+            const sdi_variant_result *v = &b.v[i];
+            if (v->status != SDI_VARIANT_OK)
+                continue;
+            SDT_CHECK(v->val.ok, "%s: validated", v->name);
+            if (i != b.best) {
+                SDT_CHECK(v->brief, "%s: not the best, timed briefly", v->name);
+                SDT_CHECK(v->timing.pipelined_us == v->timing.mean_us, "%s: brief pipelined = mean", v->name);
+            }
+            nbrief += v->brief;
+        }
+        printf("  brief variants: %d of %d\n", nbrief, b.nvariants);
+    }
+    sd_csr_free(&a);
+}
+
 static void test_real_matrix(void)
 {
     char path[1024];
@@ -247,6 +280,7 @@ int main(void)
     SDT_RUN(test_spmv);
     SDT_RUN(test_spmm);
     SDT_RUN(test_spgemm);
+    SDT_RUN(test_spgemm_brief);
     SDT_RUN(test_real_matrix);
     SDT_RUN(test_empty);
     SDT_RUN(test_device_fault_injection);

@@ -4,7 +4,8 @@
  * own; executors after sdi_spgemm_precompile compile nothing; every product validated
  * against the CPU reference (DESIGN.md's rule, small-integer values). The on-disk JIT
  * cache is turned off so that "compiled" means NVRTC ran. A stage's independent launches on
- * side streams give the same C bit for bit as one stream. Exit 77 without a GPU. */
+ * side streams give the same C bit for bit as one stream. An executor adopts the schedule
+ * its configuration's request built (sdi_spgemm_exec_adopt). Exit 77 without a GPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,8 +52,8 @@ static int units_within(const sdi_spgemm_operands *op, const sdi_spgemm_config *
                         const sdi_spgemm_config *base)
 {
     sdi_sg_lowered a, b;
-    SDT_OK(sdi_spgemm_config_request(g_ctx, op, cfg, &a));
-    SDT_OK(sdi_spgemm_config_request(g_ctx, op, base, &b));
+    SDT_OK(sdi_spgemm_config_request(g_ctx, op, cfg, &a, NULL));
+    SDT_OK(sdi_spgemm_config_request(g_ctx, op, base, &b, NULL));
     int all = 1;
     for (int u = 0; u < a.nunits; u++) {
         int found = 0;
@@ -182,6 +183,81 @@ static void test_side_streams(void)
     sd_csr_free(&a);
 }
 
+/* sdi_spgemm_exec_adopt: the schedule and lowering of sdi_spgemm_config_request move into
+ * the executor (schedule emptied, nothing compiled again) and its product validates; a
+ * schedule of another product, or one without its lowering, is refused by name and stays
+ * the caller's. */
+static void test_adopt(void)
+{
+    sd_csr a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    sdi_reference ref;
+    memset(&ref, 0, sizeof ref);
+    sdi_spgemm_operands *op = NULL, *op2 = NULL;
+    sdi_sg_lowered low, low2;
+    sdi_sg_schedule sched, sched2;
+    memset(&low, 0, sizeof low);
+    memset(&low2, 0, sizeof low2);
+    memset(&sched, 0, sizeof sched);
+    memset(&sched2, 0, sizeof sched2);
+    sdi_spgemm_exec *e = NULL;
+    sd_device_csr c;
+    memset(&c, 0, sizeof c);
+    SDT_OK(sdi_gen("powerlaw:rows=5000,deg=10", 77, &a));
+    SDT_OK(sdi_gen("uniform:rows=3000,deg=6", 78, &b));
+    if (a.rowptr == NULL || b.rowptr == NULL)
+        goto out;
+    sdi_gen_values(&a, SDI_VALUES_SMALL_INT, 79);
+    SDT_OK(sdi_reference_spgemm(&a, &a, &ref));
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &a, NULL, 0, &op));
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &b, NULL, 0, &op2));
+    if (op == NULL || op2 == NULL)
+        goto out;
+    sdi_spgemm_config cfg;
+    SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &cfg));
+    SDT_OK(sdi_spgemm_config_request(g_ctx, op, &cfg, &low, &sched));
+    SDT_OK(sdi_spgemm_config_request(g_ctx, op2, &cfg, &low2, &sched2));
+    SDT_CHECK(sched.m == a.rows && sched.nlaunches == low.nkernels, "kept schedule: %d rows, %d launches, %d kernels",
+              sched.m, sched.nlaunches, low.nkernels);
+    /* Refused: another product's schedule; a schedule without its lowering. */
+    SDT_STATUS(sdi_spgemm_exec_adopt(g_ctx, op, &cfg, &sched2, &low2, &e), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "not this product's") != NULL, "error: %s", sd_last_error());
+    SDT_CHECK(e == NULL && sched2.m == b.rows && (sched2.nbinrows == 0 || sched2.binrows != NULL),
+              "a refused schedule stays the caller's");
+    SDT_STATUS(sdi_spgemm_exec_adopt(g_ctx, op, &cfg, &sched, NULL, &e), SD_ERR_INVALID_ARG);
+    SDT_CHECK(e == NULL && sched.m == a.rows, "a schedule without its lowering is refused and kept");
+    sdi_error_clear();
+    /* Adopted: moved, and the product is right. */
+    const int nlaunches = sched.nlaunches;
+    SDT_OK(sdi_spgemm_exec_adopt(g_ctx, op, &cfg, &sched, &low, &e));
+    SDT_CHECK(sched.binrows == NULL && sched.m == 0, "the adopted schedule was not emptied");
+    if (e == NULL)
+        goto out;
+    SDT_CHECK(sdi_spgemm_exec_schedule(e)->nlaunches == nlaunches, "the executor's schedule is not the one given");
+    sd_status s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
+    if (s == SD_OK)
+        s = sdi_stream_sync(g_ctx, "the adopt test", NULL);
+    SDT_CHECK(s == SD_OK, "run: %s", sd_last_error());
+    if (s == SD_OK) {
+        sdi_validation v;
+        SDT_CHECK(sdi_spgemm_check(g_ctx, &ref, &c, &v) == SD_OK, "adopted executor: %s", v.reason);
+    }
+    printf("  adopted schedule: %d launches, nnz(C) %lld\n", nlaunches, (long long)c.nnz);
+out:
+    sd_device_csr_free(&c);
+    sdi_spgemm_exec_destroy(e);
+    sdi_sg_schedule_free(&sched);
+    sdi_sg_schedule_free(&sched2);
+    sdi_sg_lowered_free(&low);
+    sdi_sg_lowered_free(&low2);
+    sdi_spgemm_operands_destroy(op);
+    sdi_spgemm_operands_destroy(op2);
+    sdi_reference_free(&ref);
+    sd_csr_free(&a);
+    sd_csr_free(&b);
+}
+
 int main(void)
 {
     sdt_init("test_spgemm_units");
@@ -195,6 +271,7 @@ int main(void)
     }
     SDT_RUN(test_shared_units);
     SDT_RUN(test_side_streams);
+    SDT_RUN(test_adopt);
     sd_context_destroy(g_ctx);
     return sdt_finish();
 }
