@@ -22,16 +22,21 @@ done | xargs -0 -r cp --parents -t "$snap"
 for d in .deb .whl; do
   if [ -d "$d" ]; then cp -r "$d" "$snap/"; fi
 done
-if [ -d ../shared/matrices ]; then
+# A checkout's own shared/ (ignored) travels with every call by itself, so copying it into the
+# snapshot too would carry the matrices twice (and past the limit); gpu-lane.sh finds it there
+# as ../shared and links .snap/shared to it.
+if [ -d shared/matrices ]; then
+  echo "device-snapshot: shared/matrices travels as the checkout's shared/ (not copied)"
+elif [ -d ../shared/matrices ]; then
   mkdir -p "$snap/shared" && cp -r ../shared/matrices "$snap/shared/"
-elif [ -d shared/matrices ]; then
-  mkdir -p "$snap/shared" && cp -r shared/matrices "$snap/shared/"
 else
   echo "device-snapshot: no shared matrices found (tests that need them will skip)" >&2
 fi
 if [ "${1:-}" = "--corpus" ]; then
   gunzip -c models/corpus/corpus.jsonl.gz >"$snap/models/corpus/corpus.jsonl"
 fi
-size=$(du -sm "$snap" | cut -f1)
-echo "device-snapshot: $snap holds $(find "$snap" -type f | wc -l) files, ${size} MiB (the carry limit is 64 MiB)"
+# What travels: the snapshot, the tracked and untracked-not-ignored files, the checkout's shared/.
+size=$(( $(du -sm "$snap" | cut -f1) + $(git ls-files -co --exclude-standard -z | du -cm --files0-from=- 2>/dev/null | tail -1 | cut -f1) ))
+[ -d shared ] && size=$(( size + $(du -sm shared | cut -f1) ))
+echo "device-snapshot: $snap holds $(find "$snap" -type f | wc -l) files; ${size} MiB travel with a call (the limit is 64 MiB)"
 [ "$size" -lt 64 ] || { echo "device-snapshot: too large to carry" >&2; exit 1; }

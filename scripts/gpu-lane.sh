@@ -129,6 +129,9 @@ if [ ! -f /usr/include/xxhash.h ] || [ "$have_curl_h" = 0 ]; then
 fi
 if [ -d "$root/../shared/matrices" ]; then
   echo "matrices: $root/../shared/matrices"
+  # Run from a snapshot (.snap/) whose matrices travelled as the checkout's shared/: relative
+  # paths like shared/matrices/paper60.tsv in --run commands still work.
+  [ -e "$root/shared" ] || ln -s ../shared "$root/shared"
 elif [ -d "$root/shared/matrices" ]; then
   echo "matrices: $root/shared/matrices ($(ls "$root/shared/matrices/suitesparse" 2>/dev/null | wc -l) files)"
 else
