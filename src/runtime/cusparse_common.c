@@ -164,7 +164,7 @@ static void bl_free(sdi_bl_state *bl)
     sdi_device_free(bl->d_rowind);
     sdi_device_free(bl->d_colind);
     sdi_device_free(bl->d_vals);
-    sdi_reference_free(&bl->ref);
+    sdi_reference_free(&bl->own_ref);
     bl->d_rowptr = bl->d_rowind = bl->d_colind = NULL;
     bl->d_vals = NULL;
 }
@@ -248,6 +248,12 @@ sd_status sdi_cusparse_baseline(sd_context *ctx, const sd_csr *a, sd_op op, cons
     out->rows = a->rows;
     out->cols = a->cols;
     out->nnz = a->nnz;
+    if (opt->ref != NULL &&
+        (opt->ref->op != op || opt->ref->rows != a->rows ||
+         (op != SD_OP_SPGEMM && (opt->ref->k != out->k || opt->ref->exact != opt->exact))))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_cusparse_baseline: the caller's reference is "
+                       "for another task (%lld rows, K %d; this task: %d rows, K %d)",
+                       (long long)opt->ref->rows, opt->ref->k, a->rows, out->k);
     if (op == SD_OP_SPGEMM && opt->b != NULL) {
         if (opt->b->rows != a->cols)
             return SDI_ERR(SD_ERR_INVALID_ARG, "A·B: A is %dx%d and B is %dx%d", a->rows,
@@ -275,6 +281,7 @@ sd_status sdi_cusparse_baseline(sd_context *ctx, const sd_csr *a, sd_op op, cons
     bl.a = a;
     bl.opt = opt;
     bl.out = out;
+    bl.ref = opt->ref != NULL ? opt->ref : &bl.own_ref;
     SD_TRY(sdi_device_calibrate(ctx));
     out->copy_bw = ctx->copy_bw;
     out->launch_us = ctx->launch_us_mean;
@@ -288,13 +295,15 @@ sd_status sdi_cusparse_baseline(sd_context *ctx, const sd_csr *a, sd_op op, cons
             SD_TRY(sdi_csr_transpose(a, &at));
             b = &at;
         }
-        SD_TRY(sdi_reference_spgemm(a, b, &bl.ref));
-        out->nnz_c = bl.ref.c.nnz;
+        if (opt->ref == NULL)
+            SD_TRY(sdi_reference_spgemm(a, b, &bl.own_ref));
+        out->nnz_c = bl.ref->c.nnz;
         SD_TRY(upload_a(&bl, false));
         sdi_log(1, "cuSPARSE baseline: reference and upload %.1f ms", (sdi_now() - t0) * 1e3);
         SD_TRY(sdi_bl_spgemm(&bl, b));
     } else {
-        SD_TRY(sdi_reference_dense(a, op, xb, out->k, opt->exact, &bl.ref));
+        if (opt->ref == NULL)
+            SD_TRY(sdi_reference_dense(a, op, xb, out->k, opt->exact, &bl.own_ref));
         SD_TRY(upload_a(&bl, true));
         sdi_log(1, "cuSPARSE baseline: reference and upload %.1f ms", (sdi_now() - t0) * 1e3);
         if (op == SD_OP_SPMV)

@@ -56,7 +56,7 @@ static sd_status dense_exec(sd_context *ctx, void *p, cudaStream_t stream)
 static sd_status dense_check(sd_context *ctx, void *p)
 {
     dense_arg *a = p;
-    return sdi_check_dense_output(ctx, &a->bl->ref, a->d_out, &a->v->val);
+    return sdi_check_dense_output(ctx, a->bl->ref, a->d_out, &a->v->val);
 }
 
 /* After a cuSPARSE failure: a sticky CUDA error behind it ends the baseline. */

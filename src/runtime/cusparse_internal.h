@@ -14,7 +14,8 @@ typedef struct {
     const sd_csr *a;
     const sdi_baseline_options *opt;
     sdi_baseline *out;
-    sdi_reference ref;
+    const sdi_reference *ref; /* &own_ref, or the caller's (options' ref) */
+    sdi_reference own_ref;
     /* A on the device with 32-bit indices (cuSPARSE's fastest and SpGEMM's only type). */
     int32_t *d_rowptr; /* rows + 1 */
     int32_t *d_rowind; /* COO row indices (nnz), built for SpMV / SpMM */

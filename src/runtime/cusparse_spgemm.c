@@ -148,7 +148,7 @@ done:
 static sd_status spgemm_check(sd_context *ctx, void *p)
 {
     spgemm_arg *g = p;
-    return sdi_check_spgemm_output(ctx, &g->bl->ref, g->rows, g->cols_b, g->nnz_c, g->d_crow, 4,
+    return sdi_check_spgemm_output(ctx, g->bl->ref, g->rows, g->cols_b, g->nnz_c, g->d_crow, 4,
                                    g->d_ccol, g->d_cval, &g->v->val);
 }
 

@@ -450,6 +450,11 @@ typedef struct {
                          timed again in full, so the baseline's best never is brief (a search's
                          vendor round: four algorithms × 25 products of 290 ms were 66 s of
                          the af_shell10 twin's compile); 0 = every variant in full */
+    const sdi_reference *ref; /* NULL: the baseline computes its CPU reference; else the
+                         caller's for exactly this task (same op, K, x / B, product, exact),
+                         borrowed: a search validates its candidates and cuSPARSE's against
+                         one reference, not two (the af_shell10 twin's A·A reference,
+                         1.3·10⁹ entries, took tens of seconds each time) */
 } sdi_baseline_options;
 
 typedef struct {

@@ -463,6 +463,7 @@ static sd_status vendor_round(tuner *t, const float *host_in)
     memset(&bo, 0, sizeof bo);
     bo.k = t->k;
     bo.aat = -1;
+    bo.ref = &t->ref; /* host_in's, the one our candidates are validated against */
     double t0 = sdi_now();
     sd_status s = sdi_cusparse_baseline(t->ctx, t->a, t->op, host_in, &bo, r->baseline);
     r->ms_baseline = (sdi_now() - t0) * 1e3;

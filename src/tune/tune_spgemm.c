@@ -397,6 +397,7 @@ static sd_status vendor_round(sg_tuner *t)
     bo.aat = t->aat;
     bo.b = t->b;
     bo.brief_us = SDI_TUNE_BRIEF_US; /* as our candidates; its best is timed in full */
+    bo.ref = &t->ref;                /* the one our candidates are validated against */
     double t0 = sdi_now();
     sd_status s = sdi_cusparse_baseline(t->ctx, t->a, SD_OP_SPGEMM, NULL, &bo, r->baseline);
     r->ms_baseline = (sdi_now() - t0) * 1e3;

@@ -4,7 +4,8 @@
  * small-integer inputs (exact sums) no variant may produce a wrong result, which
  * checks our SELL / Blocked-ELL builders and the SpGEMM pipeline. Also the variant
  * filter, the JSON form, an empty matrix, device-allocation fault injection without
- * leaks, and the brief timing of SpGEMM variants (the best timed again in full). Skipped (exit 77) without a device. */
+ * leaks, the brief timing of SpGEMM variants (the best timed again in full) and a
+ * reference borrowed from the caller (a search's). Skipped (exit 77) without a device. */
 #include <unistd.h>
 
 #include "core/io.h"
@@ -168,6 +169,55 @@ static void test_spgemm_brief(void)
     sd_csr_free(&a);
 }
 
+/* A caller's reference (a search's) is borrowed, not computed again: the variants validate
+ * against it as against their own; one for another task is refused by name, and a wrong
+ * reference makes every variant fail validation (so it really is the one checked). */
+static void test_borrowed_reference(void)
+{
+    sd_csr a, other;
+    gen_or_fail("uniform:rows=4000,deg=6,values=int", &a);
+    gen_or_fail("uniform:rows=4000,deg=7,values=int", &other);
+    sdi_reference ref, wrong, dense;
+    SDT_OK(sdi_reference_spgemm(&a, &a, &ref));
+    SDT_OK(sdi_reference_spgemm(&other, &other, &wrong));
+    float *x = malloc((size_t)a.cols * sizeof *x);
+    SDT_CHECK(x != NULL, "host memory");
+    for (int32_t i = 0; x != NULL && i < a.cols; i++)
+        x[i] = (float)(i % 7) - 3.0f;
+    SDT_OK(sdi_reference_dense(&a, SD_OP_SPMV, x, 1, 1, &dense));
+    long live0 = sdi_device_alloc_live();
+    sdi_baseline b;
+    sdi_baseline_options o = {.aat = 0, .exact = 1, .ref = &ref};
+    sd_status s = sdi_cusparse_baseline(g_ctx, &a, SD_OP_SPGEMM, NULL, &o, &b);
+    SDT_CHECK(s == SD_OK && b.best >= 0, "borrowed reference: %s", sd_last_error());
+    if (s == SD_OK) {
+        SDT_CHECK(b.nnz_c == ref.c.nnz, "nnz(C) from the borrowed reference");
+        for (int i = 0; i < b.nvariants; i++)
+            if (b.v[i].status == SDI_VARIANT_OK)
+                SDT_CHECK(b.v[i].val.ok, "%s: validated against the borrowed reference", b.v[i].name);
+    }
+    o.ref = &wrong;
+    s = sdi_cusparse_baseline(g_ctx, &a, SD_OP_SPGEMM, NULL, &o, &b);
+    SDT_CHECK(s == SD_OK && b.best < 0, "another product's reference: no variant validates");
+    o.ref = &dense;
+    s = sdi_cusparse_baseline(g_ctx, &a, SD_OP_SPGEMM, NULL, &o, &b);
+    SDT_CHECK(s == SD_ERR_INVALID_ARG && strstr(sd_last_error(), "reference") != NULL,
+              "an SpMV reference for SpGEMM refused: %s", sd_last_error());
+    sdi_baseline_options d = {.exact = 1, .ref = &dense};
+    s = sdi_cusparse_baseline(g_ctx, &a, SD_OP_SPMV, x, &d, &b);
+    SDT_CHECK(s == SD_OK && b.best >= 0, "SpMV with a borrowed reference: %s", sd_last_error());
+    d.exact = 0;
+    s = sdi_cusparse_baseline(g_ctx, &a, SD_OP_SPMV, x, &d, &b);
+    SDT_CHECK(s == SD_ERR_INVALID_ARG, "an exact reference for an inexact task refused");
+    sdi_reference_free(&ref); /* with the device mirrors the checks built */
+    sdi_reference_free(&wrong);
+    sdi_reference_free(&dense);
+    SDT_CHECK(sdi_device_alloc_live() == live0, "borrowed reference: device memory released");
+    free(x);
+    sd_csr_free(&a);
+    sd_csr_free(&other);
+}
+
 static void test_real_matrix(void)
 {
     char path[1024];
@@ -281,6 +331,7 @@ int main(void)
     SDT_RUN(test_spmm);
     SDT_RUN(test_spgemm);
     SDT_RUN(test_spgemm_brief);
+    SDT_RUN(test_borrowed_reference);
     SDT_RUN(test_real_matrix);
     SDT_RUN(test_empty);
     SDT_RUN(test_device_fault_injection);
