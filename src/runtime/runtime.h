@@ -402,6 +402,9 @@ SDI_HIDDEN void sdi_reference_free(sdi_reference *r);
  * output, is copied back and judged on the host, so failures carry the host's message.
  * SPARSEDITTO_HOST_VALIDATION=1 forces the host path. */
 #define SDI_DEVICE_CHECK_MIN (1 << 18)
+/* The mirror is uploaded this many entries at a time, from two pinned slots (192 MiB for
+ * SpGEMM) whose copies overlap the next chunk's computation. */
+#define SDI_MIRROR_CHUNK ((int64_t)1 << 24)
 SDI_HIDDEN sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference *r,
                                             const float *d_out, sdi_validation *val);
 /* Applies the SpGEMM rule to a device CSR (row pointers of 4 or 8 bytes): a large output

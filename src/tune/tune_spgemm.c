@@ -485,8 +485,11 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
     SD_TRY(sdi_spgemm_operands_create(ctx, a, b, t->aat, &t->ops));
     sdi_sg_summarize(sdi_spgemm_operands_rowinfo(t->ops), &t->sm);
     out->products = t->sm.u_total;
+    const double t_ref = sdi_now();
     SD_TRY(sdi_reference_spgemm(a, bb, &t->ref));
     out->nnz_c = t->ref.c.nnz;
+    sdi_log(1, "spgemm search: operands %.1f ms, CPU reference %.1f ms (%lld entries)",
+            (t_ref - t0) * 1e3, (sdi_now() - t_ref) * 1e3, (long long)out->nnz_c);
     SD_TRY(sdi_device_calibrate(ctx));
     out->ms_measure += (sdi_now() - t0) * 1e3;
 

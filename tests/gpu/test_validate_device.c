@@ -4,7 +4,8 @@
  * a correct output passes on the device (no copy back), a wrong entry, a NaN and an
  * inexact integer result are caught with the host's message naming the entry, an entry
  * within the bound passes, exact mode compares exactly, a failed mirror allocation falls
- * back to the host, and nothing leaks. Skipped (exit 77) without a device. */
+ * back to the host, a mirror uploaded in several chunks checks every one, and nothing
+ * leaks. Skipped (exit 77) without a device. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,80 @@ done:
     sd_csr_free(&a);
 }
 
+/* A mirror larger than one staged chunk (SDI_MIRROR_CHUNK): a correct output passes on the
+ * device, and a wrong entry in the first chunk, at the first entry of the second, and the
+ * very last entry are each caught where they are (each chunk lands at its offset). */
+static void test_staged_mirror(void)
+{
+    task t;
+    const int k = 128;
+    SDT_OK(task_make(&t, "uniform:rows=300000,deg=4", k, 0));
+    const size_t nc = (size_t)t.a.rows * (size_t)k;
+    SDT_CHECK(nc > 2 * (size_t)SDI_MIRROR_CHUNK, "%zu entries: three chunks", nc);
+    sdi_validation v;
+    SDT_OK(check(&t, &v));
+    SDT_CHECK(v.ok && v.device && v.n_checked == (int64_t)nc, "correct output passes on the device");
+    const size_t at[3] = {12345, (size_t)SDI_MIRROR_CHUNK, nc - 1};
+    for (int i = 0; i < 3; i++) {
+        const size_t e = at[i];
+        const float keep = t.host[e];
+        t.host[e] = keep + 1.0f + fabsf(keep);
+        SDT_STATUS(check(&t, &v), SD_ERR_VALIDATION);
+        SDT_CHECK(!v.ok && v.row == (int64_t)(e / (size_t)k) && v.col == (int64_t)(e % (size_t)k) &&
+                      v.n_violations == 1,
+                  "entry %zu (chunk %zu) caught at row %lld col %lld", e,
+                  e / (size_t)SDI_MIRROR_CHUNK, (long long)v.row, (long long)v.col);
+        sdi_error_clear();
+        t.host[e] = keep;
+    }
+    SDT_OK(check(&t, &v));
+    task_free(&t);
+
+    /* SpGEMM: values, tolerances and columns staged together. */
+    sd_csr a;
+    SDT_OK(sdi_gen("uniform:rows=1200000,deg=4", 7, &a));
+    sdi_reference ref;
+    SDT_OK(sdi_reference_spgemm(&a, &a, &ref));
+    const sdi_ref_csr *c = &ref.c;
+    const size_t nnz = (size_t)c->nnz;
+    SDT_CHECK(nnz > (size_t)SDI_MIRROR_CHUNK, "C has %zu entries: two chunks", nnz);
+    int32_t *col = malloc(nnz * sizeof *col);
+    float *val = malloc(nnz * sizeof *val);
+    void *d_rp = NULL, *d_col = NULL, *d_val = NULL;
+    SDT_CHECK(col && val, "host arrays");
+    if (col && val) {
+        for (size_t e = 0; e < nnz; e++) {
+            col[e] = c->colind[e];
+            val[e] = (float)c->vals[e];
+        }
+        SDT_OK(sdi_device_upload(g_ctx, &d_rp, c->rowptr, ((size_t)c->rows + 1) * 8, "test rowptr"));
+        SDT_OK(sdi_device_upload(g_ctx, &d_col, col, nnz * 4, "test col"));
+        SDT_OK(sdi_device_upload(g_ctx, &d_val, val, nnz * 4, "test val"));
+        SDT_OK(sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz, d_rp, 8, d_col, d_val, &v));
+        SDT_CHECK(v.ok && v.device && v.row == -1, "correct C passes on the device");
+        /* The last row's last column moved one further (or wrapped): a column of the
+         * second chunk that the reference's row lacks. */
+        const size_t e = nnz - 1;
+        const int32_t r = c->rows - 1;
+        col[e] = (c->colind[e] + 1) % c->cols;
+        SDT_OK(sdi_copy_to_device(g_ctx, (char *)d_col + e * 4, &col[e], 4, "test col"));
+        SDT_STATUS(sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz, d_rp, 8, d_col, d_val, &v),
+                   SD_ERR_VALIDATION);
+        char want[32];
+        snprintf(want, sizeof want, "row %d", (int)r);
+        SDT_CHECK(!v.ok && strstr(sd_last_error(), want) != NULL, "wrong column in chunk 2 caught: %s",
+                  sd_last_error());
+        sdi_error_clear();
+    }
+    sdi_device_free(d_rp);
+    sdi_device_free(d_col);
+    sdi_device_free(d_val);
+    free(col);
+    free(val);
+    sdi_reference_free(&ref);
+    sd_csr_free(&a);
+}
+
 int main(void)
 {
     sdt_init("test_validate_device");
@@ -300,6 +375,7 @@ int main(void)
     SDT_RUN(test_mirror_fallback);
     SDT_RUN(test_small_output);
     SDT_RUN(test_spgemm_mirror);
+    SDT_RUN(test_staged_mirror);
     sd_context_destroy(g_ctx);
     return sdt_finish();
 }
