@@ -1,8 +1,11 @@
 /* src/plan/spgemm_families.c: SpGEMM plan families: presets and checks of the
  * configuration, the per-row accumulator rules, binning rows by their upper bound u(i)
  * and column span into bins with launch shapes, and candidate enumeration. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <omp.h>
 
 #include "spgemm.h"
 
@@ -398,9 +401,18 @@ void sdi_sg_schedule_free(sdi_sg_schedule *s)
 
 /* Bin keys: kind × lanes (0, 8, 16, 32) × p (0 … 31) → a dense table. */
 #define KEY_LANES 4
-#define KEY_P 32
+#define KEY_P 33 /* p ≤ 32 (TINY's UT) */
 static int lane_index(int g) { return g == 8 ? 1 : (g == 16 ? 2 : (g == 32 ? 3 : 0)); }
 static int bin_key(int kind, int g, int p) { return (kind * KEY_LANES + lane_index(g)) * KEY_P + p; }
+
+/* Rows per thread below which schedule building stays serial. */
+#define SG_PAR_ROWS 65536
+
+/* One row range's sums over the rows of one bin key. */
+typedef struct {
+    int64_t count, u_sum, u_max, span_max, bound_max;
+    int32_t g;
+} sg_key_sums;
 
 static int64_t row_span(const sdi_sg_rowinfo *ri, int32_t i)
 {
@@ -468,10 +480,14 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
                                 const sdi_sg_rowinfo *ri, sdi_sg_schedule *out)
 {
     uint8_t *bin_of = NULL;
+    uint16_t *key_of = NULL;
+    sg_key_sums *ks = NULL;
     int32_t *fill = NULL;
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         sdi_free(bin_of);                                                                  \
+        sdi_free(key_of);                                                                  \
+        sdi_free(ks);                                                                      \
         sdi_free(fill);                                                                    \
         sdi_sg_schedule_free(out);                                                         \
     } while (0)
@@ -494,113 +510,160 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
     s->ntiles = ((int64_t)ri->m + SD_SG_SCAN_TILE - 1) / SD_SG_SCAN_TILE;
     const int64_t budget = c->ws_budget > 0 ? c->ws_budget : lim->mem_bytes / 4;
 
-    /* Pass 1: the accumulator of every row; bins keyed by (kind, lanes, p). */
-    static const int nkeys = SDI_SG_NKINDS * KEY_LANES * KEY_P;
-    int16_t key_bin[SDI_SG_NKINDS * KEY_LANES * KEY_P];
-    for (int k = 0; k < nkeys; k++)
-        key_bin[k] = -1;
-    bin_of = sdi_malloc((size_t)(ri->m > 0 ? ri->m : 1));
-    SD_CHECK_ALLOC(bin_of, "row bins");
-    int64_t counts[SDI_SG_MAX_BINS];
-    memset(counts, 0, sizeof counts);
+    /* Pass 1, over contiguous row ranges in parallel (12·10⁶ rows took ~0.3 s a
+     * candidate serially): each row's accumulator key (kind, lanes, p) and each range's
+     * sums per key. The bins are the keys present, in ascending key order (the canonical
+     * order: the same bins give the same launches); pass 2 lists each bin's rows in row
+     * order (range by range). The result does not depend on the number of threads. */
+    enum { NKEYS = SDI_SG_NKINDS * KEY_LANES * KEY_P, NO_KEY = 0xffff };
     int64_t nheavy = 0, nlong = 0;
+#pragma omp parallel for reduction(+ : nheavy, nlong) schedule(static) if (ri->m >= SG_PAR_ROWS)
     for (int32_t i = 0; i < ri->m; i++) {
         nheavy += ri->u[i] > SDI_SG_HEAVY_U;
         nlong += ri->u[i] > SDI_SG_WARP_U;
     }
     const int flags = (nheavy > 0 && nheavy <= 2ll * lim->sm_count ? SDI_SG_SPLIT_HEAVY : 0) |
                       (nlong > 0 && nlong <= 4ll * lim->sm_count ? SDI_SG_FEW_LONG : 0);
-    for (int32_t i = 0; i < ri->m; i++) {
-        const int64_t u = ri->u[i];
-        if (u <= 0) {
-            bin_of[i] = 0xff;
-            s->nempty++;
-            continue;
+    int team = omp_get_max_threads();
+    if ((int64_t)team > ri->m / SG_PAR_ROWS)
+        team = (int)(ri->m / SG_PAR_ROWS);
+    if (team < 1)
+        team = 1;
+    key_of = sdi_malloc_array((size_t)(ri->m > 0 ? ri->m : 1), sizeof *key_of);
+    bin_of = sdi_malloc((size_t)(ri->m > 0 ? ri->m : 1));
+    ks = sdi_calloc((size_t)team * NKEYS, sizeof *ks);
+    fill = sdi_malloc_array((size_t)team * SDI_SG_MAX_BINS, sizeof *fill);
+    SD_CHECK_ALLOC(key_of, "row keys");
+    SD_CHECK_ALLOC(bin_of, "row bins");
+    SD_CHECK_ALLOC(ks, "per-key row sums");
+    SD_CHECK_ALLOC(fill, "bin offsets");
+    s->nbinrows = ri->m;
+    s->binrows = sdi_malloc_array((size_t)(ri->m > 0 ? ri->m : 1), sizeof(int32_t));
+    SD_CHECK_ALLOC(s->binrows, "bin rows");
+    int8_t key_bin[NKEYS]; /* the bin of each key present */
+    int64_t bad_row = INT64_MAX; /* forced kind: the first row that does not fit */
+    int too_many = 0;
+#pragma omp parallel num_threads(team)
+    {
+        const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const int32_t r0 = (int32_t)((int64_t)ri->m * t / nt);
+        const int32_t r1 = (int32_t)((int64_t)ri->m * (t + 1) / nt);
+        sg_key_sums *mine = &ks[(size_t)t * NKEYS];
+        int64_t my_bad = INT64_MAX;
+        for (int32_t i = r0; i < r1; i++) {
+            const int64_t u = ri->u[i];
+            if (u <= 0) {
+                key_of[i] = NO_KEY;
+                continue;
+            }
+            int64_t span = row_span(ri, i);
+            if (span > ri->n)
+                span = ri->n;
+            int32_t kind, g, p;
+            sdi_sg_classify(c, lim, ri->n, u, span, flags, &kind, &g, &p);
+            if (c->force_kind >= 0 && !row_fits(kind, p, u, span, -1) && my_bad == INT64_MAX)
+                my_bad = i;
+            const int key = bin_key(kind, g, p);
+            key_of[i] = (uint16_t)key;
+            sg_key_sums *k = &mine[key];
+            if (k->count++ == 0)
+                k->g = g; /* the bin's lanes: its first row's */
+            k->u_sum += u;
+            if (u > k->u_max)
+                k->u_max = u;
+            if (span > k->span_max)
+                k->span_max = span;
+            const int64_t bound = u < span ? u : span;
+            if (bound > k->bound_max)
+                k->bound_max = bound;
         }
+        if (my_bad != INT64_MAX) {
+#pragma omp critical(sg_bad_row)
+            if (my_bad < bad_row)
+                bad_row = my_bad;
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+            /* The bins in key order; each range's first slot in each bin. */
+            int32_t off = 0;
+            for (int key = 0; key < NKEYS && !too_many; key++) {
+                int64_t count = 0;
+                for (int q = 0; q < nt; q++)
+                    count += ks[(size_t)q * NKEYS + key].count;
+                if (count == 0)
+                    continue;
+                if (s->nbins >= SDI_SG_MAX_BINS) {
+                    too_many = 1;
+                    break;
+                }
+                const int b = s->nbins++;
+                sdi_sg_bin *bn = &s->bins[b];
+                memset(bn, 0, sizeof *bn);
+                bn->kind = key / (KEY_LANES * KEY_P);
+                bn->p = key % KEY_P;
+                bn->first = off;
+                bn->nrows = (int32_t)count;
+                int have_g = 0;
+                for (int q = 0; q < nt; q++) {
+                    const sg_key_sums *k = &ks[(size_t)q * NKEYS + key];
+                    fill[(size_t)q * SDI_SG_MAX_BINS + b] = off;
+                    off += (int32_t)k->count;
+                    if (k->count == 0)
+                        continue;
+                    if (!have_g) {
+                        bn->g = k->g;
+                        have_g = 1;
+                    }
+                    bn->u_sum += k->u_sum;
+                    if (k->u_max > bn->u_max)
+                        bn->u_max = k->u_max;
+                    if (k->span_max > bn->span_max)
+                        bn->span_max = k->span_max;
+                    if (k->bound_max > bn->bound_max)
+                        bn->bound_max = k->bound_max;
+                }
+                key_bin[key] = (int8_t)b;
+            }
+            s->nempty = ri->m - off;
+        }
+        /* Pass 2: each range's rows into its slots of their bins, in row order. */
+        if (!too_many && bad_row == INT64_MAX) {
+            int32_t *slot = &fill[(size_t)t * SDI_SG_MAX_BINS];
+            for (int32_t i = r0; i < r1; i++) {
+                if (key_of[i] == NO_KEY) {
+                    bin_of[i] = 0xff;
+                    continue;
+                }
+                const int b = key_bin[key_of[i]];
+                bin_of[i] = (uint8_t)b;
+                s->binrows[slot[b]++] = i;
+            }
+        }
+    }
+    if (bad_row != INT64_MAX) {
+        const int32_t i = (int32_t)bad_row;
         int64_t span = row_span(ri, i);
         if (span > ri->n)
             span = ri->n;
         int32_t kind, g, p;
-        sdi_sg_classify(c, lim, ri->n, u, span, flags, &kind, &g, &p);
-        if (c->force_kind >= 0 && !row_fits(kind, p, u, span, -1)) {
-            SD_FREE_ALL;
-            return SDI_ERR(SD_ERR_INVALID_ARG,
-                           "spgemm schedule: row %d (u = %lld, span = %lld) does not fit the "
-                           "forced %s of size 2^%d",
-                           i, (long long)u, (long long)span, sdi_sg_kind_name(kind), p);
-        }
-        const int key = bin_key(kind, g, p);
-        if (key_bin[key] < 0) {
-            if (s->nbins >= SDI_SG_MAX_BINS) {
-                SD_FREE_ALL;
-                return SDI_ERR(SD_ERR_INTERNAL, "spgemm schedule: more than %d bins",
-                               SDI_SG_MAX_BINS);
-            }
-            sdi_sg_bin *b = &s->bins[s->nbins];
-            memset(b, 0, sizeof *b);
-            b->kind = kind;
-            b->g = g;
-            b->p = p;
-            key_bin[key] = (int16_t)s->nbins++;
-        }
-        const int bi = key_bin[key];
-        sdi_sg_bin *b = &s->bins[bi];
-        bin_of[i] = (uint8_t)bi;
-        counts[bi]++;
-        b->u_sum += u;
-        if (u > b->u_max)
-            b->u_max = u;
-        if (span > b->span_max)
-            b->span_max = span;
-        const int64_t bound = u < span ? u : span;
-        if (bound > b->bound_max)
-            b->bound_max = bound;
-        s->u_total += (double)u;
-        if (u > s->u_max)
-            s->u_max = u;
+        sdi_sg_classify(c, lim, ri->n, ri->u[i], span, flags, &kind, &g, &p);
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_INVALID_ARG,
+                       "spgemm schedule: row %d (u = %lld, span = %lld) does not fit the "
+                       "forced %s of size 2^%d",
+                       i, (long long)ri->u[i], (long long)span, sdi_sg_kind_name(kind), p);
     }
-    /* Canonical bin order (kind, lanes, p): the same bins give the same launches. */
-    int order[SDI_SG_MAX_BINS], rank[SDI_SG_MAX_BINS];
-    for (int b = 0; b < s->nbins; b++)
-        order[b] = b;
-    for (int x = 1; x < s->nbins; x++) {
-        int t = order[x], y = x;
-        const int kt = bin_key(s->bins[t].kind, s->bins[t].g, s->bins[t].p);
-        while (y > 0 && bin_key(s->bins[order[y - 1]].kind, s->bins[order[y - 1]].g,
-                                s->bins[order[y - 1]].p) > kt) {
-            order[y] = order[y - 1];
-            y--;
-        }
-        order[y] = t;
+    if (too_many) {
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_INTERNAL, "spgemm schedule: more than %d bins", SDI_SG_MAX_BINS);
     }
-    sdi_sg_bin sorted[SDI_SG_MAX_BINS];
-    int64_t sorted_counts[SDI_SG_MAX_BINS];
-    for (int b = 0; b < s->nbins; b++) {
-        sorted[b] = s->bins[order[b]];
-        sorted_counts[b] = counts[order[b]];
-        rank[order[b]] = b;
-    }
-    memcpy(s->bins, sorted, sizeof(sdi_sg_bin) * (size_t)s->nbins);
-    for (int32_t i = 0; i < ri->m; i++)
-        if (bin_of[i] != 0xff)
-            bin_of[i] = (uint8_t)rank[bin_of[i]];
-
-    /* Pass 2: binrows, stable (row order inside a bin). */
     s->nbinrows = ri->m - s->nempty;
-    s->binrows = sdi_malloc_array((size_t)(s->nbinrows > 0 ? s->nbinrows : 1), sizeof(int32_t));
-    fill = sdi_malloc_array(SDI_SG_MAX_BINS, sizeof *fill);
-    SD_CHECK_ALLOC(s->binrows, "bin rows");
-    SD_CHECK_ALLOC(fill, "bin offsets");
-    int32_t off = 0;
     for (int b = 0; b < s->nbins; b++) {
-        s->bins[b].first = off;
-        s->bins[b].nrows = (int32_t)sorted_counts[b];
-        fill[b] = off;
-        off += (int32_t)sorted_counts[b];
+        s->u_total += (double)s->bins[b].u_sum;
+        if (s->bins[b].u_max > s->u_max)
+            s->u_max = s->bins[b].u_max;
     }
-    for (int32_t i = 0; i < ri->m; i++)
-        if (bin_of[i] != 0xff)
-            s->binrows[fill[bin_of[i]]++] = i;
 
     /* One-phase bins within the budget: smallest rows first (they gain most from
      * skipping a pass; big rows would cost the most staging). */
@@ -743,6 +806,8 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
     }
     (void)any_two;
     sdi_free(bin_of);
+    sdi_free(key_of);
+    sdi_free(ks);
     sdi_free(fill);
     return SD_OK;
 #undef SD_FREE_ALL

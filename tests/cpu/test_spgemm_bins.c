@@ -3,7 +3,9 @@
  * and the load, dense stripes by the span, CTA and global fallbacks), schedules (every
  * row with products in exactly one bin that fits it, staging offsets, launch fusion,
  * shared-memory limits, global-stripe waves within the budget), candidate enumeration,
- * and allocation-failure safety. */
+ * the same schedule at any thread count, and allocation-failure safety. */
+#include <omp.h>
+
 #include "lower/spgemm_lower.h"
 #include "plan/spgemm.h"
 #include "sdt.h"
@@ -510,6 +512,63 @@ static void test_enumerate(void)
     rows_free(&r);
 }
 
+/* Schedule building runs over row ranges in parallel: the schedule (bins, launches, the
+ * rows of every bin in row order, staging offsets) is the same whatever the thread count,
+ * and a forced kind that a row cannot take names the first such row. */
+static bool same_schedule(const sdi_sg_schedule *x, const sdi_sg_schedule *y, int32_t m)
+{
+    return x->nbins == y->nbins && x->nbinrows == y->nbinrows && x->nempty == y->nempty &&
+           x->nlaunches == y->nlaunches && x->u_total == y->u_total && x->u_max == y->u_max &&
+           x->ub_total == y->ub_total && x->ws_bytes == y->ws_bytes && x->gslots == y->gslots &&
+           memcmp(x->bins, y->bins, sizeof x->bins[0] * (size_t)x->nbins) == 0 &&
+           memcmp(x->binrows, y->binrows, sizeof x->binrows[0] * (size_t)x->nbinrows) == 0 &&
+           (x->ub == NULL) == (y->ub == NULL) &&
+           (x->ub == NULL || memcmp(x->ub, y->ub, sizeof x->ub[0] * ((size_t)m + 1)) == 0);
+}
+
+static void test_thread_invariance(void)
+{
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 600000, 1 << 20, 21), "rows");
+    const sdi_sg_limits lim = h200_limits();
+    const int keep = omp_get_max_threads();
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
+        sdi_spgemm_config c = preset(f);
+        c.one_phase_max_u = 512;
+        sdi_sg_schedule one, many;
+        omp_set_num_threads(1);
+        SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &one));
+        for (int t = 2; t <= 7; t += 5) {
+            omp_set_num_threads(t);
+            SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &many));
+            SDT_CHECK(same_schedule(&one, &many, r.m), "%s: %d threads build the 1-thread schedule",
+                      sdi_spgemm_family_name(f), t);
+            SDT_OK(sdi_sg_schedule_verify(&c, &lim, &r.ri, &many));
+            sdi_sg_schedule_free(&many);
+        }
+        sdi_sg_schedule_free(&one);
+    }
+    /* Forced tiny lists of 8: the first row with more products is named, at any count. */
+    int32_t first = -1;
+    for (int32_t i = 0; i < r.m && first < 0; i++)
+        if (r.u[i] > 8)
+            first = i;
+    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+    c.force_kind = SDI_SG_TINY;
+    c.force_p = 8;
+    char want[32];
+    snprintf(want, sizeof want, "row %d ", (int)first);
+    for (int t = 1; t <= 7; t += 3) {
+        omp_set_num_threads(t);
+        sdi_sg_schedule s;
+        SDT_STATUS(sdi_sg_schedule_build(&c, &lim, &r.ri, &s), SD_ERR_INVALID_ARG);
+        SDT_CHECK(strstr(sd_last_error(), want) != NULL, "%d threads: %s", t, sd_last_error());
+        sdi_error_clear();
+    }
+    omp_set_num_threads(keep);
+    rows_free(&r);
+}
+
 /* Every allocation of schedule building and lowering may fail: a clean status, no leak. */
 static void test_alloc_failures(void)
 {
@@ -548,6 +607,7 @@ int main(void)
     SDT_RUN(test_schedule_details);
     SDT_RUN(test_schedules);
     SDT_RUN(test_enumerate);
+    SDT_RUN(test_thread_invariance);
     SDT_RUN(test_alloc_failures);
     return sdt_finish();
 }
