@@ -188,7 +188,16 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
     char *stage = NULL;
     bool pinned = false;
     cudaEvent_t ev[2] = {NULL, NULL};
-#define SD_FREE_ALL                                                                            do {                                                                                           for (int q = 0; q < 2; q++)                                                                    if (ev[q] != NULL)                                                                             cudaEventDestroy(ev[q]);                                                           if (pinned)                                                                                    cudaFreeHost(stage);                                                                   else                                                                                           sdi_free(stage);                                                                   } while (0)
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        for (int q = 0; q < 2; q++)                                                        \
+            if (ev[q] != NULL)                                                             \
+                cudaEventDestroy(ev[q]);                                                   \
+        if (pinned)                                                                        \
+            cudaFreeHost(stage);                                                           \
+        else                                                                               \
+            sdi_free(stage);                                                               \
+    } while (0)
     if (n > 0) {
         SD_TRY(sdi_device_malloc(ctx, (void **)&d->want, (size_t)n * 4, "device-check reference"));
         SD_TRY(sdi_device_malloc(ctx, (void **)&d->tol, (size_t)n * 4, "device-check bounds"));
