@@ -399,7 +399,7 @@ void sdi_sg_schedule_free(sdi_sg_schedule *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Bin keys: kind × lanes (0, 8, 16, 32) × p (0 … 31) → a dense table. */
+/* Bin keys: kind × lanes (0, 8, 16, 32) × p (0 … 32) → a dense table. */
 #define KEY_LANES 4
 #define KEY_P 33 /* p ≤ 32 (TINY's UT) */
 static int lane_index(int g) { return g == 8 ? 1 : (g == 16 ? 2 : (g == 32 ? 3 : 0)); }
