@@ -639,19 +639,7 @@ sd_status sdi_pattern_transpose(const sd_csr *a, const int64_t *col_counts, sd_c
     for (int32_t j = 0; j < a->cols; j++) {
         int32_t *r = out->colind + out->rowptr[j];
         int64_t len = out->rowptr[j + 1] - out->rowptr[j];
-        if (len <= 32) {
-            for (int64_t x = 1; x < len; x++) {
-                int32_t key = r[x];
-                int64_t y = x - 1;
-                while (y >= 0 && r[y] > key) {
-                    r[y + 1] = r[y];
-                    y--;
-                }
-                r[y + 1] = key;
-            }
-        } else {
-            sdi_sort_i32(r, len);
-        }
+        sdi_sort_i32(r, len); /* insertion sort itself below 25 entries */
     }
     sdi_free(cursor);
     return SD_OK;

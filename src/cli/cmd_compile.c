@@ -101,9 +101,9 @@ static void progress(void *arg, const char *stage, const sdi_trial *tr, double b
 {
     const double t = sdi_now() - *(const double *)arg;
     char how[48] = "";
-    if (tr->screened)
+    if (tr->measured == SDI_MEASURED_SCREENED)
         snprintf(how, sizeof how, "  (screened: one execution)");
-    else if (tr->brief)
+    else if (tr->measured == SDI_MEASURED_BRIEF)
         snprintf(how, sizeof how, "  (brief: %d executions)", SDI_BRIEF_RUNS);
     if (tr->status == SD_OK)
         fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %9.2f us   best %9.2f us%s\n", t, stage, tr->family,

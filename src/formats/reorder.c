@@ -226,20 +226,7 @@ static sd_status graph_build(const sd_csr *a, graph *g)
             int64_t b = g->off[v], e = g->off[v + 1];
             int32_t *l = g->adj + b;
             int64_t len = e - b;
-            /* insertion sort for short lists, qsort otherwise */
-            if (len <= 32) {
-                for (int64_t x = 1; x < len; x++) {
-                    int32_t c = l[x];
-                    int64_t y = x - 1;
-                    while (y >= 0 && l[y] > c) {
-                        l[y + 1] = l[y];
-                        y--;
-                    }
-                    l[y + 1] = c;
-                }
-            } else {
-                sdi_sort_i32(l, len);
-            }
+            sdi_sort_i32(l, len);
             g->off[v] = w;
             for (int64_t x = 0; x < len; x++)
                 if (x == 0 || l[x] != l[x - 1])

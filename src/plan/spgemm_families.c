@@ -414,9 +414,11 @@ typedef struct {
     int32_t g;
 } sg_key_sums;
 
+/* Row i's column span (0 without products), at most n. */
 static int64_t row_span(const sdi_sg_rowinfo *ri, int32_t i)
 {
-    return ri->u[i] > 0 ? (int64_t)ri->hi[i] - ri->lo[i] + 1 : 0;
+    const int64_t span = ri->u[i] > 0 ? (int64_t)ri->hi[i] - ri->lo[i] + 1 : 0;
+    return span < ri->n ? span : ri->n;
 }
 
 static int64_t rows_per_cta(int kind, int g, int threads)
@@ -479,13 +481,11 @@ static sd_status add_segment(sdi_sg_schedule *s, int fuse, int stage, int thread
 sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
                                 const sdi_sg_rowinfo *ri, sdi_sg_schedule *out)
 {
-    uint8_t *bin_of = NULL;
     uint16_t *key_of = NULL;
     sg_key_sums *ks = NULL;
     int32_t *fill = NULL;
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
-        sdi_free(bin_of);                                                                  \
         sdi_free(key_of);                                                                  \
         sdi_free(ks);                                                                      \
         sdi_free(fill);                                                                    \
@@ -530,11 +530,9 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
     if (team < 1)
         team = 1;
     key_of = sdi_malloc_array((size_t)(ri->m > 0 ? ri->m : 1), sizeof *key_of);
-    bin_of = sdi_malloc((size_t)(ri->m > 0 ? ri->m : 1));
     ks = sdi_calloc((size_t)team * NKEYS, sizeof *ks);
     fill = sdi_malloc_array((size_t)team * SDI_SG_MAX_BINS, sizeof *fill);
     SD_CHECK_ALLOC(key_of, "row keys");
-    SD_CHECK_ALLOC(bin_of, "row bins");
     SD_CHECK_ALLOC(ks, "per-key row sums");
     SD_CHECK_ALLOC(fill, "bin offsets");
     s->nbinrows = ri->m;
@@ -556,9 +554,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
                 key_of[i] = NO_KEY;
                 continue;
             }
-            int64_t span = row_span(ri, i);
-            if (span > ri->n)
-                span = ri->n;
+            const int64_t span = row_span(ri, i);
             int32_t kind, g, p;
             sdi_sg_classify(c, lim, ri->n, u, span, flags, &kind, &g, &p);
             if (c->force_kind >= 0 && !row_fits(kind, p, u, span, -1) && my_bad == INT64_MAX)
@@ -630,22 +626,14 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         /* Pass 2: each range's rows into its slots of their bins, in row order. */
         if (!too_many && bad_row == INT64_MAX) {
             int32_t *slot = &fill[(size_t)t * SDI_SG_MAX_BINS];
-            for (int32_t i = r0; i < r1; i++) {
-                if (key_of[i] == NO_KEY) {
-                    bin_of[i] = 0xff;
-                    continue;
-                }
-                const int b = key_bin[key_of[i]];
-                bin_of[i] = (uint8_t)b;
-                s->binrows[slot[b]++] = i;
-            }
+            for (int32_t i = r0; i < r1; i++)
+                if (key_of[i] != NO_KEY)
+                    s->binrows[slot[key_bin[key_of[i]]]++] = i;
         }
     }
     if (bad_row != INT64_MAX) {
         const int32_t i = (int32_t)bad_row;
-        int64_t span = row_span(ri, i);
-        if (span > ri->n)
-            span = ri->n;
+        const int64_t span = row_span(ri, i);
         int32_t kind, g, p;
         sdi_sg_classify(c, lim, ri->n, ri->u[i], span, flags, &kind, &g, &p);
         SD_FREE_ALL;
@@ -690,7 +678,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         SD_CHECK_ALLOC(s->ub, "staging offsets");
         s->ub[0] = 0;
         for (int32_t i = 0; i < ri->m; i++)
-            s->ub[i + 1] = s->ub[i] + (bin_of[i] != 0xff && s->bins[bin_of[i]].one_phase
+            s->ub[i + 1] = s->ub[i] + (key_of[i] != NO_KEY && s->bins[key_bin[key_of[i]]].one_phase
                                            ? ri->u[i] : 0);
     }
     int all_one = 1;
@@ -805,7 +793,6 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         SD_TRY(add_segment(s, c->fuse, 2, c->threads, &seg));
     }
     (void)any_two;
-    sdi_free(bin_of);
     sdi_free(key_of);
     sdi_free(ks);
     sdi_free(fill);
@@ -850,9 +837,7 @@ sd_status sdi_sg_schedule_verify(const sdi_spgemm_config *c, const sdi_sg_limits
                 FAIL("row %d is binned twice", i);
             seen[i] = 1;
             const int64_t u = ri->u[i];
-            int64_t span = row_span(ri, i);
-            if (span > ri->n)
-                span = ri->n;
+            const int64_t span = row_span(ri, i);
             if (u <= 0)
                 FAIL("row %d has no products but sits in bin %d", i, b);
             if (!row_fits(bn->kind, bn->p, u, span, s->gwidth))

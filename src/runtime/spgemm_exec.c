@@ -849,8 +849,8 @@ void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream)
 /* The launches of one stage. Independent launches run side by side: the smallest grids
  * (the heaviest rows, few CTAs running long; ordered once by stage_order) start first on
  * the side streams, the largest on st, so the long rows overlap the many short ones
- * instead of trailing them; launches of the global bin stay on st in order. st waits for the side streams before it goes on,
- * so the caller's events still time the whole stage. */
+ * instead of trailing them; launches of the global bin stay on st in order. st waits for
+ * the side streams before it goes on, so the caller's events still time the whole stage. */
 static sd_status run_stage(sdi_spgemm_exec *e, int stage, cudaStream_t st)
 {
 #define SD_FREE_ALL /* nothing of its own */

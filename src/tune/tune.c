@@ -298,10 +298,9 @@ static sd_status try_candidate(tuner *t, int round, sdi_impl *cand)
                                 "poisoning the output", NULL);
         run_arg ra = {t, cand, {0}};
         const sdi_screen sc = {.screen_us = t->best_ours_us > 0 ? SDI_TUNE_SCREEN * t->best_ours_us : 0};
-        sdi_measured how = SDI_MEASURED_FULL;
         if (s == SD_OK)
-            s = sdi_measure_screened(t->ctx, tr->config, exec_fn, &ra, check_fn, &ra, &sc, &tr->t, &how);
-        tr->screened = how == SDI_MEASURED_SCREENED;
+            s = sdi_measure_screened(t->ctx, tr->config, exec_fn, &ra, check_fn, &ra, &sc, &tr->t,
+                                     &tr->measured);
         if (s == SD_ERR_VALIDATION)
             snprintf(tr->detail, sizeof tr->detail, "%.190s",
                      ra.val.reason[0] ? ra.val.reason : sd_last_error());
@@ -765,11 +764,11 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
             sdi_timing_json(j, &tr->t);
             sdi_json_key(j, "roofline_frac");
             sdi_json_number(j, tr->roofline_frac);
-            if (tr->screened) {
+            if (tr->measured == SDI_MEASURED_SCREENED) {
                 sdi_json_key(j, "screened");
                 sdi_json_bool(j, true);
             }
-            if (tr->brief) {
+            if (tr->measured == SDI_MEASURED_BRIEF) {
                 sdi_json_key(j, "brief");
                 sdi_json_bool(j, true);
             }

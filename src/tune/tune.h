@@ -20,10 +20,11 @@ typedef struct {
     double roofline_frac;
     double compile_ms;
     int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
-    bool screened;      /* t is one execution: > SDI_TUNE_SCREEN (SpGEMM from 1 ms:
-                           SDI_TUNE_SCREEN_LONG) × the best so far (sdi_measure_screened) */
-    bool brief;         /* t is SDI_BRIEF_RUNS executions: SpGEMM from SDI_TUNE_BRIEF_US (the
-                           winner is measured again in full; its trial then says so) */
+    /* How t was measured (sdi_measure_screened): SCREENED, one execution > SDI_TUNE_SCREEN
+     * (SpGEMM from 1 ms: SDI_TUNE_SCREEN_LONG) × the best so far; BRIEF, SDI_BRIEF_RUNS
+     * executions, SpGEMM from SDI_TUNE_BRIEF_US (the winner is measured again in full, its
+     * trial then FULL). */
+    sdi_measured measured;
 } sdi_trial;
 
 /* A candidate whose first timed execution is this many times slower than the search's best

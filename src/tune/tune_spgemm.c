@@ -164,10 +164,10 @@ static int deterministic_configs(const sg_tuner *t, sdi_spgemm_config *out, int 
 /* SPARSEDITTO_SEARCH_FAST: the NVRTC --Ofast-compile level of a search's candidates (the
  * winner is built again with full optimisation). Unset: min, unless SPARSEDITTO_NVRTC_FAST
  * sets a level for every compile (then 0: that level, winner included, as before) or the
- * product is large (SG_BIG_PRODUCTS: 0). The
- * H200's quick set side by side (session 11, clean of NVRTC's own cache): kernels kept
- * (1.54x vs 1.53x, 79 vs 75 tasks won), the SpGEMM searches' NVRTC 94 -> 69 s, the set
- * 208 -> 184 s. "0": every candidate at full optimisation. */
+ * product is large (SG_BIG_PRODUCTS: 0). The H200's quick set side by side (session 11,
+ * clean of NVRTC's own cache): kernels kept (1.54x vs 1.53x, 79 vs 75 tasks won), the
+ * SpGEMM searches' NVRTC 94 -> 69 s, the set 208 -> 184 s. "0": every candidate at full
+ * optimisation. */
 static sd_status search_fast_level(const sdi_sg_summary *sm, int *level)
 {
     const char *v = getenv("SPARSEDITTO_SEARCH_FAST");
@@ -236,11 +236,9 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     const sdi_screen sc = {
         .screen_us = t->best_ours_us > 0 ? screen_factor(t->best_ours_us) * t->best_ours_us : 0,
         .brief_us = SDI_TUNE_BRIEF_US};
-    sdi_measured how = SDI_MEASURED_FULL;
     if (s == SD_OK)
-        s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL, &sc, &how);
-    tr->screened = how == SDI_MEASURED_SCREENED;
-    tr->brief = how == SDI_MEASURED_BRIEF;
+        s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL, &sc,
+                               &tr->measured);
     if (s == SD_ERR_VALIDATION)
         snprintf(tr->detail, sizeof tr->detail, "%.190s", val.reason[0] ? val.reason : sd_last_error());
     r->ms_measure += (sdi_now() - t0) * 1e3 - cand.lower_ms - cand.compile_ms;
@@ -352,7 +350,7 @@ static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfa
 static sd_status measure_winner_in_full(sg_tuner *t)
 {
     sdi_tune_result *r = t->r;
-    if (r->ours_trial < 0 || !r->trials[r->ours_trial].brief)
+    if (r->ours_trial < 0 || r->trials[r->ours_trial].measured != SDI_MEASURED_BRIEF)
         return SD_OK;
     sdi_trial *tr = &r->trials[r->ours_trial];
     sdi_validation val;
@@ -365,7 +363,7 @@ static sd_status measure_winner_in_full(sg_tuner *t)
     if (s != SD_OK)
         return s; /* it validated a moment ago: a failure now is the device's */
     tr->t = full;
-    tr->brief = false;
+    tr->measured = SDI_MEASURED_FULL;
     r->best_t = full;
     t->best_ours_us = full.mean_us;
     return SD_OK;
