@@ -598,12 +598,6 @@ sd_status sdi_spgemm_work(const sd_csr *a, const sd_csr *b, const sdi_spgemm_opt
 
 /* ------------------------------------------------------------------ Aᵀ pattern */
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 sd_status sdi_pattern_transpose(const sd_csr *a, const int64_t *col_counts, sd_csr *out)
 {
     int64_t *cursor = NULL;
@@ -656,7 +650,7 @@ sd_status sdi_pattern_transpose(const sd_csr *a, const int64_t *col_counts, sd_c
                 r[y + 1] = key;
             }
         } else {
-            qsort(r, (size_t)len, sizeof *r, cmp_i32);
+            sdi_sort_i32(r, len);
         }
     }
     sdi_free(cursor);

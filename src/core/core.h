@@ -19,6 +19,9 @@ SDI_HIDDEN bool sdi_csr_same_pattern(const sd_csr *a, const sd_csr *b);
 /* Checks only the structure (no value scan). */
 SDI_HIDDEN sd_status sdi_csr_check_structure(const sd_csr *a);
 
+/* Sorts v[0, n) ascending (introsort, inlined comparisons; duplicates allowed). */
+SDI_HIDDEN void sdi_sort_i32(int32_t *v, int64_t n);
+
 /* ------------------------------------------------------------------ COO staging
  * Triplets gathered in any order (a reader, a generator), turned into canonical CSR:
  * rows sorted, columns sorted within rows, duplicates summed (explicit zeros kept). */

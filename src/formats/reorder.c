@@ -158,12 +158,6 @@ sd_status sdi_csr_permute(const sd_csr *a, const int32_t *perm_rows, const int32
     return SD_OK;
 }
 
-static int cmp_i32_reorder(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* ------------------------------------------------------------------ graphs
  * Undirected, unweighted adjacency without self loops or repeats. */
 typedef struct {
@@ -244,7 +238,7 @@ static sd_status graph_build(const sd_csr *a, graph *g)
                     l[y + 1] = c;
                 }
             } else {
-                qsort(l, (size_t)len, sizeof *l, cmp_i32_reorder);
+                sdi_sort_i32(l, len);
             }
             g->off[v] = w;
             for (int64_t x = 0; x < len; x++)

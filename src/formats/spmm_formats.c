@@ -244,12 +244,6 @@ sd_status sdi_spmm_colwin_count(const sd_csr *a, int panel_rows, int width, int6
     return SD_OK;
 }
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 sd_status sdi_spmm_colwin_build(const sd_csr *a, int panel_rows, int width,
                                 sdi_spmm_colwin *out)
 {
@@ -300,7 +294,7 @@ sd_status sdi_spmm_colwin_build(const sd_csr *a, int panel_rows, int width,
         int32_t r0 = p * panel_rows;
         int32_t r1 = r0 + panel_rows < a->rows ? r0 + panel_rows : a->rows;
         int64_t n = panel_windows(a, r0, r1, width, mark, p, list);
-        qsort(list, (size_t)n, sizeof *list, cmp_i32);
+        sdi_sort_i32(list, n);
         /* Count entries per (segment, row), then prefix sums inside each segment. */
         for (int64_t q = 0; q < n; q++) {
             slot[list[q]] = (int32_t)q;
@@ -536,7 +530,7 @@ sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc
         if (out->browptr)
             out->browptr[br] = at;
         int64_t n = brow_blocks(a, br, bm, bn, mark, list);
-        qsort(list, (size_t)n, sizeof *list, cmp_i32);
+        sdi_sort_i32(list, n);
         for (int64_t q = 0; q < n; q++) {
             pos[list[q]] = (int32_t)q;
             out->bcolidx[at + q] = list[q];

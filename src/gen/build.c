@@ -11,31 +11,10 @@
 
 /* ------------------------------------------------------------------ sorting */
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
-void sdi_gen_sort_i32(int32_t *v, int64_t n)
-{
-    if (n <= 32) {
-        for (int64_t i = 1; i < n; i++) {
-            int32_t t = v[i];
-            int64_t j = i;
-            for (; j > 0 && v[j - 1] > t; j--)
-                v[j] = v[j - 1];
-            v[j] = t;
-        }
-        return;
-    }
-    qsort(v, (size_t)n, sizeof *v, cmp_i32);
-}
-
 /* Sorts v[0, n) and removes duplicates; returns the distinct count. */
 static int64_t sort_unique(int32_t *v, int64_t n)
 {
-    sdi_gen_sort_i32(v, n);
+    sdi_sort_i32(v, n);
     int64_t w = 0;
     for (int64_t k = 0; k < n; k++)
         if (w == 0 || v[w - 1] != v[k])

@@ -127,8 +127,6 @@ struct sdi_rowgen {
 };
 SDI_HIDDEN sd_status sdi_gen_build(const sdi_rowgen *g, sd_csr *out);
 
-/* Sorts n int32 values ascending. */
-SDI_HIDDEN void sdi_gen_sort_i32(int32_t *v, int64_t n);
 /* n distinct sorted integers drawn uniformly from [lo, lo + range) (n ≤ range). */
 SDI_HIDDEN void sdi_gen_sample(sdi_rng *r, int64_t lo, int64_t range, int64_t n, int32_t *out);
 /* n distinct sorted columns of [0, cols): each draw falls in the window [wlo, wlo + wlen)

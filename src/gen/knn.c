@@ -213,7 +213,7 @@ sd_status sdi_gen_knn(const sdi_gen_params *p, sd_csr *out)
                 for (int64_t i = 0; i < n; i++) {
                     knn_search(&gr, (int32_t)i, &b);
                     memcpy(colind + i * k, b.id, (size_t)k * sizeof *colind);
-                    sdi_gen_sort_i32(colind + i * k, k);
+                    sdi_sort_i32(colind + i * k, k);
                 }
             }
             sdi_free(b.d);

@@ -25,27 +25,6 @@ void sdi_ref_csr_free(sdi_ref_csr *c)
     memset(c, 0, sizeof *c);
 }
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
-static void sort_i32(int32_t *v, int64_t n)
-{
-    if (n <= 32) {
-        for (int64_t i = 1; i < n; i++) {
-            int32_t t = v[i];
-            int64_t j = i;
-            for (; j > 0 && v[j - 1] > t; j--)
-                v[j] = v[j - 1];
-            v[j] = t;
-        }
-        return;
-    }
-    qsort(v, (size_t)n, sizeof *v, cmp_i32);
-}
-
 static sd_status check_operand(const sd_csr *m, const char *name)
 {
     if (m == NULL || m->rowptr == NULL || m->rows < 0 || m->cols < 0 ||
@@ -162,6 +141,7 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
                     const int64_t base = out->rowptr[i];
                     int32_t *ci = out->colind + base;
                     int64_t len = 0;
+                    int32_t lo = cols, hi = -1; /* the row's column span */
                     for (int64_t ka = a->rowptr[i]; ka < a->rowptr[i + 1]; ka++) {
                         const double av = (double)a->vals[ka];
                         const int32_t k = a->colind[ka];
@@ -171,6 +151,8 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
                             if (marker[j] != i) {
                                 marker[j] = i;
                                 ci[len++] = j;
+                                lo = j < lo ? j : lo;
+                                hi = j > hi ? j : hi;
                                 acc[j] = p;
                                 sab[j] = fabs(p);
                                 cnt[j] = 1;
@@ -181,15 +163,16 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
                             }
                         }
                     }
-                    /* Sorted columns: a dense scan of the marker when the row is a large
-                     * share of the columns, a comparison sort otherwise. */
-                    if (len > 0 && len >= (int64_t)cols / 16) {
+                    /* Sorted columns: a scan of the marker over the row's span when the
+                     * row fills at least an eighth of it (banded and dense-ish rows), a
+                     * comparison sort otherwise. */
+                    if (len > 32 && (int64_t)hi - lo + 1 <= 8 * len) {
                         int64_t w = 0;
-                        for (int32_t j = 0; j < cols && w < len; j++)
+                        for (int32_t j = lo; j <= hi && w < len; j++)
                             if (marker[j] == i)
                                 ci[w++] = j;
                     } else {
-                        sort_i32(ci, len);
+                        sdi_sort_i32(ci, len);
                     }
                     for (int64_t e = 0; e < len; e++) {
                         const int32_t j = ci[e];

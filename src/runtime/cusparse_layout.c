@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/core.h"
 #include "cusparse_layout.h"
 
 int64_t sdi_cs_sell_slots(const sd_csr *a, int slice)
@@ -77,12 +78,6 @@ sd_status sdi_cs_sell_build(const sd_csr *a, int slice, bool want_slot, sdi_cs_s
     out->off[nsl] = (int32_t)pos;
     return SD_OK;
 #undef SD_FREE_ALL
-}
-
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
 }
 
 /* Block row br's distinct block columns into list (unsorted; at most cap of them),
@@ -187,7 +182,7 @@ sd_status sdi_cs_bell_build(const sd_csr *a, int bs, int64_t maxb, bool want_slo
             return SDI_ERR(SD_ERR_INVALID_ARG, "Blocked ELL: block row %lld has %lld block columns, "
                            "more than the %lld slots asked", (long long)br, (long long)n, (long long)maxb);
         }
-        qsort(list, (size_t)n, sizeof *list, cmp_i32);
+        sdi_sort_i32(list, n);
         for (int64_t j = 0; j < maxb; j++)
             out->bcol[br * maxb + j] = j < n ? list[j] : -1;
         for (int64_t j = 0; j < n; j++)

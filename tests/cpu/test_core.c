@@ -1,5 +1,9 @@
 /* tests/cpu/test_core.c: errors, allocation hooks, COO → CSR canonicalisation,
- * transpose, checks, JSON writer and pattern hashing. */
+ * transpose, checks, JSON writer, pattern hashing and int32 sorting. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/core.h"
 #include "sdt.h"
 
@@ -157,6 +161,53 @@ static void test_pattern_hash(void)
     SDT_CHECK(strlen(hex) == 32, "hex length");
 }
 
+static int cmp_i32_ref(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* sdi_sort_i32 against qsort on inputs that stress each part of an introsort: tiny (the
+ * insertion sort), random with and without duplicates, sorted, reversed, all equal, organ
+ * pipe, and a median-of-three killer (past the depth limit: the heap sort). */
+static void test_sort_i32(void)
+{
+    const int64_t sizes[] = {0, 1, 2, 3, 24, 25, 100, 1000, 65537};
+    uint64_t x = 0x243f6a8885a308d3ull;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const int64_t n = sizes[si];
+        int32_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+        int32_t *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
+        SDT_CHECK(v && w, "host memory");
+        for (int kind = 0; v && w && kind < 8; kind++) {
+            for (int64_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                switch (kind) {
+                case 0: v[i] = (int32_t)(x >> 33) - (1 << 30); break; /* random, signed */
+                case 1: v[i] = (int32_t)(x % 7); break;               /* many duplicates */
+                case 2: v[i] = (int32_t)i; break;                     /* sorted */
+                case 3: v[i] = (int32_t)(n - i); break;               /* reversed */
+                case 4: v[i] = 5; break;                              /* all equal */
+                case 5: v[i] = (int32_t)(i < n / 2 ? i : n - i); break; /* organ pipe */
+                case 6: v[i] = (int32_t)((i & 1) ? n / 2 + i : i); break; /* median-of-3 killer */
+                default: v[i] = i % 2 ? INT32_MAX - (int32_t)(x % 3) : INT32_MIN + (int32_t)(x % 3); break;
+                }
+            }
+            memcpy(w, v, (size_t)n * sizeof *v);
+            if (n > 0)
+                qsort(w, (size_t)n, sizeof *w, cmp_i32_ref);
+            sdi_sort_i32(v, n);
+            SDT_CHECK(n == 0 || memcmp(v, w, (size_t)n * sizeof *v) == 0, "n = %lld, input kind %d",
+                      (long long)n, kind);
+        }
+        free(v);
+        free(w);
+    }
+    sdi_sort_i32(NULL, 5); /* nothing to sort: no crash */
+}
+
 int main(void)
 {
     sdt_init("test_core");
@@ -167,5 +218,6 @@ int main(void)
     SDT_RUN(test_alloc_failures_no_leak);
     SDT_RUN(test_json);
     SDT_RUN(test_pattern_hash);
+    SDT_RUN(test_sort_i32);
     return sdt_finish();
 }

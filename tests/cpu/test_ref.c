@@ -275,6 +275,91 @@ static void test_spgemm_threads(void)
     dense_free(&A);
 }
 
+/* Wide outputs: rows of 0 to ~9,000 entries spread over 200,000 columns (the comparison
+ * sort, past its insertion-sort cutoff) and rows packed into a narrow band (the scan of the
+ * marker over the row's span), each against a dense accumulation in the same order:
+ * columns strictly increasing, values, counts and sums equal. */
+static void test_spgemm_wide_rows(void)
+{
+    const int32_t m = 48, kk = 3000, n = 200000;
+    sd_csr a, b;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+#define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    SDT_OK(sdi_csr_alloc(&b, kk, n, (int64_t)kk * 12));
+    for (int32_t k = 0; k < kk; k++) {
+        b.rowptr[k + 1] = b.rowptr[k] + 12;
+        /* even rows of B: random columns; odd rows: 12 of the 100 columns from (k / 2)·8 */
+        for (int q = 0; q < 12; q++) {
+            int32_t j = (k & 1) ? (int32_t)(((int64_t)(k / 2) * 8 + (int64_t)(NEXT() % 100)) % n)
+                                : (int32_t)(NEXT() % (uint64_t)n);
+            b.colind[b.rowptr[k] + q] = j;
+            b.vals[b.rowptr[k] + q] = (float)((int)(NEXT() % 9) - 4);
+        }
+        /* distinct, sorted columns within each row of B */
+        int32_t *c = b.colind + b.rowptr[k];
+        for (int q = 1; q < 12; q++)
+            for (int r = q; r > 0 && c[r - 1] > c[r]; r--) {
+                int32_t t = c[r];
+                c[r] = c[r - 1];
+                c[r - 1] = t;
+            }
+        for (int q = 1; q < 12; q++)
+            if (c[q] <= c[q - 1])
+                c[q] = c[q - 1] + 1 < n ? c[q - 1] + 1 : c[q - 1];
+    }
+    int64_t annz = 0;
+    for (int32_t i = 0; i < m; i++)
+        annz += (i % 16) * 50;
+    SDT_OK(sdi_csr_alloc(&a, m, kk, annz));
+    for (int32_t i = 0; i < m; i++) {
+        const int len = (i % 16) * 50;
+        a.rowptr[i + 1] = a.rowptr[i] + len;
+        /* rows i < 16 take the random rows of B, the others the banded ones */
+        for (int q = 0; q < len; q++) {
+            int32_t k = i < 16 ? 2 * ((i * 37 + q * 7) % (kk / 2)) : 2 * ((i * 3 + q) % (kk / 2)) + 1;
+            a.colind[a.rowptr[i] + q] = k;
+            a.vals[a.rowptr[i] + q] = (float)(1 + q % 3);
+        }
+    }
+#undef NEXT
+    sdi_ref_csr c;
+    SDT_OK(sdi_ref_spgemm(&a, &b, &c));
+    double *acc = calloc((size_t)n, sizeof *acc), *sab = calloc((size_t)n, sizeof *sab);
+    int64_t *cnt = calloc((size_t)n, sizeof *cnt);
+    SDT_CHECK(acc && sab && cnt, "host memory");
+    int bad = 0;
+    for (int32_t i = 0; i < m && acc && sab && cnt && !bad; i++) {
+        memset(cnt, 0, (size_t)n * sizeof *cnt);
+        for (int64_t ka = a.rowptr[i]; ka < a.rowptr[i + 1]; ka++)
+            for (int64_t kb = b.rowptr[a.colind[ka]]; kb < b.rowptr[a.colind[ka] + 1]; kb++) {
+                const int32_t j = b.colind[kb];
+                const double p = (double)a.vals[ka] * (double)b.vals[kb];
+                acc[j] = cnt[j] ? acc[j] + p : p;
+                sab[j] = cnt[j] ? sab[j] + fabs(p) : fabs(p);
+                cnt[j]++;
+            }
+        int64_t e = c.rowptr[i];
+        for (int32_t j = 0; j < n && !bad; j++) {
+            if (cnt[j] == 0)
+                continue;
+            if (e >= c.rowptr[i + 1] || c.colind[e] != j || c.vals[e] != acc[j] ||
+                c.count[e] != cnt[j] || c.absum[e] != sab[j]) {
+                SDT_CHECK(0, "row %d: entry %lld should be column %d", i, (long long)e, j);
+                bad = 1;
+            }
+            e++;
+        }
+        SDT_CHECK(bad || e == c.rowptr[i + 1], "row %d: %lld entries, want %lld", i,
+                  (long long)(c.rowptr[i + 1] - c.rowptr[i]), (long long)(e - c.rowptr[i]));
+    }
+    free(acc);
+    free(sab);
+    free(cnt);
+    sdi_ref_csr_free(&c);
+    sd_csr_free(&a);
+    sd_csr_free(&b);
+}
+
 /* Allocation failures at every point: a status, no leak. */
 static void test_spgemm_alloc_failures(void)
 {
@@ -339,6 +424,7 @@ int main(void)
     SDT_RUN(test_spmm);
     SDT_RUN(test_spgemm_random);
     SDT_RUN(test_spgemm_cancel_and_zeros);
+    SDT_RUN(test_spgemm_wide_rows);
     SDT_RUN(test_spgemm_threads);
     SDT_RUN(test_spgemm_alloc_failures);
     SDT_RUN(test_spgemm_host_memory_guard);
