@@ -1168,3 +1168,27 @@ sd_status sdi_spgemm_enumerate(const sdi_sg_summary *sm, uint32_t fam_mask, int 
     *n = count;
     return SD_OK;
 }
+
+int sdi_spgemm_transfer_threads(const sdi_spgemm_config *won, double won_us, double preset_us,
+                                const sdi_spgemm_config *bests, int nb, sdi_spgemm_config *out)
+{
+    sdi_spgemm_config preset;
+    if (won == NULL || bests == NULL || out == NULL || nb <= 0 || !(won_us > 0) ||
+        !(preset_us > 0) || sdi_spgemm_config_default(won->family, &preset) != SD_OK) {
+        sdi_error_clear();
+        return 0;
+    }
+    if (won->threads == preset.threads || won_us > (1.0 - SDI_SG_TRANSFER_GAIN) * preset_us)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < nb; i++) {
+        if (bests[i].family == won->family || bests[i].threads == won->threads)
+            continue;
+        out[n] = bests[i];
+        out[n].threads = won->threads;
+        if (sdi_spgemm_config_check(&out[n]) == SD_OK)
+            n++;
+        sdi_error_clear();
+    }
+    return n;
+}
