@@ -1,9 +1,9 @@
 /* tests/cpu/test_spgemm_bins.c: SpGEMM plan families on the CPU: configuration presets
  * and checks, the per-row accumulator rules (tiny lists, hash capacities by the bound
  * and the load, dense stripes by the span, CTA and global fallbacks), schedules (every
- * row with products in exactly one bin that fits it, staging offsets, launch fusion,
+ * row with products in exactly one bin that fits it, staging offsets, launch fusion and its cap,
  * shared-memory limits, global-stripe waves within the budget), candidate enumeration,
- * the same schedule at any thread count, the fusion cap, and allocation-failure safety. */
+ * the same schedule at any thread count, and allocation-failure safety. */
 #include <omp.h>
 
 #include "lower/spgemm_lower.h"
@@ -482,6 +482,34 @@ static void test_smem_formulas(void)
               "cdense 2^15 fits at 512 threads");
 }
 
+/* SPARSEDITTO_SG_FUSE_MAX caps the segments of a fused launch (smaller NVRTC units); the
+ * schedule stays valid and covers the same rows. */
+static void test_fuse_cap(void)
+{
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 50000, 1 << 20, 11), "rows");
+    const sdi_sg_limits lim = h200_limits();
+    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+    c.fuse = 2;
+    sdi_sg_schedule s;
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
+    int most = 0;
+    for (int l = 0; l < s.nlaunches; l++)
+        most = s.launches[l].nsegs > most ? s.launches[l].nsegs : most;
+    const int nl = s.nlaunches;
+    sdi_sg_schedule_free(&s);
+    SDT_CHECK(most > 3, "uncapped: a launch of %d segments", most);
+    setenv("SPARSEDITTO_SG_FUSE_MAX", "3", 1);
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
+    unsetenv("SPARSEDITTO_SG_FUSE_MAX");
+    for (int l = 0; l < s.nlaunches; l++)
+        SDT_CHECK(s.launches[l].nsegs <= 3, "launch %d: %d segments", l, s.launches[l].nsegs);
+    SDT_CHECK(s.nlaunches > nl, "capped: %d launches, uncapped %d", s.nlaunches, nl);
+    SDT_OK(sdi_sg_schedule_verify(&c, &lim, &r.ri, &s));
+    sdi_sg_schedule_free(&s);
+    rows_free(&r);
+}
+
 static void test_enumerate(void)
 {
     rows_t r;
@@ -569,34 +597,6 @@ static void test_thread_invariance(void)
     rows_free(&r);
 }
 
-/* SPARSEDITTO_SG_FUSE_MAX caps the segments of a fused launch (smaller NVRTC units); the
- * schedule stays valid and covers the same rows. */
-static void test_fuse_cap(void)
-{
-    rows_t r;
-    SDT_CHECK(rows_make(&r, 50000, 1 << 20, 11), "rows");
-    const sdi_sg_limits lim = h200_limits();
-    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
-    c.fuse = 2;
-    sdi_sg_schedule s;
-    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
-    int most = 0;
-    for (int l = 0; l < s.nlaunches; l++)
-        most = s.launches[l].nsegs > most ? s.launches[l].nsegs : most;
-    const int nl = s.nlaunches;
-    sdi_sg_schedule_free(&s);
-    SDT_CHECK(most > 3, "uncapped: a launch of %d segments", most);
-    setenv("SPARSEDITTO_SG_FUSE_MAX", "3", 1);
-    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
-    unsetenv("SPARSEDITTO_SG_FUSE_MAX");
-    for (int l = 0; l < s.nlaunches; l++)
-        SDT_CHECK(s.launches[l].nsegs <= 3, "launch %d: %d segments", l, s.launches[l].nsegs);
-    SDT_CHECK(s.nlaunches > nl, "capped: %d launches, uncapped %d", s.nlaunches, nl);
-    SDT_OK(sdi_sg_schedule_verify(&c, &lim, &r.ri, &s));
-    sdi_sg_schedule_free(&s);
-    rows_free(&r);
-}
-
 /* Every allocation of schedule building and lowering may fail: a clean status, no leak. */
 static void test_alloc_failures(void)
 {
@@ -634,9 +634,9 @@ int main(void)
     SDT_RUN(test_smem_formulas);
     SDT_RUN(test_schedule_details);
     SDT_RUN(test_schedules);
+    SDT_RUN(test_fuse_cap);
     SDT_RUN(test_enumerate);
     SDT_RUN(test_thread_invariance);
-    SDT_RUN(test_fuse_cap);
     SDT_RUN(test_alloc_failures);
     return sdt_finish();
 }
