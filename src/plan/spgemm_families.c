@@ -2,6 +2,7 @@
  * configuration, the per-row accumulator rules, binning rows by their upper bound u(i)
  * and column span into bins with launch shapes, and candidate enumeration. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -442,15 +443,28 @@ static int heavy_registers(const sdi_sg_segment *g)
     return g->kind == SDI_SG_TINY && g->p > 8 && g->phase != SD_SG_PH_SYM;
 }
 
-/* Adds a segment to the stage's launches under the fusion rule. */
-static sd_status add_segment(sdi_sg_schedule *s, int fuse, int stage, int threads,
+/* Segments one fused launch holds at most: SPARSEDITTO_SG_FUSE_MAX (1 to SD_SG_MAX_SEGS),
+ * else SD_SG_MAX_SEGS. A fused launch is one NVRTC unit whose compile time grows with its
+ * segments (dblp-2010's 14-segment unit: 4 s on the 2-core VM, 348 KB of cubin) and which
+ * no other candidate shares; a cap trades launches for smaller, shared units. */
+static int fuse_max(void)
+{
+    const char *e = getenv("SPARSEDITTO_SG_FUSE_MAX");
+    if (e == NULL || e[0] == '\0')
+        return SD_SG_MAX_SEGS;
+    const int v = atoi(e);
+    return v < 1 ? 1 : (v > SD_SG_MAX_SEGS ? SD_SG_MAX_SEGS : v);
+}
+
+/* Adds a segment to the stage's launches under the fusion rule (at most max_segs a launch). */
+static sd_status add_segment(sdi_sg_schedule *s, int fuse, int max_segs, int stage, int threads,
                              const sdi_sg_segment *seg)
 {
     if (seg->blocks <= 0)
         return SD_OK;
     for (int l = 0; fuse > 0 && l < s->nlaunches; l++) {
         sdi_sg_launch *L = &s->launches[l];
-        if (L->stage != stage || L->threads != threads || L->nsegs >= SD_SG_MAX_SEGS)
+        if (L->stage != stage || L->threads != threads || L->nsegs >= max_segs)
             continue;
         if (fuse == 1 && smem_class(L->smem) != smem_class(seg->smem))
             continue;
@@ -765,6 +779,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         }
     }
     int any_two = 0, any_one = 0;
+    const int max_segs = fuse_max();
     for (int b = 0; b < s->nbins; b++) {
         const sdi_sg_bin *bn = &s->bins[b];
         sdi_sg_segment seg = {.kind = bn->kind, .g = bn->g, .p = bn->p, .bin = b,
@@ -773,7 +788,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         seg.smem = bn->one_phase ? bn->smem_num : bn->smem_sym;
         any_one |= bn->one_phase;
         any_two |= !bn->one_phase;
-        SD_TRY(add_segment(s, c->fuse, 1, bn->threads, &seg));
+        SD_TRY(add_segment(s, c->fuse, max_segs, 1, bn->threads, &seg));
     }
     for (int b = 0; b < s->nbins; b++) {
         const sdi_sg_bin *bn = &s->bins[b];
@@ -782,7 +797,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         sdi_sg_segment seg = {.kind = bn->kind, .g = bn->g, .p = bn->p, .bin = b,
                               .phase = SD_SG_PH_NUM, .blocks = bn->blocks, .smem = bn->smem_num,
                               .first = bn->first, .nrows = bn->nrows};
-        SD_TRY(add_segment(s, c->fuse, 2, bn->threads, &seg));
+        SD_TRY(add_segment(s, c->fuse, max_segs, 2, bn->threads, &seg));
     }
     if (any_one && !s->out_ub) {
         sdi_sg_segment seg = {.kind = SDI_SG_COPY, .bin = -1, .phase = SD_SG_PH_NUM,
@@ -790,7 +805,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
                               .smem = sdi_sg_smem_bytes(SDI_SG_COPY, 0, 0, c->threads,
                                                         SD_SG_PH_NUM),
                               .first = 0, .nrows = (int32_t)s->ntiles};
-        SD_TRY(add_segment(s, c->fuse, 2, c->threads, &seg));
+        SD_TRY(add_segment(s, c->fuse, max_segs, 2, c->threads, &seg));
     }
     (void)any_two;
     sdi_free(key_of);
@@ -1152,4 +1167,28 @@ sd_status sdi_spgemm_enumerate(const sdi_sg_summary *sm, uint32_t fam_mask, int 
     *out = list;
     *n = count;
     return SD_OK;
+}
+
+int sdi_spgemm_transfer_threads(const sdi_spgemm_config *won, double won_us, double preset_us,
+                                const sdi_spgemm_config *bests, int nb, sdi_spgemm_config *out)
+{
+    sdi_spgemm_config preset;
+    if (won == NULL || bests == NULL || out == NULL || nb <= 0 || !(won_us > 0) ||
+        !(preset_us > 0) || sdi_spgemm_config_default(won->family, &preset) != SD_OK) {
+        sdi_error_clear();
+        return 0;
+    }
+    if (won->threads == preset.threads || won_us > (1.0 - SDI_SG_TRANSFER_GAIN) * preset_us)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < nb; i++) {
+        if (bests[i].family == won->family || bests[i].threads == won->threads)
+            continue;
+        out[n] = bests[i];
+        out[n].threads = won->threads;
+        if (sdi_spgemm_config_check(&out[n]) == SD_OK)
+            n++;
+        sdi_error_clear();
+    }
+    return n;
 }

@@ -409,9 +409,11 @@ SDI_HIDDEN sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference
                                             const float *d_out, sdi_validation *val);
 /* Applies the SpGEMM rule to a device CSR (row pointers of 4 or 8 bytes): a large output
  * (≥ SDI_DEVICE_CHECK_MIN entries, as many as the reference's) is compared on the device
- * with a mirror of the reference (its structure exactly, values as above) when the mirror
- * fits in an eighth of the free device memory; an output the device flags, and every
- * other, is copied back and judged on the host (whose message a failure carries). */
+ * with a mirror of the reference (its structure exactly, values as above). A mirror larger
+ * than an eighth of the free device memory is streamed: its row pointers stay on the
+ * device, its entries are computed and uploaded a chunk at a time at each check
+ * (SPARSEDITTO_STREAMED_MIRROR=1 forces that, for tests). An output the device flags, and
+ * every other, is copied back and judged on the host (whose message a failure carries). */
 SDI_HIDDEN sd_status sdi_check_spgemm_output(sd_context *ctx, const sdi_reference *r,
                                              int32_t rows, int32_t cols, int64_t nnz,
                                              const void *d_rowptr, int rowptr_bytes,

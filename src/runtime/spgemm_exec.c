@@ -799,7 +799,23 @@ sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
                 sdi_spgemm_unit_request(&lows[q], u, &reqs[nreq++]);
             }
         }
-    /* 3. Compile them in parallel (NVRTC is thread-safe; the memo keeps the results). */
+    /* 3. Compile them in parallel (NVRTC is thread-safe; the memo keeps the results), the
+     * longest sources first: a fused unit of many segments compiles for seconds (dblp-2010:
+     * 1.3 s against 0.1–0.3 s for the others on the VM), and started last it would run
+     * alone at the end of the batch. */
+    for (int r = 1; r < nreq; r++)
+        keys[r] = strlen(reqs[r].source); /* the hashes are done with: now the lengths */
+    for (int r = 2; r < nreq; r++) {
+        const sdi_jit_request x = reqs[r];
+        const uint64_t lx = keys[r];
+        int j = r - 1;
+        for (; j >= 1 && keys[j] < lx; j--) {
+            reqs[j + 1] = reqs[j];
+            keys[j + 1] = keys[j];
+        }
+        reqs[j + 1] = x;
+        keys[j + 1] = lx;
+    }
 #pragma omp parallel for schedule(dynamic, 1)
     for (int r = 0; r < nreq; r++) {
         const sdi_cubin *cb = NULL;

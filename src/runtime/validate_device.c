@@ -25,10 +25,34 @@ struct sdi_ref_device {
     int *col;               /* SpGEMM: its nnz column indices */
     unsigned long long *result; /* sd_validate_args.result */
     sdi_module mod;
+    /* SpGEMM products whose whole mirror would crowd the device: only the row pointers stay,
+     * want / tol / col hold two chunk slots (SDI_MIRROR_CHUNK entries each), refilled from
+     * the reference at every check (mirror_check_streamed). */
+    int streamed;
+    char *stage;            /* two host slots the chunks are computed in (pinned if it could) */
+    bool stage_pinned;
+    cudaEvent_t ev[2];      /* a slot's last use (upload, or check kernel) */
 };
+
+static void mirror_stage_release(struct sdi_ref_device *d)
+{
+    for (int q = 0; q < 2; q++) {
+        if (d->ev[q] != NULL)
+            cudaEventDestroy(d->ev[q]);
+        d->ev[q] = NULL;
+    }
+    if (d->stage_pinned)
+        cudaFreeHost(d->stage); /* waits for the copies still reading it */
+    else
+        sdi_free(d->stage);
+    d->stage = NULL;
+    d->stage_pinned = false;
+}
 
 static void mirror_release(struct sdi_ref_device *d)
 {
+    mirror_stage_release(d);
+    d->streamed = 0;
     sdi_device_free(d->want);
     sdi_device_free(d->tol);
     sdi_device_free(d->rowptr);
@@ -163,96 +187,117 @@ static void mirror_fill(const sdi_reference *r, int64_t e0, int64_t e1, float *h
     }
 }
 
+/* The mirror's parts belong to d: on failure the caller releases them (mirror_release). */
+#define SD_FREE_ALL ((void)0)
+
+static bool streamed_mirror_forced(void)
+{
+    const char *e = getenv("SPARSEDITTO_STREAMED_MIRROR");
+    return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
+}
+
+/* Two host slots of `chunk` entries (want, tol and, SpGEMM, col) and their events, in d. */
+static sd_status mirror_stage_alloc(sd_context *ctx, struct sdi_ref_device *d, int64_t chunk,
+                                    bool sparse, bool try_pinned)
+{
+    const size_t bytes = 2 * (size_t)chunk * (sparse ? 12 : 8);
+    d->stage_pinned = try_pinned && cudaHostAlloc((void **)&d->stage, bytes, cudaHostAllocDefault) == cudaSuccess;
+    if (!d->stage_pinned) {
+        (void)cudaGetLastError();
+        d->stage = sdi_malloc(bytes);
+        if (d->stage == NULL)
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the device-check staging");
+    }
+    for (int q = 0; q < 2; q++)
+        SD_TRY(sdi_cuda_status(ctx, cudaEventCreateWithFlags(&d->ev[q], cudaEventDisableTiming),
+                                     "creating an event for", "the device-check upload"));
+    return SD_OK;
+}
+
+/* Entries [e0, e1) of the mirror computed into host slot q and uploaded to device offset
+ * `at` (the whole mirror: e0; a streamed chunk: its slot); the slot's last use is waited for
+ * first, and the upload is the slot's new last use unless the caller records a later one. */
+static sd_status mirror_chunk_upload(sd_context *ctx, const sdi_reference *r, struct sdi_ref_device *d,
+                                     int64_t e0, int64_t e1, int q, int64_t chunk, int64_t at)
+{
+    const bool sparse = r->op == SD_OP_SPGEMM;
+    const size_t slot_bytes = (size_t)chunk * (sparse ? 12 : 8);
+    const size_t m = (size_t)(e1 - e0);
+    SD_TRY(sdi_cuda_status(ctx, cudaEventSynchronize(d->ev[q]), "waiting for",
+                                 "the device-check upload"));
+    float *hw = (float *)(d->stage + (size_t)q * slot_bytes), *ht = hw + chunk;
+    int32_t *hc = sparse ? (int32_t *)(ht + chunk) : NULL;
+    mirror_fill(r, e0, e1, hw, ht, hc);
+    SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->want + at, hw, m * 4, cudaMemcpyHostToDevice,
+                                                      ctx->stream),
+                                 "uploading", "the device-check reference"));
+    SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->tol + at, ht, m * 4, cudaMemcpyHostToDevice,
+                                                      ctx->stream),
+                                 "uploading", "the device-check bounds"));
+    if (sparse)
+        SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->col + at, hc, m * 4, cudaMemcpyHostToDevice,
+                                                          ctx->stream),
+                                     "uploading", "the device-check column indices"));
+    return sdi_cuda_status(ctx, cudaEventRecord(d->ev[q], ctx->stream), "recording an event for",
+                           "the device-check upload");
+}
+
 /* Builds the device mirror of r (d->lock held): want/tol per output entry, for SpGEMM
  * also the reference's structure, the result words and the check's kernel. The entries
  * are computed a chunk at a time into two pinned slots whose uploads overlap the next
  * chunk's computation: the af_shell10 twin's 1.3·10⁹ entries took 6.5 s built whole in
  * pageable memory and uploaded in one piece. Without pinned memory the slots are
- * pageable (each copy then completes before the slot is reused). */
+ * pageable (each copy then completes before the slot is reused). An SpGEMM mirror larger
+ * than an eighth of the free device memory is streamed (d->streamed): the host path it
+ * replaces copied C back and compared it on the host, ~29 s a candidate for the 1.8·10⁹
+ * entries of the Belcastro_mouse_gene twin. */
 static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
                                   struct sdi_ref_device *d)
 {
     const bool sparse = r->op == SD_OP_SPGEMM;
     const int64_t n = sparse ? r->c.nnz : r->rows * (int64_t)r->k;
+    const int64_t chunk = n < SDI_MIRROR_CHUNK ? (n > 0 ? n : 1) : SDI_MIRROR_CHUNK;
     if (sparse) {
         /* The mirror must not crowd the candidates being checked: at most an eighth of
-         * what is free (products near the device's limit are checked on the host). */
-        const size_t bytes = ((size_t)r->c.rows + 1) * 8 + (size_t)n * 12;
+         * what is free, else streamed (row pointers and two chunk slots). */
+        const size_t rp_bytes = ((size_t)r->c.rows + 1) * 8;
+        const size_t bytes = rp_bytes + (size_t)n * 12, slots = rp_bytes + 2 * (size_t)chunk * 12;
         const size_t free_b = sdi_device_free_bytes();
-        if (bytes > free_b / 8)
+        d->streamed = (bytes > free_b / 8 || streamed_mirror_forced()) && n > 0;
+        if (d->streamed && slots > free_b / 8)
             return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
-                           "a mirror of %zu bytes exceeds an eighth of the %zu free bytes", bytes, free_b);
+                           "a mirror of %zu bytes, or %zu streamed, exceeds an eighth of the %zu "
+                           "free bytes", bytes, slots, free_b);
     }
-    const int64_t chunk = n < SDI_MIRROR_CHUNK ? (n > 0 ? n : 1) : SDI_MIRROR_CHUNK;
-    const size_t slot_bytes = (size_t)chunk * (sparse ? 12 : 8);
-    char *stage = NULL;
-    bool pinned = false;
-    cudaEvent_t ev[2] = {NULL, NULL};
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        for (int q = 0; q < 2; q++)                                                        \
-            if (ev[q] != NULL)                                                             \
-                cudaEventDestroy(ev[q]);                                                   \
-        if (pinned)                                                                        \
-            cudaFreeHost(stage);                                                           \
-        else                                                                               \
-            sdi_free(stage);                                                               \
-    } while (0)
+    const int64_t held = d->streamed ? 2 * chunk : n; /* device entries of want / tol / col */
     if (n > 0) {
-        SD_TRY(sdi_device_malloc(ctx, (void **)&d->want, (size_t)n * 4, "device-check reference"));
-        SD_TRY(sdi_device_malloc(ctx, (void **)&d->tol, (size_t)n * 4, "device-check bounds"));
+        SD_TRY(sdi_device_malloc(ctx, (void **)&d->want, (size_t)held * 4, "device-check reference"));
+        SD_TRY(sdi_device_malloc(ctx, (void **)&d->tol, (size_t)held * 4, "device-check bounds"));
         if (sparse)
-            SD_TRY(sdi_device_malloc(ctx, (void **)&d->col, (size_t)n * 4,
-                                     "device-check column indices"));
-        pinned = n > chunk && cudaHostAlloc((void **)&stage, 2 * slot_bytes,
-                                            cudaHostAllocDefault) == cudaSuccess;
-        if (!pinned) {
-            (void)cudaGetLastError();
-            stage = sdi_malloc(2 * slot_bytes);
-            SD_CHECK_ALLOC(stage, "device-check staging");
-        }
-        for (int q = 0; q < 2; q++)
-            SD_TRY(sdi_cuda_status(ctx, cudaEventCreateWithFlags(&ev[q], cudaEventDisableTiming),
-                                   "creating an event for", "the device-check upload"));
+            SD_TRY(sdi_device_malloc(ctx, (void **)&d->col, (size_t)held * 4,
+                                           "device-check column indices"));
+        SD_TRY(mirror_stage_alloc(ctx, d, chunk, sparse, d->streamed || n > chunk));
     }
-    for (int64_t e0 = 0, i = 0; e0 < n; e0 += chunk, i++) {
-        const int q = (int)(i & 1);
-        const int64_t e1 = n - e0 < chunk ? n : e0 + chunk, m = e1 - e0;
-        /* The slot's previous upload must be done before it is overwritten. */
-        SD_TRY(sdi_cuda_status(ctx, cudaEventSynchronize(ev[q]), "waiting for",
-                               "the device-check upload"));
-        float *hw = (float *)(stage + (size_t)q * slot_bytes), *ht = hw + chunk;
-        int32_t *hc = sparse ? (int32_t *)(ht + chunk) : NULL;
-        mirror_fill(r, e0, e1, hw, ht, hc);
-        SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->want + e0, hw, (size_t)m * 4,
-                                                    cudaMemcpyHostToDevice, ctx->stream),
-                               "uploading", "the device-check reference"));
-        SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->tol + e0, ht, (size_t)m * 4,
-                                                    cudaMemcpyHostToDevice, ctx->stream),
-                               "uploading", "the device-check bounds"));
-        if (sparse)
-            SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->col + e0, hc, (size_t)m * 4,
-                                                        cudaMemcpyHostToDevice, ctx->stream),
-                                   "uploading", "the device-check column indices"));
-        SD_TRY(sdi_cuda_status(ctx, cudaEventRecord(ev[q], ctx->stream), "recording an event for",
-                               "the device-check upload"));
+    if (!d->streamed) {
+        for (int64_t e0 = 0, i = 0; e0 < n; e0 += chunk, i++)
+            SD_TRY(mirror_chunk_upload(ctx, r, d, e0, n - e0 < chunk ? n : e0 + chunk,
+                                             (int)(i & 1), chunk, e0));
+        if (n > 0)
+            SD_TRY(sdi_stream_sync(ctx, "the device-check upload", NULL));
+        mirror_stage_release(d);
     }
-    if (n > 0)
-        SD_TRY(sdi_stream_sync(ctx, "the device-check upload", NULL));
     if (sparse)
         SD_TRY(sdi_device_upload(ctx, (void **)&d->rowptr, r->c.rowptr,
-                                 ((size_t)r->c.rows + 1) * sizeof *r->c.rowptr,
-                                 "device-check row pointers"));
+                                       ((size_t)r->c.rows + 1) * sizeof *r->c.rowptr,
+                                       "device-check row pointers"));
     SD_TRY(sdi_device_malloc(ctx, (void **)&d->result, 2 * sizeof *d->result, "device-check result"));
     sdi_jit_request req;
     memset(&req, 0, sizeof req);
     req.template_name = "sd_validate.cuh";
     req.kernel_name = sparse ? "sd_validate_spgemm" : "sd_validate_dense";
-    SD_TRY(sdi_module_build(ctx, &req, req.kernel_name, &d->mod));
-    SD_FREE_ALL;
-    return SD_OK;
-#undef SD_FREE_ALL
+    return sdi_module_build(ctx, &req, req.kernel_name, &d->mod);
 }
+#undef SD_FREE_ALL
 
 static bool host_validation_forced(void)
 {
@@ -288,10 +333,8 @@ static sd_status mirror_ensure(sd_context *ctx, const sdi_reference *r, struct s
     return s;
 }
 
-/* Launches the mirror's kernel on args over `work` items and reads the result back:
- * *passed = true (val filled, n_checked entries) when nothing was flagged. */
-static sd_status mirror_run(sd_context *ctx, struct sdi_ref_device *d, void *args, long long work,
-                            int64_t n_checked, sdi_validation *val, bool *passed)
+/* Launches the mirror's kernel on args over `work` items (the result words accumulate). */
+static sd_status mirror_launch(sd_context *ctx, struct sdi_ref_device *d, void *args, long long work)
 {
     long long blocks = (work + SD_VALIDATE_THREADS - 1) / SD_VALIDATE_THREADS;
     const long long cap = 8LL * (ctx->props.sm_count > 0 ? ctx->props.sm_count : 132);
@@ -301,16 +344,25 @@ static sd_status mirror_run(sd_context *ctx, struct sdi_ref_device *d, void *arg
         blocks = 1;
     void *params[1] = {args};
     dim3 g = {(unsigned)blocks, 1, 1}, b = {SD_VALIDATE_THREADS, 1, 1};
+    return sdi_cuda_status(ctx,
+                           cudaLaunchKernel((const void *)d->mod.functions[0].kernel, g, b, params, 0,
+                                            ctx->stream),
+                           "launching", d->mod.functions[0].name);
+}
+
+static sd_status mirror_clear(sd_context *ctx, struct sdi_ref_device *d)
+{
+    return sdi_cuda_status(ctx, cudaMemsetAsync(d->result, 0, 2 * sizeof *d->result, ctx->stream),
+                           "clearing the device-check result", NULL);
+}
+
+/* Reads the result words back: *passed = true (val filled, n_checked entries) when
+ * nothing was flagged. */
+static sd_status mirror_finish(sd_context *ctx, struct sdi_ref_device *d, int64_t n_checked,
+                               sdi_validation *val, bool *passed)
+{
     unsigned long long res[2] = {0, 0};
-    sd_status s = sdi_cuda_status(ctx, cudaMemsetAsync(d->result, 0, sizeof res, ctx->stream),
-                                  "clearing the device-check result", NULL);
-    if (s == SD_OK)
-        s = sdi_cuda_status(ctx,
-                            cudaLaunchKernel((const void *)d->mod.functions[0].kernel, g, b, params, 0,
-                                             ctx->stream),
-                            "launching", d->mod.functions[0].name);
-    if (s == SD_OK)
-        s = sdi_copy_to_host(ctx, res, d->result, sizeof res, "the device-check result");
+    sd_status s = sdi_copy_to_host(ctx, res, d->result, sizeof res, "the device-check result");
     if (s == SD_OK && res[0] == 0) {
         unsigned bits = (unsigned)res[1];
         float worst;
@@ -323,6 +375,53 @@ static sd_status mirror_run(sd_context *ctx, struct sdi_ref_device *d, void *arg
         val->device = true;
         *passed = true;
     }
+    return s;
+}
+
+static sd_status mirror_run(sd_context *ctx, struct sdi_ref_device *d, void *args, long long work,
+                            int64_t n_checked, sdi_validation *val, bool *passed)
+{
+    sd_status s = mirror_clear(ctx, d);
+    if (s == SD_OK)
+        s = mirror_launch(ctx, d, args, work);
+    if (s == SD_OK)
+        s = mirror_finish(ctx, d, n_checked, val, passed);
+    return s;
+}
+
+/* The streamed check (d->streamed): chunk by chunk, the mirror's entries computed on the
+ * host into a slot, uploaded, and checked against the same entries of the output; the
+ * first launch also compares the row pointers. The next chunk is computed while the
+ * device uploads and checks this one. */
+static sd_status mirror_check_streamed(sd_context *ctx, const sdi_reference *r,
+                                       struct sdi_ref_device *d, const sd_validate_sparse_args *whole,
+                                       sdi_validation *val, bool *passed)
+{
+    const int64_t n = whole->nnz, chunk = SDI_MIRROR_CHUNK;
+    sd_status s = mirror_clear(ctx, d);
+    for (int64_t e0 = 0, i = 0; s == SD_OK && e0 < n; e0 += chunk, i++) {
+        const int q = (int)(i & 1);
+        const int64_t e1 = n - e0 < chunk ? n : e0 + chunk;
+        s = mirror_chunk_upload(ctx, r, d, e0, e1, q, chunk, (int64_t)q * chunk);
+        if (s != SD_OK)
+            break;
+        sd_validate_sparse_args a = *whole;
+        a.got_col = whole->got_col + e0;
+        a.got_val = whole->got_val + e0;
+        a.want_col = d->col + (size_t)q * (size_t)chunk;
+        a.want = d->want + (size_t)q * (size_t)chunk;
+        a.tol = d->tol + (size_t)q * (size_t)chunk;
+        a.nnz = e1 - e0;
+        a.rows = i == 0 ? whole->rows : -1; /* the row pointers once */
+        const long long work = i == 0 && whole->rows + 1 > a.nnz ? whole->rows + 1 : a.nnz;
+        s = mirror_launch(ctx, d, &a, work);
+        /* The slot is free again once its check has run. */
+        if (s == SD_OK)
+            s = sdi_cuda_status(ctx, cudaEventRecord(d->ev[q], ctx->stream), "recording an event for",
+                                "the device check");
+    }
+    if (s == SD_OK)
+        s = mirror_finish(ctx, d, n, val, passed);
     return s;
 }
 
@@ -402,7 +501,8 @@ sd_status sdi_check_spgemm_output(sd_context *ctx, const sdi_reference *r, int32
             sd_validate_sparse_args a = {d_rowptr, d_colind, d_vals, d->rowptr, d->col, d->want, d->tol,
                                          (long long)rows, (long long)nnz, rowptr_bytes == 8, d->result};
             const long long work = nnz > (int64_t)rows + 1 ? (long long)nnz : (long long)rows + 1;
-            s = mirror_run(ctx, d, &a, work, nnz, val, &passed);
+            s = d->streamed ? mirror_check_streamed(ctx, r, d, &a, val, &passed)
+                            : mirror_run(ctx, d, &a, work, nnz, val, &passed);
         }
         pthread_mutex_unlock(&d->lock);
         if (s != SD_OK || passed)

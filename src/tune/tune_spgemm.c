@@ -2,7 +2,8 @@
  * the SpMV / SpMM search (tune.c) over the SpGEMM plan families (plan/spgemm.h):
  *   1. branches: the preset θ_H of the families in ranking order;
  *   2. iterations: a level-1 sweep of every family, fastest first;
- *   3. refinement: a level-2 sweep of the two fastest families;
+ *   3. refinement: a level-2 sweep of the two fastest families (large products: the
+ *      fastest family's CTA-size edit, when it paid, on the other families' bests);
  * then cuSPARSE's SpGEMM algorithms (ALG1–3) as the vendor candidate. Every candidate's
  * first product is validated (sorted, coalesced structure exact, values within the
  * bound) before it is timed; a time covers symbolic + numeric + compaction and C's
@@ -33,6 +34,8 @@ typedef struct {
     int ntried;
     sdi_spgemm_config tried[SDI_TUNE_MAX_TRIALS];
     double fam_best[NF];
+    sdi_spgemm_config fam_cfg[NF]; /* the configuration behind fam_best */
+    double fam_preset[NF];         /* the family's preset (branches round), 0 if none ran */
     int search_fast; /* NVRTC fast-compile level of the candidates (SPARSEDITTO_SEARCH_FAST) */
 } sg_tuner;
 
@@ -157,7 +160,8 @@ static int deterministic_configs(const sg_tuner *t, sdi_spgemm_config *out, int 
 }
 
 /* Products of more than this many multiplications: each candidate costs seconds to run,
- * so the search sweeps one configuration per family and skips refinement, and (below) its
+ * so the search sweeps one configuration per family and refines only by carrying a CTA
+ * size that paid to the other families (transfer_threads), and (below) its
  * candidates are compiled at full optimisation. */
 #define SG_BIG_PRODUCTS 5e8
 
@@ -249,8 +253,12 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     if (s == SD_OK) {
         r->n_valid++;
         int f = cfg->family;
-        if (t->fam_best[f] == 0 || tr->t.mean_us < t->fam_best[f])
+        if (t->fam_best[f] == 0 || tr->t.mean_us < t->fam_best[f]) {
             t->fam_best[f] = tr->t.mean_us;
+            t->fam_cfg[f] = *cfg;
+        }
+        if (round == 1 && t->fam_preset[f] == 0)
+            t->fam_preset[f] = tr->t.mean_us;
         if (r->ours_trial < 0 || tr->t.mean_us < t->best_ours_us) {
             sdi_impl_release(&r->best);
             r->best = cand; /* the built state moves to the result */
@@ -380,6 +388,34 @@ static void order_by_time(const sg_tuner *t, int *list, int n)
         }
         list[j + 1] = x;
     }
+}
+
+/* Large products: the fastest family's CTA-size edit, when it paid, tried on the other
+ * families' bests (sdi_spgemm_transfer_threads), compiled in one batch, as refinement. */
+static sd_status transfer_threads(sg_tuner *t, const int *fams, int nf)
+{
+    int w = -1;
+    for (int i = 0; i < nf; i++)
+        if (t->fam_best[fams[i]] > 0 && (w < 0 || t->fam_best[fams[i]] < t->fam_best[w]))
+            w = fams[i];
+    if (w < 0)
+        return SD_OK;
+    sdi_spgemm_config bests[NF], v[NF];
+    int nb = 0;
+    for (int i = 0; i < nf; i++)
+        if (fams[i] != w && t->fam_best[fams[i]] > 0)
+            bests[nb++] = t->fam_cfg[fams[i]];
+    int n = sdi_spgemm_transfer_threads(&t->fam_cfg[w], t->fam_best[w], t->fam_preset[w],
+                                        bests, nb, v);
+    if (n > t->budget - t->used)
+        n = t->budget - t->used;
+    if (n <= 0)
+        return SD_OK;
+    precompile_batch(t, v, n);
+    sd_status s = SD_OK;
+    for (int i = 0; i < n && s == SD_OK; i++)
+        s = try_config(t, 3, &v[i]);
+    return s;
 }
 
 /* cuSPARSE ALG1–3: measured for the report and as the vendor candidate. A variant that
@@ -531,6 +567,8 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
         for (int i = 0; i < nf; i++)
             take[i] = big ? 1 : per;
         SD_TRY(sweep_families(t, 2, order, nf, 1, take));
+        if (big)
+            SD_TRY(transfer_threads(t, fams, nf));
         /* Refinement: the two fastest families that produced a valid candidate, the first
          * with half of what is left, the second with the rest (the budget caps the sum). */
         order_by_time(t, order, nf);

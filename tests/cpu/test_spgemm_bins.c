@@ -1,9 +1,10 @@
 /* tests/cpu/test_spgemm_bins.c: SpGEMM plan families on the CPU: configuration presets
  * and checks, the per-row accumulator rules (tiny lists, hash capacities by the bound
  * and the load, dense stripes by the span, CTA and global fallbacks), schedules (every
- * row with products in exactly one bin that fits it, staging offsets, launch fusion,
+ * row with products in exactly one bin that fits it, staging offsets, launch fusion and its cap,
  * shared-memory limits, global-stripe waves within the budget), candidate enumeration,
- * the same schedule at any thread count, and allocation-failure safety. */
+ * the same schedule at any thread count, the CTA-size transfer of large products, and
+ * allocation-failure safety. */
 #include <omp.h>
 
 #include "lower/spgemm_lower.h"
@@ -482,6 +483,34 @@ static void test_smem_formulas(void)
               "cdense 2^15 fits at 512 threads");
 }
 
+/* SPARSEDITTO_SG_FUSE_MAX caps the segments of a fused launch (smaller NVRTC units); the
+ * schedule stays valid and covers the same rows. */
+static void test_fuse_cap(void)
+{
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 50000, 1 << 20, 11), "rows");
+    const sdi_sg_limits lim = h200_limits();
+    sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
+    c.fuse = 2;
+    sdi_sg_schedule s;
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
+    int most = 0;
+    for (int l = 0; l < s.nlaunches; l++)
+        most = s.launches[l].nsegs > most ? s.launches[l].nsegs : most;
+    const int nl = s.nlaunches;
+    sdi_sg_schedule_free(&s);
+    SDT_CHECK(most > 3, "uncapped: a launch of %d segments", most);
+    setenv("SPARSEDITTO_SG_FUSE_MAX", "3", 1);
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
+    unsetenv("SPARSEDITTO_SG_FUSE_MAX");
+    for (int l = 0; l < s.nlaunches; l++)
+        SDT_CHECK(s.launches[l].nsegs <= 3, "launch %d: %d segments", l, s.launches[l].nsegs);
+    SDT_CHECK(s.nlaunches > nl, "capped: %d launches, uncapped %d", s.nlaunches, nl);
+    SDT_OK(sdi_sg_schedule_verify(&c, &lim, &r.ri, &s));
+    sdi_sg_schedule_free(&s);
+    rows_free(&r);
+}
+
 static void test_enumerate(void)
 {
     rows_t r;
@@ -569,6 +598,37 @@ static void test_thread_invariance(void)
     rows_free(&r);
 }
 
+/* The CTA-size transfer of large products: only when the fastest family's best runs
+ * another T than its preset and beat the preset by SDI_SG_TRANSFER_GAIN; the others' bests
+ * get that T unless they have it; illegal sizes are dropped. */
+static void test_transfer_threads(void)
+{
+    sdi_spgemm_config won = preset(SDI_SPGEMM_DENSE), bests[3], out[3];
+    won.threads = won.threads == 512 ? 256 : 512;
+    bests[0] = preset(SDI_SPGEMM_HASH);
+    bests[1] = preset(SDI_SPGEMM_HYBRID);
+    bests[2] = preset(SDI_SPGEMM_TILED);
+    bests[2].threads = won.threads; /* already there */
+    /* Belcastro_human_gene1: 810 -> 472 ms at T = 512. */
+    int n = sdi_spgemm_transfer_threads(&won, 472.0, 810.0, bests, 3, out);
+    SDT_CHECK(n == 2, "two families carried (%d)", n);
+    for (int i = 0; i < n; i++)
+        SDT_CHECK(out[i].threads == won.threads && out[i].family == bests[i].family &&
+                      out[i].load_pct == bests[i].load_pct,
+                  "candidate %d: the family's best at T = %d", i, won.threads);
+    SDT_CHECK(sdi_spgemm_transfer_threads(&won, 0.95 * 810.0, 810.0, bests, 3, out) == 0,
+              "a 5 %% gain is not carried");
+    sdi_spgemm_config same = preset(SDI_SPGEMM_DENSE);
+    SDT_CHECK(sdi_spgemm_transfer_threads(&same, 472.0, 810.0, bests, 3, out) == 0,
+              "the preset's own T is not an edit");
+    SDT_CHECK(sdi_spgemm_transfer_threads(&won, 472.0, 0.0, bests, 3, out) == 0,
+              "no preset time: nothing carried");
+    sdi_spgemm_config odd = won;
+    odd.threads = 96; /* not a legal CTA size */
+    SDT_CHECK(sdi_spgemm_transfer_threads(&odd, 472.0, 810.0, bests, 2, out) == 0,
+              "an illegal size is dropped");
+}
+
 /* Every allocation of schedule building and lowering may fail: a clean status, no leak. */
 static void test_alloc_failures(void)
 {
@@ -606,8 +666,10 @@ int main(void)
     SDT_RUN(test_smem_formulas);
     SDT_RUN(test_schedule_details);
     SDT_RUN(test_schedules);
+    SDT_RUN(test_fuse_cap);
     SDT_RUN(test_enumerate);
     SDT_RUN(test_thread_invariance);
+    SDT_RUN(test_transfer_threads);
     SDT_RUN(test_alloc_failures);
     return sdt_finish();
 }

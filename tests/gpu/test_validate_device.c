@@ -4,7 +4,8 @@
  * a correct output passes on the device (no copy back), a wrong entry, a NaN and an
  * inexact integer result are caught with the host's message naming the entry, an entry
  * within the bound passes, exact mode compares exactly, a failed mirror allocation falls
- * back to the host, a mirror uploaded in several chunks checks every one, and nothing
+ * back to the host, a mirror uploaded in several chunks checks every one, a streamed
+ * mirror (refilled chunk by chunk at each check) judges as the whole one, and nothing
  * leaks. Skipped (exit 77) without a device. */
 #include <math.h>
 #include <stdlib.h>
@@ -286,6 +287,8 @@ done:
     sd_csr_free(&a);
 }
 
+static void staged_spgemm(bool streamed);
+
 /* A mirror larger than one staged chunk (SDI_MIRROR_CHUNK): a correct output passes on the
  * device, and a wrong entry in the first chunk, at the first entry of the second, and the
  * very last entry are each caught where they are (each chunk lands at its offset). */
@@ -315,7 +318,19 @@ static void test_staged_mirror(void)
     SDT_OK(check(&t, &v));
     task_free(&t);
 
-    /* SpGEMM: values, tolerances and columns staged together. */
+    staged_spgemm(false);
+}
+
+/* SpGEMM mirrors over two chunks: staged whole, or streamed (SPARSEDITTO_STREAMED_MIRROR:
+ * the row pointers on the device and two chunk slots refilled at each check, as for a
+ * product whose mirror exceeds an eighth of the free device memory). A correct C passes on
+ * the device; a wrong value in the first chunk, a wrong column in the second and a wrong
+ * row pointer are caught and named; nothing leaks. */
+static void staged_spgemm(bool streamed)
+{
+    const char *mode = streamed ? "streamed" : "staged";
+    if (streamed)
+        setenv("SPARSEDITTO_STREAMED_MIRROR", "1", 1);
     sd_csr a;
     SDT_OK(sdi_gen("uniform:rows=1200000,deg=4", 7, &a));
     sdi_reference ref;
@@ -326,6 +341,8 @@ static void test_staged_mirror(void)
     int32_t *col = malloc(nnz * sizeof *col);
     float *val = malloc(nnz * sizeof *val);
     void *d_rp = NULL, *d_col = NULL, *d_val = NULL;
+    sdi_validation v;
+    long live = sdi_device_alloc_live();
     SDT_CHECK(col && val, "host arrays");
     if (col && val) {
         for (size_t e = 0; e < nnz; e++) {
@@ -335,21 +352,48 @@ static void test_staged_mirror(void)
         SDT_OK(sdi_device_upload(g_ctx, &d_rp, c->rowptr, ((size_t)c->rows + 1) * 8, "test rowptr"));
         SDT_OK(sdi_device_upload(g_ctx, &d_col, col, nnz * 4, "test col"));
         SDT_OK(sdi_device_upload(g_ctx, &d_val, val, nnz * 4, "test val"));
-        SDT_OK(sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz, d_rp, 8, d_col, d_val, &v));
-        SDT_CHECK(v.ok && v.device && v.row == -1, "correct C passes on the device");
-        /* The last row's last column moved one further (or wrapped): a column of the
-         * second chunk that the reference's row lacks. */
+#define CHECK_C() sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz, d_rp, 8, d_col, d_val, &v)
+        SDT_OK(CHECK_C());
+        SDT_CHECK(v.ok && v.device && v.row == -1 && v.n_checked == c->nnz,
+                  "%s: correct C passes on the device", mode);
+        SDT_CHECK(sdi_device_alloc_live() == live + 3 + 5, "%s: the mirror holds 5 device buffers (%ld)",
+                  mode, sdi_device_alloc_live() - live - 3);
+        SDT_OK(CHECK_C()); /* again: the streamed slots are reused */
+        SDT_CHECK(v.ok && v.device, "%s: a second check passes too", mode);
+        /* A wrong value in row 1000 (first chunk). */
+        const int64_t e1 = c->rowptr[1000];
+        const float keep = val[e1];
+        val[e1] = keep + 1.0f + fabsf(keep);
+        SDT_OK(sdi_copy_to_device(g_ctx, (char *)d_val + e1 * 4, &val[e1], 4, "test val"));
+        SDT_STATUS(CHECK_C(), SD_ERR_VALIDATION);
+        SDT_CHECK(!v.ok && v.row == 1000, "%s: wrong value caught in row %lld", mode, (long long)v.row);
+        sdi_error_clear();
+        val[e1] = keep;
+        SDT_OK(sdi_copy_to_device(g_ctx, (char *)d_val + e1 * 4, &val[e1], 4, "test val"));
+        /* The last row's last column moved one further (or wrapped): second chunk. */
         const size_t e = nnz - 1;
         const int32_t r = c->rows - 1;
         col[e] = (c->colind[e] + 1) % c->cols;
         SDT_OK(sdi_copy_to_device(g_ctx, (char *)d_col + e * 4, &col[e], 4, "test col"));
-        SDT_STATUS(sdi_check_spgemm_output(g_ctx, &ref, c->rows, c->cols, c->nnz, d_rp, 8, d_col, d_val, &v),
-                   SD_ERR_VALIDATION);
+        SDT_STATUS(CHECK_C(), SD_ERR_VALIDATION);
         char want[32];
         snprintf(want, sizeof want, "row %d", (int)r);
-        SDT_CHECK(!v.ok && strstr(sd_last_error(), want) != NULL, "wrong column in chunk 2 caught: %s",
-                  sd_last_error());
+        SDT_CHECK(!v.ok && strstr(sd_last_error(), want) != NULL, "%s: wrong column in chunk 2 caught: %s",
+                  mode, sd_last_error());
         sdi_error_clear();
+        col[e] = c->colind[e];
+        SDT_OK(sdi_copy_to_device(g_ctx, (char *)d_col + e * 4, &col[e], 4, "test col"));
+        /* A row pointer off by one in the middle (row 600000): the structure differs. */
+        int64_t rp = c->rowptr[600000] + 1;
+        SDT_OK(sdi_copy_to_device(g_ctx, (char *)d_rp + 600000 * 8, &rp, 8, "test rowptr"));
+        SDT_STATUS(CHECK_C(), SD_ERR_VALIDATION);
+        SDT_CHECK(!v.ok, "%s: a wrong row pointer is caught", mode);
+        sdi_error_clear();
+        rp = c->rowptr[600000];
+        SDT_OK(sdi_copy_to_device(g_ctx, (char *)d_rp + 600000 * 8, &rp, 8, "test rowptr"));
+        SDT_OK(CHECK_C());
+        SDT_CHECK(v.ok && v.device, "%s: restored C passes", mode);
+#undef CHECK_C
     }
     sdi_device_free(d_rp);
     sdi_device_free(d_col);
@@ -357,8 +401,14 @@ static void test_staged_mirror(void)
     free(col);
     free(val);
     sdi_reference_free(&ref);
+    SDT_CHECK(sdi_device_alloc_live() == live, "%s: mirror and test arrays freed (%ld live)", mode,
+              sdi_device_alloc_live() - live);
     sd_csr_free(&a);
+    if (streamed)
+        unsetenv("SPARSEDITTO_STREAMED_MIRROR");
 }
+
+static void test_streamed_mirror(void) { staged_spgemm(true); }
 
 int main(void)
 {
@@ -376,6 +426,7 @@ int main(void)
     SDT_RUN(test_small_output);
     SDT_RUN(test_spgemm_mirror);
     SDT_RUN(test_staged_mirror);
+    SDT_RUN(test_streamed_mirror);
     sd_context_destroy(g_ctx);
     return sdt_finish();
 }
