@@ -245,7 +245,8 @@ typedef struct {
  * capture. Statuses: SD_ERR_INVALID_ARG (NULL, a kernel of another operator),
  * SD_ERR_OUT_OF_MEMORY, SD_ERR_CUDA; on failure c_out is zeroed. */
 SD_API sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream);
-/* Frees the device arrays (cudaFree: waits for the device) and zeroes c. */
+/* Waits for the device (cudaDeviceSynchronize: work still queued on C's stream ends
+ * first), frees the device arrays and zeroes c. */
 SD_API void sd_device_csr_free(sd_device_csr *c);
 
 /* Writes the kernel's plan and timings as JSON into json[cap]; a NULL or too small

@@ -265,7 +265,8 @@ void sdi_device_free(void *p)
 /* Stream-ordered twins of the hooks (cudaMallocAsync from the device's default pool):
  * the same fault injection and live count, so outputs handed to callers are counted
  * like every other allocation. Memory from the pool may also be released with
- * sdi_device_free (cudaFree, which waits for the device). */
+ * sdi_device_free (cudaFree), but only once no queued work uses it: cudaFree does not wait
+ * for stream-ordered work (sd_device_csr_free drains the device first). */
 sd_status sdi_device_malloc_async(sd_context *ctx, void **p, size_t bytes, cudaStream_t stream,
                                   const char *what)
 {

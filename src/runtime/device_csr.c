@@ -1,5 +1,5 @@
 /* src/runtime/device_csr.c: sd_device_csr_free (device arrays returned by sd_spgemm,
- * allocated through the device hooks). */
+ * allocated stream-ordered through the device hooks). */
 #include <string.h>
 
 #include "runtime.h"
@@ -8,8 +8,15 @@ void sd_device_csr_free(sd_device_csr *c)
 {
     if (c == NULL)
         return;
-    /* Errors cannot be reported (void); they only come from a context already torn
-     * down or broken, whose memory is gone with it. */
+    /* sd_spgemm allocates C stream-ordered and its last kernels and copies may still run
+     * on the caller's stream; cudaFree of such memory does not wait for them (the H200
+     * faulted on delaunay_n24's 4.6 GB C freed straight after the call, session 13), so
+     * the device is drained first. Errors cannot be reported (void); they only come from
+     * a context already torn down or broken, whose memory is gone with it. */
+    if (c->rowptr != NULL || c->colind != NULL || c->vals != NULL) {
+        if (cudaDeviceSynchronize() != cudaSuccess)
+            (void)cudaGetLastError();
+    }
     sdi_device_free(c->rowptr);
     sdi_device_free(c->colind);
     sdi_device_free(c->vals);

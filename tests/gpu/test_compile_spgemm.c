@@ -4,8 +4,8 @@
  * on tiny rows, a long row, banded, R-MAT, rectangular A·Aᵀ, a general A·B, an empty
  * matrix and a product with nnz(C) = 0; the second compile of a pattern is a cache hit
  * with the same C; update_values; deterministic mode (bitwise-identical repeated runs);
- * describe's SpGEMM JSON. Small budgets keep it under a minute. Skipped (exit 77)
- * without a device. */
+ * describe's SpGEMM JSON; sd_device_csr_free waits for work still queued on C. Small
+ * budgets keep it under a minute. Skipped (exit 77) without a device. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -320,6 +320,42 @@ static void test_deterministic(void)
     }
 }
 
+/* sd_device_csr_free straight after sd_spgemm, with work still queued on the caller's
+ * (non-blocking) stream that writes C: the free must wait for it (session 13: the H200
+ * faulted when a 4.6 GB C was freed under its pending copies). A host function holds the
+ * stream for 200 ms, then a memset writes C; after the free the stream must be idle and
+ * the device error-free, and the next product must still be right. */
+static void CUDART_CB hold_stream(void *arg)
+{
+    (void)arg;
+    usleep(200 * 1000);
+}
+
+static void test_free_waits(void)
+{
+    sd_csr a;
+    make("banded:n=20000,bw=4", &a);
+    sd_compile_options o = quick();
+    sd_kernel *k = compile("free after queued work", &a, NULL, &o, -1);
+    if (k != NULL) {
+        cudaStream_t st = g_ctx->stream;
+        sd_device_csr c;
+        SDT_OK(sd_spgemm(k, &c, st));
+        SDT_CHECK(cudaLaunchHostFunc(st, hold_stream, NULL) == cudaSuccess, "cudaLaunchHostFunc");
+        SDT_CHECK(cudaMemsetAsync(c.vals, 0, (size_t)c.nnz * 4, st) == cudaSuccess, "memset C");
+        sd_device_csr_free(&c);
+        cudaError_t q = cudaStreamQuery(st);
+        SDT_CHECK(q == cudaSuccess, "the stream still had work after sd_device_csr_free: %s",
+                  cudaGetErrorString(q));
+        SDT_CHECK(c.rowptr == NULL && c.colind == NULL && c.vals == NULL && c.nnz == 0,
+                  "c not zeroed");
+        SDT_OK(sdi_stream_sync(g_ctx, "after the free", NULL));
+        run_check("next product after the free", k, &a, NULL, NULL);
+    }
+    sd_kernel_destroy(k);
+    sd_csr_free(&a);
+}
+
 int main(void)
 {
     sdt_init("test_compile_spgemm");
@@ -338,6 +374,7 @@ int main(void)
     SDT_RUN(test_general_ab_and_edges);
     SDT_RUN(test_cache_hit_and_update);
     SDT_RUN(test_deterministic);
+    SDT_RUN(test_free_waits);
     sd_context_destroy(g_ctx);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
