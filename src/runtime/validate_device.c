@@ -317,8 +317,10 @@ static sd_status mirror_ensure(sd_context *ctx, const sdi_reference *r, struct s
         if (s == SD_OK) {
             d->state = 1;
             d->ctx = ctx;
-            sdi_log(1, "validation: device mirror of the reference built in %.1f ms",
-                    (sdi_now() - t0) * 1e3);
+            sdi_log(1, "validation: device mirror of the reference built in %.1f ms%s",
+                    (sdi_now() - t0) * 1e3,
+                    d->streamed ? " (streamed: its entries are computed chunk by chunk at each check)"
+                                : "");
         } else {
             sdi_log(1, "validation: no device mirror of the reference (%s); checking on the host",
                     sd_last_error());
