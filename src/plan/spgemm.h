@@ -213,9 +213,6 @@ typedef struct {
 
 SDI_HIDDEN void sdi_sg_summarize(const sdi_sg_rowinfo *ri, sdi_sg_summary *out);
 
-/* Candidates: for each family in fam_mask (bit f; 0 = all), a θ_H sweep (level 0: the
- * preset only; 1: a small sweep; 2: a wide one), at most cap in total, round-robin over
- * the families. *out is allocated (sdi_free); *n receives the count. */
 /* A CTA-size edit carried to other families. Large products sweep one edit per family;
  * when `won` (the fastest family's best) runs another CTA size than its family's preset and
  * beat that preset (preset_us) by at least SDI_SG_TRANSFER_GAIN, out receives each of the
@@ -227,6 +224,9 @@ SDI_HIDDEN void sdi_sg_summarize(const sdi_sg_rowinfo *ri, sdi_sg_summary *out);
 SDI_HIDDEN int sdi_spgemm_transfer_threads(const sdi_spgemm_config *won, double won_us,
                                            double preset_us, const sdi_spgemm_config *bests,
                                            int nb, sdi_spgemm_config *out);
+/* Candidates: for each family in fam_mask (bit f; 0 = all), a θ_H sweep (level 0: the
+ * preset only; 1: a small sweep; 2: a wide one), at most cap in total, round-robin over
+ * the families. *out is allocated (sdi_free); *n receives the count. */
 SDI_HIDDEN sd_status sdi_spgemm_enumerate(const sdi_sg_summary *sm, uint32_t fam_mask, int level,
                                           int cap, sdi_spgemm_config **out, int *n);
 

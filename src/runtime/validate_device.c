@@ -210,7 +210,7 @@ static sd_status mirror_stage_alloc(sd_context *ctx, struct sdi_ref_device *d, i
     }
     for (int q = 0; q < 2; q++)
         SD_TRY(sdi_cuda_status(ctx, cudaEventCreateWithFlags(&d->ev[q], cudaEventDisableTiming),
-                                     "creating an event for", "the device-check upload"));
+                               "creating an event for", "the device-check upload"));
     return SD_OK;
 }
 
@@ -224,20 +224,20 @@ static sd_status mirror_chunk_upload(sd_context *ctx, const sdi_reference *r, st
     const size_t slot_bytes = (size_t)chunk * (sparse ? 12 : 8);
     const size_t m = (size_t)(e1 - e0);
     SD_TRY(sdi_cuda_status(ctx, cudaEventSynchronize(d->ev[q]), "waiting for",
-                                 "the device-check upload"));
+                           "the device-check upload"));
     float *hw = (float *)(d->stage + (size_t)q * slot_bytes), *ht = hw + chunk;
     int32_t *hc = sparse ? (int32_t *)(ht + chunk) : NULL;
     mirror_fill(r, e0, e1, hw, ht, hc);
     SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->want + at, hw, m * 4, cudaMemcpyHostToDevice,
-                                                      ctx->stream),
-                                 "uploading", "the device-check reference"));
+                                                ctx->stream),
+                           "uploading", "the device-check reference"));
     SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->tol + at, ht, m * 4, cudaMemcpyHostToDevice,
-                                                      ctx->stream),
-                                 "uploading", "the device-check bounds"));
+                                                ctx->stream),
+                           "uploading", "the device-check bounds"));
     if (sparse)
         SD_TRY(sdi_cuda_status(ctx, cudaMemcpyAsync(d->col + at, hc, m * 4, cudaMemcpyHostToDevice,
-                                                          ctx->stream),
-                                     "uploading", "the device-check column indices"));
+                                                    ctx->stream),
+                               "uploading", "the device-check column indices"));
     return sdi_cuda_status(ctx, cudaEventRecord(d->ev[q], ctx->stream), "recording an event for",
                            "the device-check upload");
 }
@@ -275,21 +275,21 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
         SD_TRY(sdi_device_malloc(ctx, (void **)&d->tol, (size_t)held * 4, "device-check bounds"));
         if (sparse)
             SD_TRY(sdi_device_malloc(ctx, (void **)&d->col, (size_t)held * 4,
-                                           "device-check column indices"));
+                                     "device-check column indices"));
         SD_TRY(mirror_stage_alloc(ctx, d, chunk, sparse, d->streamed || n > chunk));
     }
     if (!d->streamed) {
         for (int64_t e0 = 0, i = 0; e0 < n; e0 += chunk, i++)
             SD_TRY(mirror_chunk_upload(ctx, r, d, e0, n - e0 < chunk ? n : e0 + chunk,
-                                             (int)(i & 1), chunk, e0));
+                                       (int)(i & 1), chunk, e0));
         if (n > 0)
             SD_TRY(sdi_stream_sync(ctx, "the device-check upload", NULL));
         mirror_stage_release(d);
     }
     if (sparse)
         SD_TRY(sdi_device_upload(ctx, (void **)&d->rowptr, r->c.rowptr,
-                                       ((size_t)r->c.rows + 1) * sizeof *r->c.rowptr,
-                                       "device-check row pointers"));
+                                 ((size_t)r->c.rows + 1) * sizeof *r->c.rowptr,
+                                 "device-check row pointers"));
     SD_TRY(sdi_device_malloc(ctx, (void **)&d->result, 2 * sizeof *d->result, "device-check result"));
     sdi_jit_request req;
     memset(&req, 0, sizeof req);
