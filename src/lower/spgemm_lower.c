@@ -59,13 +59,13 @@ static void seg_call(text *t, int kind, int g, int p, int phase, int threads, in
         text_add(t, "sg_seg_ghash<%d, %d, %d, %d>", g, p, phase, threads);
         break;
     case SDI_SG_GDENSE:
-        text_add(t, "sg_seg_gdense<%d, %d, %d, %d>", g, 1 << p, phase, threads);
+        text_add(t, "sg_seg_gdense<%d, %lld, %d, %d>", g, (long long)sdi_sg_stripe_cols(p), phase, threads);
         break;
     case SDI_SG_CHASH:
         text_add(t, "sg_seg_chash<%d, %d, %d>", p, phase, threads);
         break;
     case SDI_SG_CDENSE:
-        text_add(t, "sg_seg_cdense<%d, %d, %d>", 1 << p, phase, threads);
+        text_add(t, "sg_seg_cdense<%lld, %d, %d>", (long long)sdi_sg_stripe_cols(p), phase, threads);
         break;
     case SDI_SG_GLOBAL:
         text_add(t, "sg_seg_global<%d, %d>", phase, threads);
@@ -256,6 +256,7 @@ sd_status sdi_spgemm_lower_all_variants(int threads, char **source)
             case SDI_SG_CDENSE:
                 for (int pp = 5; pp <= 15; pp++)
                     VAR(0, pp);
+                VAR(0, -1410); /* a wide stripe: 45,120 columns (Belcastro_mouse_gene's C) */
                 break;
             default: /* global, copy */
                 VAR(0, 0);
