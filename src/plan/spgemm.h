@@ -82,6 +82,7 @@ typedef struct {
     int smem_max;      /* dynamic shared memory per CTA (opt-in) minus a margin */
     int sm_count;
     int64_t mem_bytes; /* device memory */
+    int no_wide;       /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (sdi_sg_stripe_cols) */
 } sdi_sg_limits;
 
 SDI_HIDDEN void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out);

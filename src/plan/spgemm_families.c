@@ -44,6 +44,10 @@ void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out)
     out->smem_max = optin - 1024;
     out->sm_count = p != NULL && p->sm_count > 0 ? p->sm_count : 132;
     out->mem_bytes = p != NULL && p->global_mem_bytes > 0 ? p->global_mem_bytes : (16ll << 30);
+    /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (such rows go to global stripes, as before
+     * session 13), for side-by-side measurements; read here, once per search, not per row */
+    const char *e = getenv("SPARSEDITTO_SG_WIDE");
+    out->no_wide = e != NULL && strcmp(e, "0") == 0;
 }
 
 /* ------------------------------------------------------------------ shapes */
@@ -112,6 +116,8 @@ static int cdense_max_lw(int threads, const sdi_sg_limits *lim)
  * and W fits in shared memory; 0 when there is none. */
 static int32_t cdense_wide_p(int32_t n, int threads, const sdi_sg_limits *lim, int cd_max)
 {
+    if (lim->no_wide)
+        return 0;
     const int64_t w = ((int64_t)n + 31) / 32 * 32;
     if (w <= ((int64_t)1 << cd_max) || w / 32 > INT32_MAX)
         return 0;

@@ -530,6 +530,12 @@ static void test_wide_stripe(void)
         sdi_sg_lowered_free(&low);
         sdi_sg_schedule_free(&s);
     }
+    /* SPARSEDITTO_SG_WIDE=0 turns it off: global stripes, as before */
+    setenv("SPARSEDITTO_SG_WIDE", "0", 1);
+    const sdi_sg_limits lim_off = h200_limits(); /* the switch is read with the limits */
+    unsetenv("SPARSEDITTO_SG_WIDE");
+    sdi_sg_classify(&hy, &lim_off, 45101, 5000000, 45101, 0, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_GLOBAL, "SPARSEDITTO_SG_WIDE=0: %s p=%d", sdi_sg_kind_name(kind), p);
     /* forced: a wide stripe by force_p = -W/32, and out of range */
     sdi_spgemm_config fc = preset(SDI_SPGEMM_HYBRID);
     fc.force_kind = SDI_SG_CDENSE;
