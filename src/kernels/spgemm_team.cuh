@@ -179,7 +179,10 @@ struct SgCta {
 #define SG_ALL_PRODUCTS 0x7fffffffffffffffll
 // A CTA's round of entries (at least T/8 of them) whose B rows average at least this many
 // products switches to a warp per B row (below: lanes would idle at the ends of short rows).
+// 0 turns it off (a unit generated under SPARSEDITTO_SG_WARP_BROW=0 defines it so).
+#ifndef SG_WARP_BROW
 #define SG_WARP_BROW 32
+#endif
 
 template <bool VALS, int G, typename F>
 static __device__ __forceinline__ void sg_products(const SgGroup<G> &tm, const sd_spgemm_args &a,
@@ -267,7 +270,7 @@ static __device__ __forceinline__ void sg_products(const SgCta<T> &tm, const sd_
         // (uniform conditions: tm.max's barriers are reached by every thread or none; the
         // longest B row at most a warp's share of the round, so one hub row cannot hold
         // the round back while the other warps wait)
-        if (pbeg == 0 && pend == SG_ALL_PRODUCTS && nact >= T / 8 &&
+        if (SG_WARP_BROW > 0 && pbeg == 0 && pend == SG_ALL_PRODUCTS && nact >= T / 8 &&
             total >= SG_WARP_BROW * nact && (long long)tm.max(len) * (T / 32) <= total) {
             // Long B rows (≥ SG_WARP_BROW products per entry on average; the same in every
             // thread): the round's entries are dealt to the warps in turn and all 32 lanes

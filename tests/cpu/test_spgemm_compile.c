@@ -2,7 +2,8 @@
  * sm_90 (no GPU needed): the plan-time kernels, the scan, every accumulator kind × lane
  * count × size × phase at 128, 256 and 512 threads, and the launch units of each plan
  * family on a synthetic product (each one kernel, in its CUBIN, without the scan); units
- * are shared across configurations and products and deduplicated within a schedule. */
+ * are shared across configurations and products and deduplicated within a schedule; the
+ * SPARSEDITTO_SG_WARP_BROW=0 switch. */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -321,10 +322,46 @@ static void test_units_dedup(void)
               "too many segments accepted");
 }
 
+/* SPARSEDITTO_SG_WARP_BROW=0: a CTA unit's source defines SG_WARP_BROW 0 (the warp-per-B-row
+ * path compiled out) and still compiles; by default it does not. */
+static void test_warp_brow_switch(void)
+{
+    sdi_sg_schedule s;
+    memset(&s, 0, sizeof s);
+    s.nlaunches = 1;
+    s.launches[0].stage = 2;
+    s.launches[0].threads = 256;
+    s.launches[0].nsegs = 1;
+    s.launches[0].segs[0] = (sdi_sg_segment){.kind = SDI_SG_CHASH, .p = 13, .phase = SD_SG_PH_NUM,
+                                             .bin = 0, .blocks = 1, .nrows = 1};
+    s.launches[0].blocks = 1;
+    sdi_sg_lowered on, off;
+    SDT_OK(sdi_spgemm_lower(&s, &on));
+    setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
+    sd_status st = sdi_spgemm_lower(&s, &off);
+    unsetenv("SPARSEDITTO_SG_WARP_BROW");
+    SDT_OK(st);
+    if (st != SD_OK) {
+        sdi_sg_lowered_free(&on);
+        return;
+    }
+    SDT_CHECK(strstr(on.units[0].source, "#define SG_WARP_BROW") == NULL, "default unit defines it");
+    SDT_CHECK(strstr(off.units[0].source, "#define SG_WARP_BROW 0") != NULL, "switched unit: %.200s",
+              off.units[0].source);
+    sdi_cubin c;
+    if (compile(NULL, off.units[0].source, "spgemm_warp_brow_off", &c)) {
+        SDT_CHECK(cubin_has(&c, off.units[0].name), "kernel %s missing", off.units[0].name);
+        sdi_cubin_free(&c);
+    }
+    sdi_sg_lowered_free(&on);
+    sdi_sg_lowered_free(&off);
+}
+
 int main(void)
 {
     sdt_init("test_spgemm_compile");
     SDT_RUN(test_units_dedup);
+    SDT_RUN(test_warp_brow_switch);
     SDT_RUN(test_units_shared);
     SDT_RUN(test_prep_and_scan);
     SDT_RUN(test_families_lowered);
