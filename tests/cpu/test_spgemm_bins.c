@@ -718,7 +718,7 @@ static void test_alloc_failures(void)
     sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
     const long long live0 = sdi_alloc_live_bytes();
     int succeeded = 0;
-    for (long k = 0; k < 40 && !succeeded; k++) {
+    for (long k = 0; k < 400 && !succeeded; k++) { /* the linked form allocates a part per segment */
         sdi_alloc_fail_after(k);
         sdi_sg_schedule s;
         sd_status st = sdi_sg_schedule_build(&c, &lim, &r.ri, &s);
