@@ -197,9 +197,12 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
     ADD_OPT("--no-cache");
     if (fast != NULL)
         ADD_OPT("--Ofast-compile=%s", fast);
-    if (req->rdc)
+    /* A link request's own options stop here: rdc and maxrreg are its parts' (the register
+     * cap follows from the launch bounds in source, its identity), so the kernel cache's
+     * seeding, which knows neither, builds the same key. */
+    if (req->rdc && !req->link)
         ADD_OPT("-rdc=true");
-    if (req->maxrreg > 0)
+    if (req->maxrreg > 0 && !req->link)
         ADD_OPT("--maxrregcount=%d", req->maxrreg);
     for (int i = 0; i < req->nmacros; i++) {
         const sdi_macro *m = &req->macros[i];
