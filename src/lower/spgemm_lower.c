@@ -102,7 +102,7 @@ static const char *warp_brow_define(void)
 bool sdi_spgemm_link_enabled(void)
 {
     const char *e = getenv("SPARSEDITTO_SG_LINK");
-    return !(e != NULL && strcmp(e, "0") == 0);
+    return e != NULL && strcmp(e, "1") == 0;
 }
 
 /* One kernel: segments in order, block b goes to the first segment whose end exceeds b. */

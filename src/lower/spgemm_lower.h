@@ -36,8 +36,10 @@ typedef struct {
                            schedule's */
 } sdi_sg_lowered;
 
-/* Whether units are lowered in the linked form too: yes unless SPARSEDITTO_SG_LINK=0 (every
- * unit one whole NVRTC program, as before session 13). */
+/* Whether units are lowered in the linked form too: only with SPARSEDITTO_SG_LINK=1. Off by
+ * default since session 14: on the H200 the linked units halved the quick set's median
+ * SpGEMM compile (5.3 -> 2.9 s) but their kernels ran slower (SpGEMM geomean 2.32x -> 1.73x;
+ * Belcastro_human_gene1 420 -> 551 ms), and DESIGN.md ranks kernel speed first. */
 SDI_HIDDEN bool sdi_spgemm_link_enabled(void);
 
 /* The units of every launch of s; a shape repeated in s is one unit. The scan kernel is

@@ -327,7 +327,8 @@ static void test_units_dedup(void)
 /* The linked form: every family's units on a synthetic product compile as relocatable
  * parts plus a dispatch and link (nvJitLink) into one cubin holding the unit's kernel;
  * the parts are variants (a name per kind, lanes, size, phase and threads), so units of
- * different families share them; SPARSEDITTO_SG_LINK=0 lowers the whole units only. */
+ * different families share them (SPARSEDITTO_SG_LINK=1); by default, and with
+ * SPARSEDITTO_SG_LINK=0, the whole units only. */
 static void test_linked_units(void)
 {
     synth_t t;
@@ -335,6 +336,7 @@ static void test_linked_units(void)
     memset(low, 0, sizeof low);
     if (!synth_make(&t, 4096))
         goto out;
+    setenv("SPARSEDITTO_SG_LINK", "1", 1);
     int units = 0, parts = 0;
     double link_ms = 0, whole_ms = 0;
     for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
@@ -385,22 +387,30 @@ static void test_linked_units(void)
     printf("  %d units (%d parts): linked %.0f ms, whole %.0f ms (NVRTC time; the JIT cache may "
            "hold either)\n", units, parts, link_ms, whole_ms);
     SDT_CHECK(units > 0, "no units");
-    /* the switch */
-    setenv("SPARSEDITTO_SG_LINK", "0", 1);
-    sdi_sg_lowered off;
-    sdi_spgemm_config c;
-    SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &c));
-    int ok = lower_cfg(&t, &c, &off);
-    unsetenv("SPARSEDITTO_SG_LINK");
-    if (ok) {
-        SDT_CHECK(off.nunits > 0 && off.units[0].link_source == NULL && off.units[0].nparts == 0,
-                  "SPARSEDITTO_SG_LINK=0 still lowers the linked form");
-        sdi_jit_request req;
-        sdi_spgemm_unit_request(&off, 0, &req);
-        SDT_CHECK(!req.link, "SPARSEDITTO_SG_LINK=0: a link request");
-        sdi_sg_lowered_free(&off);
+    /* the switch: off by default and with SPARSEDITTO_SG_LINK=0 */
+    const char *off_env[2] = {NULL, "0"};
+    for (int k = 0; k < 2; k++) {
+        if (off_env[k] == NULL)
+            unsetenv("SPARSEDITTO_SG_LINK");
+        else
+            setenv("SPARSEDITTO_SG_LINK", off_env[k], 1);
+        sdi_sg_lowered off;
+        sdi_spgemm_config c;
+        SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &c));
+        int ok = lower_cfg(&t, &c, &off);
+        const char *how = off_env[k] == NULL ? "by default" : "SPARSEDITTO_SG_LINK=0";
+        if (ok) {
+            SDT_CHECK(off.nunits > 0 && off.units[0].link_source == NULL &&
+                          off.units[0].nparts == 0,
+                      "%s: still lowers the linked form", how);
+            sdi_jit_request req;
+            sdi_spgemm_unit_request(&off, 0, &req);
+            SDT_CHECK(!req.link, "%s: a link request", how);
+            sdi_sg_lowered_free(&off);
+        }
     }
 out:
+    unsetenv("SPARSEDITTO_SG_LINK");
     for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
         sdi_sg_lowered_free(&low[f]);
     synth_free(&t);
