@@ -5,7 +5,10 @@
  * alongside), the compiled kernel's time against the best valid cuSPARSE variant (per
  * execution and pipelined; both measured side by side in the same search), the share of
  * tasks our own plan wins, the compile time by stage, and a second compile of the same
- * pattern (a cache hit). Every number comes from the search record that sd_kernel_describe
+ * pattern (a cache hit), whose kernel is then run as a caller would (three executions back
+ * to back, SpGEMM's C freed at once each time, one synchronisation at the end): a kernel
+ * that faults only outside the search fails the task (session 13: a cached cuSPARSE SpGEMM
+ * kernel whose C was freed under its own copies). Every number comes from the search record that sd_kernel_describe
  * returns; nothing unvalidated is counted. SpGEMM also records the winner's peak device
  * memory; a product cuSPARSE could not do (out of resources) that we completed is
  * reported separately and kept out of the geomeans. A task our plan wins is "outside V_o"
@@ -54,6 +57,7 @@ typedef struct {
     double speedup, speedup_pipe, speedup_ours, speedup_ours_pipe;
     double roofline;
     double compile_s, hit_s;
+    char hit_run[120]; /* the cached kernel run three times: "ok", else the cause */
     double peak_mib;     /* SpGEMM: the winner's peak device memory */
     int cusparse_failed; /* SpGEMM: no cuSPARSE algorithm completed (speed-ups NaN) */
     double ms_analysis, ms_synthesis, ms_nvrtc, ms_measure, ms_cusparse, ms_search;
@@ -461,6 +465,46 @@ done:
 /* The matrices of a table (first word of each line, the header "name" skipped), appended
  * from index nm on (at most 512 in all): the real set's suitesparse/INDEX.tsv (files), or
  * paper60.tsv (twins, generated). Returns the new count; a missing table adds none. */
+/* The cached kernel run as a caller would: three executions back to back (SpGEMM: each C
+ * freed at once, its nnz checked against the search's), then one synchronisation. Inputs
+ * are zeros: this checks that the kernel runs and leaves the context sound, not its values
+ * (the search validated them). */
+static sd_status run_cached(sd_context *ctx, sd_kernel *kern, sd_op op, int k, const sd_csr *a, int64_t nnz_c)
+{
+    float *in = NULL, *out = NULL;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        sdi_device_free(in);                                                               \
+        sdi_device_free(out);                                                              \
+    } while (0)
+    for (int i = 0; i < 3; i++) {
+        if (op == SD_OP_SPGEMM) {
+            sd_device_csr c;
+            SD_TRY(sd_spgemm(kern, &c, ctx->stream));
+            const int64_t got = c.nnz;
+            sd_device_csr_free(&c);
+            if (nnz_c >= 0 && got != nnz_c) {
+                SD_FREE_ALL;
+                return SDI_ERR(SD_ERR_VALIDATION, "the cached kernel's C has %lld entries, the search's %lld",
+                               (long long)got, (long long)nnz_c);
+            }
+            continue;
+        }
+        if (in == NULL) {
+            const size_t nin = (size_t)a->cols * (size_t)k, nout = (size_t)a->rows * (size_t)k;
+            SD_TRY(sdi_device_malloc(ctx, (void **)&in, (nin > 0 ? nin : 1) * sizeof *in, "x / B"));
+            SD_TRY(sdi_device_malloc(ctx, (void **)&out, (nout > 0 ? nout : 1) * sizeof *out, "y / C"));
+            SD_TRY(sdi_cuda_status(ctx, cudaMemsetAsync(in, 0, (nin > 0 ? nin : 1) * sizeof *in, ctx->stream),
+                                   "clearing", "x / B"));
+        }
+        SD_TRY(op == SD_OP_SPMV ? sd_spmv(kern, in, out, ctx->stream) : sd_spmm(kern, in, out, ctx->stream));
+    }
+    sd_status s = sdi_stream_sync(ctx, "the cached kernel's executions", NULL);
+    SD_FREE_ALL;
+    return s;
+#undef SD_FREE_ALL
+}
+
 static int add_listed(const char *dir, bool twins, char (*names)[96], char (*specs)[640], int nm)
 {
     char p[512];
@@ -640,7 +684,21 @@ int sdb_run(const sdb_options *o)
             t0 = sdi_now();
             cs = sd_compile(ctx, &a, all_tasks[t].op, all_tasks[t].k, &co2, &kern);
             r->hit_s = cs == SD_OK ? sdi_now() - t0 : NAN;
+            if (cs == SD_OK)
+                cs = run_cached(ctx, kern, all_tasks[t].op, all_tasks[t].k, &a, r->nnz_c);
+            snprintf(r->hit_run, sizeof r->hit_run, "%.119s", cs == SD_OK ? "ok" : sd_last_error());
+            sdi_error_clear();
             sd_kernel_destroy(kern);
+            if (cs != SD_OK) {
+                /* the compiled kernel does not run as the search measured it: a failure */
+                r->status = "failed";
+                snprintf(r->detail, sizeof r->detail, "cached kernel: %.170s", r->hit_run);
+                failures++;
+                fprintf(stderr, "  %-28s %-8s FAILED: %s\n", r->matrix, r->task, r->detail);
+                if (ctx->broken)
+                    break;
+                continue;
+            }
             r->status = "ok";
             r->det_us = r->det_cost = NAN;
             if (o->deterministic && !ctx->broken) {

@@ -35,17 +35,19 @@ static const sdc_option pf_options[] = {
     {"cache", 0, true, "kernel cache directory (default $SPARSEDITTO_CACHE or the user cache)"},
     {"timeout", 0, true, "seconds allowed to each ncu run (default 600)"},
     {"keep", 0, true, "keep ncu's raw CSV and log of each run in DIR (created if missing)"},
+    {"no-vendor", 0, false, "our own best plan even where cuSPARSE won (the entry compiled with --no-vendor)"},
     /* Hidden (the last two, left out of --help): the mode ncu runs. */
     {"exec", 0, true, "ours or cusparse"},
     {"variant", 0, true, "the cuSPARSE variant to run"},
 };
 #define PF_NOPTS ((int)(sizeof pf_options / sizeof pf_options[0]))
 #define PF_HIDDEN 2
-enum { O_OP, O_K, O_JSON, O_GEN, O_RUNS, O_CACHE, O_TIMEOUT, O_KEEP, O_EXEC, O_VARIANT };
+enum { O_OP, O_K, O_JSON, O_GEN, O_RUNS, O_CACHE, O_TIMEOUT, O_KEEP, O_NO_VENDOR, O_EXEC, O_VARIANT };
 
 typedef struct {
     sd_op op;
     int k, runs;
+    bool no_vendor; /* --no-vendor: cuSPARSE may not win, so "ours" is our own best plan */
     const char *file, *gen, *cache;
 } pf_task;
 
@@ -131,6 +133,7 @@ static int exec_mode(const pf_task *t, const char *who, const char *variant)
         s = sd_context_create(&co, &ctx);
     if (s == SD_OK && !vendor) {
         sd_compile_options o = sd_compile_options_default(); /* the parent's search, from the cache */
+        o.allow_vendor = !t->no_vendor;
         s = sd_compile(ctx, &a, t->op, t->k, &o, &kern);
     }
     if (s == SD_OK && vendor)
@@ -211,6 +214,8 @@ static int profile_one(const char *ncu, const pf_task *t, const char *who, const
         argv[a++] = "--variant", argv[a++] = variant;
     if (t->cache != NULL)
         argv[a++] = "--cache", argv[a++] = t->cache;
+    if (t->no_vendor)
+        argv[a++] = "--no-vendor";
     if (t->gen != NULL)
         argv[a++] = "--gen", argv[a++] = t->gen;
     else
@@ -403,7 +408,8 @@ int cmd_profile(int argc, char **argv)
                        "bytes read and written, achieved occupancy and DRAM bandwidth, pooled over\n"
                        "every kernel launch of an execution (the paper's Table 1). Needs a GPU and\n"
                        "ncu with access to the performance counters ($SPARSEDITTO_NCU names another\n"
-                       "ncu); exit 3 without them.",
+                       "ncu); exit 3 without them. Where cuSPARSE won the search the compiled kernel\n"
+                       "runs cuSPARSE; --no-vendor compiles (and profiles) our own best plan instead.",
                        pf_options, PF_NOPTS - PF_HIDDEN);
         return SDC_EXIT_OK;
     }
@@ -412,7 +418,7 @@ int cmd_profile(int argc, char **argv)
     if (!args.present[O_OP])
         return sdc_usage_error("profile: --op spmv|spmm|spgemm is required");
     pf_task t = {.k = 1, .runs = 3, .file = args.npos ? args.pos[0] : NULL, .gen = args.value[O_GEN],
-                 .cache = args.value[O_CACHE]};
+                 .cache = args.value[O_CACHE], .no_vendor = args.present[O_NO_VENDOR]};
     const char *ops = args.value[O_OP];
     if (strcmp(ops, "spmv") == 0)
         t.op = SD_OP_SPMV;
@@ -463,6 +469,7 @@ int cmd_profile(int argc, char **argv)
     s = sd_context_create(&co, &ctx);
     if (s == SD_OK) {
         sd_compile_options o = sd_compile_options_default();
+        o.allow_vendor = !t.no_vendor;
         s = sd_compile(ctx, &a, t.op, t.k, &o, &kern);
     }
     char family[200], variant[200];

@@ -170,12 +170,19 @@ struct SgCta {
 // row's order: A entries in turn, each B row in order) lies in [pbeg, pend). A team
 // takes G entries of A at a time; their products are numbered 0 … total−1 and dealt to
 // the lanes in turn, so lanes stay busy whatever the B row lengths (a lane finds the A
-// entry of its product by a binary search over the team's prefix of lengths). Each lane
+// entry of its product by a binary search over the team's prefix of lengths; a CTA whose
+// round has long B rows instead gives each warp whole B rows, see SG_WARP_BROW). Each lane
 // loads SG_ILP products before it accumulates them: the loads overlap (the product loop
 // is latency-bound). Products per round of entries must stay below 2^31 (the plan
 // checks B's rows).
 #define SG_ILP 4
 #define SG_ALL_PRODUCTS 0x7fffffffffffffffll
+// A CTA's round of entries (at least T/8 of them) whose B rows average at least this many
+// products switches to a warp per B row (below: lanes would idle at the ends of short rows).
+// 0 turns it off (a unit generated under SPARSEDITTO_SG_WARP_BROW=0 defines it so).
+#ifndef SG_WARP_BROW
+#define SG_WARP_BROW 32
+#endif
 
 template <bool VALS, int G, typename F>
 static __device__ __forceinline__ void sg_products(const SgGroup<G> &tm, const sd_spgemm_args &a,
@@ -259,6 +266,49 @@ static __device__ __forceinline__ void sg_products(const SgCta<T> &tm, const sd_
         }
         int total;
         const int excl = tm.excl_scan(len, total); // ends with a barrier
+        const int nact = a1 - base < T ? (int)(a1 - base) : T; // entries in this round
+        // (uniform conditions: tm.max's barriers are reached by every thread or none; the
+        // longest B row at most a warp's share of the round, so one hub row cannot hold
+        // the round back while the other warps wait)
+        if (SG_WARP_BROW > 0 && pbeg == 0 && pend == SG_ALL_PRODUCTS && nact >= T / 8 &&
+            total >= SG_WARP_BROW * nact && (long long)tm.max(len) * (T / 32) <= total) {
+            // Long B rows (≥ SG_WARP_BROW products per entry on average; the same in every
+            // thread): the round's entries are dealt to the warps in turn and all 32 lanes
+            // walk one B row at a time, coalesced and without the binary search (8–9
+            // dependent shared-memory loads per product at T = 256–512).
+            tm.s->excl[tm.lane] = excl;
+            tm.s->bs[tm.lane] = bs;
+            tm.s->av[tm.lane] = av;
+            __syncthreads();
+            const int wl = tm.lane & 31;
+            for (int e = tm.lane >> 5; e < nact; e += T / 32) {
+                const sd_offset bsj = tm.s->bs[e];
+                const int lenj = (e + 1 < T ? tm.s->excl[e + 1] : total) - tm.s->excl[e];
+                const float avj = VALS ? tm.s->av[e] : 0.f;
+                for (int t0 = 0; t0 < lenj; t0 += 32 * SG_ILP) {
+                    int col[SG_ILP];
+                    float val[SG_ILP];
+#pragma unroll
+                    for (int q = 0; q < SG_ILP; q++) {
+                        const int t = t0 + q * 32 + wl;
+                        col[q] = -1;
+                        val[q] = 0.f;
+                        if (t < lenj) {
+                            col[q] = __ldg(a.bcol + bsj + t);
+                            if (VALS)
+                                val[q] = avj * sg_bval(a, bsj + t);
+                        }
+                    }
+#pragma unroll
+                    for (int q = 0; q < SG_ILP; q++)
+                        if (col[q] >= 0)
+                            f(col[q], val[q]);
+                }
+            }
+            __syncthreads(); // the scratch is rewritten by the next round
+            before += total;
+            continue;
+        }
         if (before + total > pbeg) {
             tm.s->excl[tm.lane] = excl;
             tm.s->bs[tm.lane] = bs;

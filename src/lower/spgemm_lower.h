@@ -14,7 +14,16 @@
  * matrix yields a byte-identical unit: one memo / JIT-cache entry, one NVRTC run. */
 typedef struct {
     char name[SDI_SG_KERNEL_NAME]; /* "sd_sg_<16 hex of the shape>": the unit's only kernel */
-    char *source;                  /* NVRTC source (owned) */
+    char *source;                  /* NVRTC source (owned): every segment's template inline;
+                                      the unit's identity (JIT key) in both forms */
+    /* The linked form (sdi_spgemm_link_enabled): a dispatch kernel calling one relocatable
+     * function per segment, each in a source of its own (parts), so that a segment variant
+     * is compiled once for every unit, configuration and product that uses it; NULL and 0
+     * without it. maxrreg: the parts' register cap under the unit's launch bounds. */
+    char *link_source;
+    char *parts[SD_SG_MAX_SEGS];
+    int nparts;
+    int maxrreg;
 } sdi_sg_unit;
 
 typedef struct {
@@ -26,6 +35,12 @@ typedef struct {
     int fast;           /* the units' NVRTC fast-compile level (sdi_jit_request.fast): the
                            schedule's */
 } sdi_sg_lowered;
+
+/* Whether units are lowered in the linked form too: only with SPARSEDITTO_SG_LINK=1. Off by
+ * default since session 14: on the H200 the linked units halved the quick set's median
+ * SpGEMM compile (5.3 -> 2.9 s) but their kernels ran slower (SpGEMM geomean 2.32x -> 1.73x;
+ * Belcastro_human_gene1 420 -> 551 ms), and DESIGN.md ranks kernel speed first. */
+SDI_HIDDEN bool sdi_spgemm_link_enabled(void);
 
 /* The units of every launch of s; a shape repeated in s is one unit. The scan kernel is
  * not part of any unit (sdi_spgemm_scan_request compiles it once). On failure *out is

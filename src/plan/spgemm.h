@@ -82,6 +82,7 @@ typedef struct {
     int smem_max;      /* dynamic shared memory per CTA (opt-in) minus a margin */
     int sm_count;
     int64_t mem_bytes; /* device memory */
+    int no_wide;       /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (sdi_sg_stripe_cols) */
 } sdi_sg_limits;
 
 SDI_HIDDEN void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out);
@@ -92,7 +93,8 @@ SDI_HIDDEN void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *
 typedef struct {
     int32_t kind;      /* sdi_sg_kind */
     int32_t g;         /* lanes per row (group kinds), else 0 */
-    int32_t p;         /* UT (TINY) or log2 of the table / stripe size; 0 for GLOBAL */
+    int32_t p;         /* UT (TINY) or log2 of the table / stripe size (a wide CTA stripe:
+                          −W/32, see sdi_sg_stripe_cols); 0 for GLOBAL */
     int32_t one_phase; /* 1: SYM skipped, one ONE pass into the staging area */
     int32_t threads;   /* threads per CTA of this bin's launches */
     int32_t first;     /* first index into binrows */
@@ -182,6 +184,16 @@ enum {
 SDI_HIDDEN void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32_t n,
                                 int64_t u, int64_t span, int flags, int32_t *kind, int32_t *g,
                                 int32_t *p);
+/* Columns of a dense stripe (GDENSE, CDENSE) of size code p: 2^p, or, for the "wide" CTA
+ * stripe, p = −W/32: W columns, a multiple of 32 (C's columns rounded up), for rows whose
+ * span passes the largest power of two that fits in shared memory while W still fits:
+ * without it such rows went to global stripes (the Belcastro_mouse_gene twin's 45,101
+ * columns: 2^16 does not fit, 45,120 does). */
+static inline int64_t sdi_sg_stripe_cols(int p)
+{
+    return p >= 0 ? (int64_t)1 << p : -(int64_t)p * 32;
+}
+
 /* Shared memory per CTA of a kind for `threads` threads in a phase. */
 SDI_HIDDEN int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase);
 /* Threads per CTA a bin can use: T, or fewer groups when the tables would not fit. */

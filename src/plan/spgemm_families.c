@@ -44,6 +44,10 @@ void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out)
     out->smem_max = optin - 1024;
     out->sm_count = p != NULL && p->sm_count > 0 ? p->sm_count : 132;
     out->mem_bytes = p != NULL && p->global_mem_bytes > 0 ? p->global_mem_bytes : (16ll << 30);
+    /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (such rows go to global stripes, as before
+     * session 13), for side-by-side measurements; read here, once per search, not per row */
+    const char *e = getenv("SPARSEDITTO_SG_WIDE");
+    out->no_wide = e != NULL && strcmp(e, "0") == 0;
 }
 
 /* ------------------------------------------------------------------ shapes */
@@ -63,7 +67,8 @@ static int64_t copy_scratch_bytes(int threads)
 int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase)
 {
     const int sym = phase == SD_SG_PH_SYM;
-    const int64_t size = (int64_t)1 << p;
+    const int64_t size = kind == SDI_SG_CDENSE || kind == SDI_SG_GDENSE ? sdi_sg_stripe_cols(p)
+                                                                        : (int64_t)1 << p;
     switch (kind) {
     case SDI_SG_TINY:
         return 0;
@@ -105,6 +110,19 @@ static int cdense_max_lw(int threads, const sdi_sg_limits *lim)
                           lim->smem_max)
         lw++;
     return lw;
+}
+/* The wide CTA stripe's size code (sdi_sg_stripe_cols) for C's n columns: −W/32 with W = n
+ * rounded up to 32, when the largest power-of-two stripe that fits (2^cd_max) is narrower
+ * and W fits in shared memory; 0 when there is none. */
+static int32_t cdense_wide_p(int32_t n, int threads, const sdi_sg_limits *lim, int cd_max)
+{
+    if (lim->no_wide)
+        return 0;
+    const int64_t w = ((int64_t)n + 31) / 32 * 32;
+    if (w <= ((int64_t)1 << cd_max) || w / 32 > INT32_MAX)
+        return 0;
+    const int32_t p = -(int32_t)(w / 32);
+    return sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, p, threads, SD_SG_PH_NUM) <= lim->smem_max ? p : 0;
 }
 static int chash_fit_lcap(int threads, const sdi_sg_limits *lim)
 {
@@ -231,8 +249,10 @@ sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c)
                 BAD("forced chash needs force_p 6..14 (got %d)", c->force_p);
             break;
         case SDI_SG_CDENSE:
-            if (c->force_p < 5 || c->force_p > 15)
-                BAD("forced cdense needs force_p 5..15 (got %d)", c->force_p);
+            /* or a wide stripe of W = −32·force_p columns (sdi_sg_stripe_cols) */
+            if ((c->force_p < 5 || c->force_p > 15) && (c->force_p > -1 || c->force_p < -32768))
+                BAD("forced cdense needs force_p 5..15, or -1..-32768 for a wide stripe of -32*force_p columns (got %d)",
+                    c->force_p);
             break;
         default:
             break;
@@ -341,6 +361,12 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
             *p = lspan < 10 ? 10 : lspan;
             return;
         }
+        const int32_t wide = cdense_wide_p(n, c->threads, lim, cd_max);
+        if (wide != 0) { /* span ≤ n ≤ its width */
+            *kind = SDI_SG_CDENSE;
+            *p = wide;
+            return;
+        }
     }
     /* Hash tables sized by the bound at the configured load. */
     const int64_t need = (bound * 100 + c->load_pct - 1) / c->load_pct;
@@ -360,10 +386,17 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
         *p = lcap;
         return;
     }
-    /* The fallbacks every family keeps: a CTA stripe in shared memory, else in global. */
+    /* The fallbacks every family keeps: a CTA stripe in shared memory (as wide as C when
+     * that fits), else in global memory. */
     if (lspan <= cd_max) {
         *kind = SDI_SG_CDENSE;
         *p = lspan < 10 ? 10 : lspan;
+        return;
+    }
+    const int32_t wide = cdense_wide_p(n, c->threads, lim, cd_max);
+    if (wide != 0) {
+        *kind = SDI_SG_CDENSE;
+        *p = wide;
         return;
     }
     *kind = SDI_SG_GLOBAL;
@@ -382,7 +415,7 @@ static int row_fits(int kind, int p, int64_t u, int64_t span, int64_t gwidth)
         return bound <= ((int64_t)1 << p);
     case SDI_SG_GDENSE:
     case SDI_SG_CDENSE:
-        return span <= ((int64_t)1 << p);
+        return span <= sdi_sg_stripe_cols(p);
     case SDI_SG_GLOBAL:
         return gwidth < 0 || span <= gwidth;
     default:
@@ -400,11 +433,16 @@ void sdi_sg_schedule_free(sdi_sg_schedule *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Bin keys: kind × lanes (0, 8, 16, 32) × p (0 … 32) → a dense table. */
+/* Bin keys: kind × lanes (0, 8, 16, 32) × p (0 … 32) → a dense table. The wide CTA stripe
+ * (p < 0, one width per schedule: it depends on C's columns only) takes CDENSE's unused
+ * p = 0; the bin gets its p back from the rows' classification. */
 #define KEY_LANES 4
 #define KEY_P 33 /* p ≤ 32 (TINY's UT) */
 static int lane_index(int g) { return g == 8 ? 1 : (g == 16 ? 2 : (g == 32 ? 3 : 0)); }
-static int bin_key(int kind, int g, int p) { return (kind * KEY_LANES + lane_index(g)) * KEY_P + p; }
+static int bin_key(int kind, int g, int p)
+{
+    return (kind * KEY_LANES + lane_index(g)) * KEY_P + (p < 0 ? 0 : p);
+}
 
 /* Rows per thread below which schedule building stays serial. */
 #define SG_PAR_ROWS 65536
@@ -412,7 +450,7 @@ static int bin_key(int kind, int g, int p) { return (kind * KEY_LANES + lane_ind
 /* One row range's sums over the rows of one bin key. */
 typedef struct {
     int64_t count, u_sum, u_max, span_max, bound_max;
-    int32_t g;
+    int32_t g, p; /* the first row's lanes and size code (p differs from the key's when < 0) */
 } sg_key_sums;
 
 /* Row i's column span (0 without products), at most n. */
@@ -576,8 +614,10 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
             const int key = bin_key(kind, g, p);
             key_of[i] = (uint16_t)key;
             sg_key_sums *k = &mine[key];
-            if (k->count++ == 0)
-                k->g = g; /* the bin's lanes: its first row's */
+            if (k->count++ == 0) {
+                k->g = g; /* the bin's lanes and size: its first row's */
+                k->p = p;
+            }
             k->u_sum += u;
             if (u > k->u_max)
                 k->u_max = u;
@@ -623,6 +663,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
                         continue;
                     if (!have_g) {
                         bn->g = k->g;
+                        bn->p = k->p;
                         have_g = 1;
                     }
                     bn->u_sum += k->u_sum;
@@ -651,10 +692,14 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         int32_t kind, g, p;
         sdi_sg_classify(c, lim, ri->n, ri->u[i], span, flags, &kind, &g, &p);
         SD_FREE_ALL;
+        const long long size = kind == SDI_SG_TINY ? p
+                               : kind == SDI_SG_CDENSE || kind == SDI_SG_GDENSE
+                                   ? (long long)sdi_sg_stripe_cols(p)
+                                   : 1ll << p;
         return SDI_ERR(SD_ERR_INVALID_ARG,
                        "spgemm schedule: row %d (u = %lld, span = %lld) does not fit the "
-                       "forced %s of size 2^%d",
-                       i, (long long)ri->u[i], (long long)span, sdi_sg_kind_name(kind), p);
+                       "forced %s of size %lld",
+                       i, (long long)ri->u[i], (long long)span, sdi_sg_kind_name(kind), size);
     }
     if (too_many) {
         SD_FREE_ALL;
@@ -956,12 +1001,14 @@ void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap)
         if (bn->kind == SDI_SG_TINY)
             snprintf(shape, sizeof shape, "%d", bn->p);
         else if (bn->g > 0)
-            snprintf(shape, sizeof shape, "g%d/%d", bn->g, 1 << bn->p);
+            snprintf(shape, sizeof shape, "g%d/%lld", bn->g, (long long)sdi_sg_stripe_cols(bn->p));
         else if (bn->kind == SDI_SG_GLOBAL && s->gparts > 0)
             snprintf(shape, sizeof shape, "w%lldx%dparts", (long long)s->gwidth, s->gparts);
         else if (bn->kind == SDI_SG_GLOBAL)
             snprintf(shape, sizeof shape, "w%lld/%lldslots", (long long)s->gwidth,
                      (long long)s->gslots);
+        else if (bn->kind == SDI_SG_CDENSE)
+            snprintf(shape, sizeof shape, "%lld", (long long)sdi_sg_stripe_cols(bn->p));
         else
             snprintf(shape, sizeof shape, "%d", 1 << bn->p);
         int w = snprintf(buf + o, cap - o, "%s%s%s:%d%s", o > 0 ? " " : "",
@@ -997,7 +1044,10 @@ void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j)
         sdi_json_int(j, bn->g);
         sdi_json_key(j, "size");
         sdi_json_int(j, bn->kind == SDI_SG_TINY ? bn->p
-                        : bn->kind == SDI_SG_GLOBAL ? s->gwidth : (1ll << bn->p));
+                        : bn->kind == SDI_SG_GLOBAL ? s->gwidth
+                        : bn->kind == SDI_SG_CDENSE || bn->kind == SDI_SG_GDENSE
+                            ? sdi_sg_stripe_cols(bn->p)
+                            : (1ll << bn->p));
         sdi_json_key(j, "rows");
         sdi_json_int(j, bn->nrows);
         sdi_json_key(j, "one_phase");

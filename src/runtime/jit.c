@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nvJitLink.h>
 #include <nvrtc.h>
 
 #include "../cache/cache.h"
@@ -53,7 +54,7 @@ sd_status sdi_nvrtc_version(int *major, int *minor)
 
 /* The compile options and the source of a request, in one owned block. */
 typedef struct {
-    const char *opts[SDI_JIT_MAX_MACROS + JIT_FIXED_OPTS + 1]; /* + the fast-compile level */
+    const char *opts[SDI_JIT_MAX_MACROS + JIT_FIXED_OPTS + 3]; /* + fast level, rdc, maxrreg */
     int nopts;
     char *storage;   /* option strings */
     char *source;    /* program text */
@@ -61,6 +62,7 @@ typedef struct {
     size_t key_len;
     char program_name[160];
     const char *label; /* kernel or template name for messages */
+    const sdi_jit_request *req; /* the request (link: its dispatch source and parts) */
 } jit_text;
 
 static void jit_text_free(jit_text *t)
@@ -147,6 +149,11 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
     memset(t, 0, sizeof *t);
     t->label = req->kernel_name ? req->kernel_name
                                 : (req->template_name ? req->template_name : "source");
+    t->req = req;
+    if (req->link && (req->nparts < 0 || req->nparts > SDI_JIT_MAX_PARTS ||
+                      (req->nparts > 0 && req->parts == NULL)))
+        return SDI_ERR(SD_ERR_INVALID_ARG, "kernel '%s': %d parts to link (at most %d)", t->label,
+                       req->nparts, SDI_JIT_MAX_PARTS);
     if (!valid_arch(arch))
         return SDI_ERR(SD_ERR_INVALID_ARG,
                        "kernel '%s': '%s' is not a real GPU architecture (sm_XY)", t->label,
@@ -159,7 +166,7 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
     SD_TRY(fast_compile_level(req, &fast));
     /* Options: the fixed ones, the fast-compile level if any, then -DNAME[=VALUE]. The
      * options are part of the key, so each level has its own cubins. */
-    size_t need = 128 + strlen(arch);
+    size_t need = 192 + strlen(arch);
     for (int i = 0; i < req->nmacros; i++) {
         const sdi_macro *m = &req->macros[i];
         if (!valid_macro_name(m->name) || !valid_macro_value(m->value))
@@ -190,6 +197,13 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
     ADD_OPT("--no-cache");
     if (fast != NULL)
         ADD_OPT("--Ofast-compile=%s", fast);
+    /* A link request's own options stop here: rdc and maxrreg are its parts' (the register
+     * cap follows from the launch bounds in source, its identity), so the kernel cache's
+     * seeding, which knows neither, builds the same key. */
+    if (req->rdc && !req->link)
+        ADD_OPT("-rdc=true");
+    if (req->maxrreg > 0 && !req->link)
+        ADD_OPT("--maxrregcount=%d", req->maxrreg);
     for (int i = 0; i < req->nmacros; i++) {
         const sdi_macro *m = &req->macros[i];
         if (m->value != NULL)
@@ -217,8 +231,10 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
         memcpy(t->source, req->source, n);
     }
     snprintf(t->program_name, sizeof t->program_name, "%s.cu", t->label);
-    /* Full key: options then source, NUL-separated (exact comparison on memo hits). */
-    size_t klen = strlen(t->source) + 1;
+    /* Full key: options, the link mark (a linked kernel), then source, NUL-separated
+     * (exact comparison on memo hits). */
+    static const char link_mark[] = "(linked from relocatable parts)";
+    size_t klen = strlen(t->source) + 1 + (req->link ? sizeof link_mark : 0);
     for (int i = 0; i < t->nopts; i++)
         klen += strlen(t->opts[i]) + 1;
     t->key_text = sdi_malloc(klen);
@@ -228,6 +244,10 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
         size_t n = strlen(t->opts[i]) + 1;
         memcpy(k, t->opts[i], n);
         k += n;
+    }
+    if (req->link) {
+        memcpy(k, link_mark, sizeof link_mark);
+        k += sizeof link_mark;
     }
     memcpy(k, t->source, strlen(t->source) + 1);
     t->key_len = klen;
@@ -347,6 +367,122 @@ static sd_status compile_text(const jit_text *t, const char *arch, sdi_cubin *ou
 #undef SD_FREE_ALL
 }
 
+/* nvJitLink's error log, first lines, for a message. */
+static void link_log(nvJitLinkHandle h, char *out, size_t cap)
+{
+    out[0] = '\0';
+    size_t n = 0;
+    if (h == NULL || nvJitLinkGetErrorLogSize(h, &n) != NVJITLINK_SUCCESS || n == 0)
+        return;
+    char *log = sdi_malloc(n + 1);
+    if (log == NULL)
+        return;
+    if (nvJitLinkGetErrorLog(h, log) == NVJITLINK_SUCCESS) {
+        log[n] = '\0';
+        log_head(log, out, cap, 8);
+    }
+    sdi_free(log);
+}
+
+/* A link request (req->link): each part compiled relocatable (through ctx's memo and the
+ * JIT cache when ctx is given, else through the cache alone), the dispatch source compiled
+ * relocatable, then all of them linked by nvJitLink into one cubin. compile_ms counts the
+ * parts compiled here (not those found), the dispatch and the link. */
+static sd_status link_text(const jit_text *t, const char *arch, sd_context *ctx, sdi_cubin *out)
+{
+    const sdi_jit_request *req = t->req;
+    if (req->link_source == NULL)
+        return SDI_ERR(SD_ERR_INTERNAL, "kernel '%s': a link request without its dispatch source",
+                       t->label);
+    sdi_cubin own[SDI_JIT_MAX_PARTS + 1];
+    const void *data[SDI_JIT_MAX_PARTS + 1];
+    size_t size[SDI_JIT_MAX_PARTS + 1];
+    memset(own, 0, sizeof own);
+    nvJitLinkHandle h = NULL;
+    double ms = 0;
+#define SD_FREE_ALL                                                                        \
+    do {                                                                                   \
+        for (int i_ = 0; i_ <= SDI_JIT_MAX_PARTS; i_++)                                    \
+            sdi_cubin_free(&own[i_]);                                                      \
+        if (h != NULL)                                                                     \
+            nvJitLinkDestroy(&h);                                                          \
+    } while (0)
+    const int np = req->nparts;
+    for (int i = 0; i <= np; i++) {
+        sdi_jit_request pr;
+        memset(&pr, 0, sizeof pr);
+        pr.source = i < np ? req->parts[i] : req->link_source;
+        pr.kernel_name = t->label;
+        pr.arch = arch;
+        pr.fast = req->fast;
+        pr.rdc = 1;
+        pr.maxrreg = i < np ? req->maxrreg : 0; /* the dispatch has its launch bounds */
+        sd_status s;
+        if (ctx != NULL && i < np) {
+            const sdi_cubin *cb = NULL;
+            bool hit = false;
+            s = sdi_jit_get(ctx, &pr, &cb, &hit);
+            if (s == SD_OK) {
+                data[i] = cb->cubin;
+                size[i] = cb->size;
+                ms += hit ? 0 : cb->compile_ms;
+            }
+        } else {
+            s = sdi_jit_compile(&pr, &own[i]);
+            if (s == SD_OK) {
+                data[i] = own[i].cubin;
+                size[i] = own[i].size;
+                ms += own[i].compile_ms;
+            }
+        }
+        if (s != SD_OK) {
+            SD_FREE_ALL;
+            sdi_error_prefix("linking %s", i < np ? "a relocatable part" : "the dispatch");
+            return s;
+        }
+    }
+    const double t0 = sdi_now();
+    char archopt[32];
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    const char *lopts[1] = {archopt};
+    char head[600];
+    nvJitLinkResult r = nvJitLinkCreate(&h, 1, lopts);
+    if (r != NVJITLINK_SUCCESS) {
+        h = NULL;
+        SD_FREE_ALL;
+        return SDI_ERR(SD_ERR_COMPILE, "kernel '%s': nvJitLinkCreate failed (%d)", t->label, (int)r);
+    }
+    for (int i = 0; i <= np && r == NVJITLINK_SUCCESS; i++)
+        r = nvJitLinkAddData(h, NVJITLINK_INPUT_CUBIN, data[i], size[i], i < np ? "part" : "dispatch");
+    if (r == NVJITLINK_SUCCESS)
+        r = nvJitLinkComplete(h);
+    size_t n = 0;
+    if (r == NVJITLINK_SUCCESS)
+        r = nvJitLinkGetLinkedCubinSize(h, &n);
+    void *cubin = r == NVJITLINK_SUCCESS && n > 0 ? sdi_malloc(n) : NULL;
+    if (cubin != NULL)
+        r = nvJitLinkGetLinkedCubin(h, cubin);
+    if (r != NVJITLINK_SUCCESS || cubin == NULL) {
+        link_log(h, head, sizeof head);
+        sdi_free(cubin);
+        SD_FREE_ALL;
+        if (r == NVJITLINK_SUCCESS)
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "kernel '%s': out of host memory for the linked cubin",
+                           t->label);
+        return SDI_ERR(SD_ERR_COMPILE, "kernel '%s': nvJitLink failed (%d): %s", t->label, (int)r,
+                       head[0] ? head : "(empty log)");
+    }
+    memset(out, 0, sizeof *out);
+    out->cubin = cubin;
+    out->size = n;
+    out->compile_ms = ms + (sdi_now() - t0) * 1e3;
+    out->key = sdi_hash_bytes(t->key_text, t->key_len, 0);
+    sdi_log(2, "link %s: %d parts, %.0f ms in all, %zu-byte cubin", t->label, np, out->compile_ms, n);
+    SD_FREE_ALL;
+    return SD_OK;
+#undef SD_FREE_ALL
+}
+
 /* What the JIT key text leaves out but the cubin depends on: the embedded templates
  * (#included by name) and NVRTC's version. Computed once. */
 static uint64_t g_jit_salt;
@@ -373,8 +509,8 @@ static uint64_t jit_salt(void)
 
 /* The on-disk JIT cache under dir (cache.h), else NVRTC (storing what it compiles).
  * *from_disk tells which. dir NULL or "": NVRTC only. */
-static sd_status compile_or_load(const jit_text *t, const char *arch, const char *dir, sdi_cubin *out,
-                                 bool *from_disk)
+static sd_status compile_or_load(const jit_text *t, const char *arch, sd_context *ctx, const char *dir,
+                                 sdi_cubin *out, bool *from_disk)
 {
     *from_disk = false;
     const bool disk = dir != NULL && dir[0] && sdi_jit_cache_enabled();
@@ -393,7 +529,7 @@ static sd_status compile_or_load(const jit_text *t, const char *arch, const char
             return SD_OK;
         }
     }
-    sd_status s = compile_text(t, arch, out);
+    sd_status s = t->req->link ? link_text(t, arch, ctx, out) : compile_text(t, arch, out);
     if (s == SD_OK && disk &&
         sdi_jit_cache_store(dir, t->key_text, t->key_len, jit_salt(), out->cubin, out->size) != SD_OK) {
         sdi_log(1, "%s (the kernel is compiled; only the JIT cache missed it)", sd_last_error());
@@ -416,11 +552,11 @@ sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
         /* No context (the offline pipeline): the default cache directory. */
         char *dir = sdi_cache_base_dir(NULL);
         bool from_disk = false;
-        s = dir != NULL ? compile_or_load(&t, arch, dir, out, &from_disk)
+        s = dir != NULL ? compile_or_load(&t, arch, NULL, dir, out, &from_disk)
                         : SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory resolving the cache directory");
         sdi_free(dir);
     } else if (s == SD_OK) {
-        s = compile_text(&t, arch, out);
+        s = req->link ? link_text(&t, arch, NULL, out) : compile_text(&t, arch, out);
     }
     jit_text_free(&t);
     return s;
@@ -505,7 +641,7 @@ sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req, const sdi_cub
     fresh = sdi_calloc(1, sizeof *fresh);
     SD_CHECK_ALLOC(fresh, "JIT memo entry");
     bool from_disk = false;
-    SD_TRY(compile_or_load(&t, arch, ctx->cache_dir, &fresh->cubin, &from_disk));
+    SD_TRY(compile_or_load(&t, arch, ctx, ctx->cache_dir, &fresh->cubin, &from_disk));
     if (from_disk && hit != NULL)
         *hit = true;
     fresh->hash = h;

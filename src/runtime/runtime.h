@@ -57,7 +57,21 @@ typedef struct {
     const char *kernel_name; /* named in messages */
     int fast; /* NVRTC --Ofast-compile: 0 = as SPARSEDITTO_NVRTC_FAST says, 1..3 = min / mid /
                  max, -1 = full optimisation whatever the environment says */
+    int rdc;     /* 1: relocatable device code (-rdc=true), an object for linking */
+    int maxrreg; /* > 0: --maxrregcount (a relocatable part sees no launch bounds) */
+    /* Separate compilation: link = 1 makes the cubin link_source compiled relocatable and
+     * linked (nvJitLink) with parts[0 .. nparts), each compiled relocatable (rdc, maxrreg)
+     * through the memo and the JIT cache on its own, so a part is compiled once for every
+     * kernel that calls it. `source` stays the identity: the key is the options, a link
+     * mark and source, so a request with link = 1 and no link_source (seeding the memo from
+     * the kernel cache) has the same key. */
+    int link;
+    const char *link_source;
+    const char *const *parts;
+    int nparts;
 } sdi_jit_request;
+
+#define SDI_JIT_MAX_PARTS 32
 
 typedef struct {
     void *cubin;

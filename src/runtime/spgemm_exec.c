@@ -130,9 +130,17 @@ void sdi_spgemm_scan_request(sdi_jit_request *req)
 void sdi_spgemm_unit_request(const sdi_sg_lowered *low, int u, sdi_jit_request *req)
 {
     memset(req, 0, sizeof *req);
-    req->source = low->units[u].source;
-    req->kernel_name = low->units[u].name;
+    const sdi_sg_unit *U = &low->units[u];
+    req->source = U->source;
+    req->kernel_name = U->name;
     req->fast = low->fast;
+    if (U->link_source != NULL) {
+        req->link = 1;
+        req->link_source = U->link_source;
+        req->parts = (const char *const *)U->parts;
+        req->nparts = U->nparts;
+        req->maxrreg = U->maxrreg;
+    }
 }
 
 sd_status sdi_spgemm_config_request(const sd_context *ctx, const sdi_spgemm_operands *op,
@@ -780,19 +788,42 @@ sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
      * scan: NVRTC runs once per distinct source, not once per configuration. */
     int total = 1;
     for (int q = 0; q < n; q++)
-        total += lows[q].nunits;
+        for (int u = 0; u < lows[q].nunits; u++)
+            total += 1 + lows[q].units[u].nparts;
     reqs = sdi_calloc((size_t)total, sizeof *reqs);
     keys = sdi_calloc((size_t)total, sizeof *keys);
     SD_CHECK_ALLOC(reqs, "precompile requests");
     SD_CHECK_ALLOC(keys, "precompile requests");
     int nreq = 0;
     sdi_spgemm_scan_request(&reqs[nreq++]);
+    /* Linked units: their distinct relocatable parts first (compiled in parallel below, the
+     * units then only link them), deduplicated across units and configurations. */
+    for (int q = 0; q < n; q++)
+        for (int u = 0; u < lows[q].nunits; u++)
+            for (int p = 0; p < lows[q].units[u].nparts; p++) {
+                const char *src = lows[q].units[u].parts[p];
+                const uint64_t k = sdi_hash_bytes(src, strlen(src), 0).lo;
+                bool seen = false;
+                for (int r = 1; r < nreq && !seen; r++)
+                    seen = keys[r] == k && strcmp(reqs[r].source, src) == 0;
+                if (!seen) {
+                    keys[nreq] = k;
+                    sdi_jit_request *pr = &reqs[nreq++];
+                    memset(pr, 0, sizeof *pr);
+                    pr->source = src;
+                    pr->kernel_name = lows[q].units[u].name;
+                    pr->fast = lows[q].fast;
+                    pr->rdc = 1;
+                    pr->maxrreg = lows[q].units[u].maxrreg;
+                }
+            }
+    const int nparts_req = nreq;
     for (int q = 0; q < n; q++)
         for (int u = 0; u < lows[q].nunits; u++) {
             const char *src = lows[q].units[u].source;
             const uint64_t k = sdi_hash_bytes(src, strlen(src), 0).lo;
             bool seen = false;
-            for (int r = 1; r < nreq && !seen; r++)
+            for (int r = nparts_req; r < nreq && !seen; r++)
                 seen = keys[r] == k && strcmp(reqs[r].source, src) == 0;
             if (!seen) {
                 keys[nreq] = k;
@@ -809,21 +840,26 @@ sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
         const sdi_jit_request x = reqs[r];
         const uint64_t lx = keys[r];
         int j = r - 1;
-        for (; j >= 1 && keys[j] < lx; j--) {
+        /* within its group: the parts, then the units (a linked unit needs its parts) */
+        const int lo = r < nparts_req ? 1 : nparts_req;
+        for (; j >= lo && keys[j] < lx; j--) {
             reqs[j + 1] = reqs[j];
             keys[j + 1] = keys[j];
         }
         reqs[j + 1] = x;
         keys[j + 1] = lx;
     }
+    for (int pass = 0; pass < 2; pass++) { /* parts (and the scan), then the units */
+        const int r0 = pass == 0 ? 0 : nparts_req, r1 = pass == 0 ? nparts_req : nreq;
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int r = 0; r < nreq; r++) {
-        const sdi_cubin *cb = NULL;
-        sd_status st = sdi_jit_get(ctx, &reqs[r], &cb, NULL);
-        if (st != SD_OK) {
+        for (int r = r0; r < r1; r++) {
+            const sdi_cubin *cb = NULL;
+            sd_status st = sdi_jit_get(ctx, &reqs[r], &cb, NULL);
+            if (st != SD_OK) {
 #pragma omp critical(sdi_spgemm_precompile)
-            if (first == SD_OK)
-                first = st;
+                if (first == SD_OK)
+                    first = st;
+            }
         }
     }
     SD_FREE_ALL;

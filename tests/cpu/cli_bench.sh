@@ -25,6 +25,7 @@ expect() {
 "$sd" profile --help >"$tmp/help" || fail "profile --help"
 grep -q -- '--op' "$tmp/help" || fail "profile --help lacks --op"
 grep -q -- '--exec' "$tmp/help" && fail "profile --help shows the hidden --exec"
+grep -q -- '--no-vendor' "$tmp/help" || fail "profile --help lacks --no-vendor"
 
 # bench: usage errors.
 expect 2 "unknown item 'bogus'" bench --set quick,bogus
@@ -62,6 +63,7 @@ expect 2 "needs --variant" profile "$data/small.mtx.gz" --op spmv --exec cuspars
 
 # profile: ncu missing → exit 3 naming it.
 SPARSEDITTO_NCU=/nonexistent/ncu expect 3 "Nsight Compute is not usable" profile "$data/small.mtx.gz" --op spmv
+SPARSEDITTO_NCU=/nonexistent/ncu expect 3 "Nsight Compute is not usable" profile "$data/small.mtx.gz" --op spgemm --no-vendor
 echo "cli_bench: argument errors and a missing ncu are reported"
 
 # Without a device (CPU lane): exit 3 with the cause. A fake ncu passes the version check.

@@ -465,6 +465,86 @@ static void test_schedule_details(void)
     sdi_sg_schedule_free(&s);
 }
 
+/* The wide CTA stripe: rows whose span passes the largest power-of-two stripe that fits
+ * (2^15 at 256 threads) get a stripe as wide as C (n rounded up to 32) when that fits in
+ * shared memory, instead of global stripes; wider C keeps the global fallback. */
+static void test_wide_stripe(void)
+{
+    const sdi_sg_limits lim = h200_limits();
+    const sdi_spgemm_config hy = preset(SDI_SPGEMM_HYBRID), ha = preset(SDI_SPGEMM_HASH);
+    int32_t kind, g, p;
+    /* Belcastro_mouse_gene's shape: 45,101 columns, rows of 5·10^6 products over them all */
+    sdi_sg_classify(&hy, &lim, 45101, 5000000, 45101, 0, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_CDENSE && p == -1410 && sdi_sg_stripe_cols(p) == 45120,
+              "45,101 columns: %s p=%d", sdi_sg_kind_name(kind), p);
+    sdi_sg_classify(&ha, &lim, 45101, 5000000, 45101, 0, &kind, &g, &p); /* the fallback */
+    SDT_CHECK(kind == SDI_SG_CDENSE && p == -1410, "csr_hash: %s p=%d", sdi_sg_kind_name(kind), p);
+    /* a power of two that fits is kept */
+    sdi_sg_classify(&hy, &lim, 30000, 5000000, 30000, 0, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_CDENSE && p == 15, "30,000 columns: %s p=%d", sdi_sg_kind_name(kind), p);
+    /* too wide for shared memory: global */
+    sdi_sg_classify(&hy, &lim, 70000, 5000000, 70000, 0, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_GLOBAL, "70,000 columns: %s p=%d", sdi_sg_kind_name(kind), p);
+    /* heavy rows split across CTAs still go to global stripes first */
+    sdi_sg_classify(&hy, &lim, 45101, 5000000, 45101, SDI_SG_SPLIT_HEAVY, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_GLOBAL, "split heavy: %s", sdi_sg_kind_name(kind));
+    /* its shared memory: scratch + values + bitmap, within the limit */
+    const int64_t sm = sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, -1410, 256, SD_SG_PH_NUM);
+    SDT_CHECK(sm - sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, -1410, 256, SD_SG_PH_SYM) == 45120 * 4 &&
+                  sm <= lim.smem_max,
+              "wide stripe: %lld bytes of %d", (long long)sm, lim.smem_max);
+
+    /* a schedule: short rows in hash tables, the wide rows in one CDENSE bin of 45,120 */
+    enum { M = 300 };
+    int64_t u[M];
+    int32_t lo[M], hi[M];
+    for (int i = 0; i < M; i++) {
+        u[i] = i % 3 == 0 ? 200 : 50000 + i; /* under SDI_SG_HEAVY_U: not split across CTAs */
+        lo[i] = i % 3 == 0 ? 100 : (int32_t)(i % 7);
+        hi[i] = i % 3 == 0 ? 5000 : 45100 - (int32_t)(i % 5);
+    }
+    sdi_sg_rowinfo ri = {.m = M, .n = 45101, .u = u, .lo = lo, .hi = hi, .b_row_max = 700};
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
+        sdi_spgemm_config c = preset(f);
+        sdi_sg_schedule s;
+        SDT_OK(sdi_sg_schedule_build(&c, &lim, &ri, &s));
+        SDT_OK(sdi_sg_schedule_verify(&c, &lim, &ri, &s));
+        int wide = -1, global = 0;
+        for (int b = 0; b < s.nbins; b++) {
+            if (s.bins[b].kind == SDI_SG_CDENSE && s.bins[b].p < 0)
+                wide = b;
+            global += s.bins[b].kind == SDI_SG_GLOBAL;
+        }
+        SDT_CHECK(wide >= 0 && s.bins[wide].p == -1410 && s.bins[wide].nrows == 200 && !global,
+                  "%s: wide bin %d (%d rows), %d global bins", sdi_spgemm_family_name(f), wide,
+                  wide >= 0 ? s.bins[wide].nrows : 0, global);
+        char buf[512];
+        sdi_sg_schedule_describe(&s, buf, sizeof buf);
+        SDT_CHECK(strstr(buf, "cdense45120:200") != NULL, "%s: %s", sdi_spgemm_family_name(f), buf);
+        sdi_sg_lowered low;
+        SDT_OK(sdi_spgemm_lower(&s, &low));
+        int found = 0;
+        for (int k = 0; k < low.nunits; k++)
+            found |= strstr(low.units[k].source, "sg_seg_cdense<45120, ") != NULL;
+        SDT_CHECK(found, "%s: no unit instantiates the 45,120-column stripe", sdi_spgemm_family_name(f));
+        sdi_sg_lowered_free(&low);
+        sdi_sg_schedule_free(&s);
+    }
+    /* SPARSEDITTO_SG_WIDE=0 turns it off: global stripes, as before */
+    setenv("SPARSEDITTO_SG_WIDE", "0", 1);
+    const sdi_sg_limits lim_off = h200_limits(); /* the switch is read with the limits */
+    unsetenv("SPARSEDITTO_SG_WIDE");
+    sdi_sg_classify(&hy, &lim_off, 45101, 5000000, 45101, 0, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_GLOBAL, "SPARSEDITTO_SG_WIDE=0: %s p=%d", sdi_sg_kind_name(kind), p);
+    /* forced: a wide stripe by force_p = -W/32, and out of range */
+    sdi_spgemm_config fc = preset(SDI_SPGEMM_HYBRID);
+    fc.force_kind = SDI_SG_CDENSE;
+    fc.force_p = -1410;
+    SDT_OK(sdi_spgemm_config_check(&fc));
+    fc.force_p = 0;
+    SDT_STATUS(sdi_spgemm_config_check(&fc), SD_ERR_INVALID_ARG);
+}
+
 static void test_smem_formulas(void)
 {
     /* must match sizeof of the device scratch structs: T/32+1 partials + 16 B per thread */
@@ -638,7 +718,7 @@ static void test_alloc_failures(void)
     sdi_spgemm_config c = preset(SDI_SPGEMM_HYBRID);
     const long long live0 = sdi_alloc_live_bytes();
     int succeeded = 0;
-    for (long k = 0; k < 40 && !succeeded; k++) {
+    for (long k = 0; k < 400 && !succeeded; k++) { /* the linked form allocates a part per segment */
         sdi_alloc_fail_after(k);
         sdi_sg_schedule s;
         sd_status st = sdi_sg_schedule_build(&c, &lim, &r.ri, &s);
@@ -663,6 +743,7 @@ int main(void)
     sdt_init("test_spgemm_bins");
     SDT_RUN(test_presets_and_checks);
     SDT_RUN(test_row_rules);
+    SDT_RUN(test_wide_stripe);
     SDT_RUN(test_smem_formulas);
     SDT_RUN(test_schedule_details);
     SDT_RUN(test_schedules);

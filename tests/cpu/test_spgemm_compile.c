@@ -2,12 +2,15 @@
  * sm_90 (no GPU needed): the plan-time kernels, the scan, every accumulator kind × lane
  * count × size × phase at 128, 256 and 512 threads, and the launch units of each plan
  * family on a synthetic product (each one kernel, in its CUBIN, without the scan); units
- * are shared across configurations and products and deduplicated within a schedule. */
+ * are shared across configurations and products and deduplicated within a schedule; the
+ * SPARSEDITTO_SG_WARP_BROW=0 switch; the linked form of the units (relocatable parts linked by
+ * nvJitLink) and its switch. */
 #define _GNU_SOURCE
 #include <string.h>
 
 #include "lower/spgemm_lower.h"
 #include "runtime/runtime.h"
+#include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
 static int compile(const char *template_name, const char *source, const char *label,
@@ -321,10 +324,139 @@ static void test_units_dedup(void)
               "too many segments accepted");
 }
 
+/* The linked form: every family's units on a synthetic product compile as relocatable
+ * parts plus a dispatch and link (nvJitLink) into one cubin holding the unit's kernel;
+ * the parts are variants (a name per kind, lanes, size, phase and threads), so units of
+ * different families share them (SPARSEDITTO_SG_LINK=1); by default, and with
+ * SPARSEDITTO_SG_LINK=0, the whole units only. */
+static void test_linked_units(void)
+{
+    synth_t t;
+    sdi_sg_lowered low[SDI_SPGEMM_NFAMILIES];
+    memset(low, 0, sizeof low);
+    if (!synth_make(&t, 4096))
+        goto out;
+    setenv("SPARSEDITTO_SG_LINK", "1", 1);
+    int units = 0, parts = 0;
+    double link_ms = 0, whole_ms = 0;
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
+        sdi_spgemm_config c;
+        SDT_OK(sdi_spgemm_config_default(f, &c));
+        if (!lower_cfg(&t, &c, &low[f]))
+            continue;
+        for (int u = 0; u < low[f].nunits; u++) {
+            const sdi_sg_unit *U = &low[f].units[u];
+            SDT_CHECK(U->link_source != NULL && U->nparts > 0 &&
+                          strstr(U->link_source, "__grid_constant__") != NULL,
+                      "%s: no linked form", U->name);
+            if (U->link_source == NULL)
+                continue;
+            for (int q = 0; q < U->nparts; q++) {
+                /* the part defines sgv_...( and the dispatch declares and calls it */
+                const char *def = strstr(U->parts[q], "__noinline__ void sgv_");
+                char fn[80] = "";
+                if (def != NULL)
+                    sscanf(def + strlen("__noinline__ void "), "%79[A-Za-z0-9_]", fn);
+                SDT_CHECK(fn[0] && strstr(U->link_source, fn) != NULL, "%s part %d: '%s'", U->name, q, fn);
+            }
+            sdi_jit_request req;
+            sdi_spgemm_unit_request(&low[f], u, &req);
+            SDT_CHECK(req.link && req.nparts == U->nparts && req.link_source == U->link_source,
+                      "%s: the unit request is not a link request", U->name);
+            sdi_cubin cb;
+            sd_status st = sdi_jit_compile(&req, &cb);
+            SDT_CHECK(st == SD_OK, "%s linked: %s", U->name, sd_last_error());
+            if (st == SD_OK) {
+                SDT_CHECK(cubin_has(&cb, U->name), "%s: kernel missing from the linked cubin", U->name);
+                link_ms += cb.compile_ms;
+                sdi_cubin_free(&cb);
+            }
+            sdi_jit_request whole;
+            memset(&whole, 0, sizeof whole);
+            whole.source = U->source;
+            whole.kernel_name = U->name;
+            whole.fast = low[f].fast;
+            if (sdi_jit_compile(&whole, &cb) == SD_OK) {
+                whole_ms += cb.compile_ms;
+                sdi_cubin_free(&cb);
+            }
+            units++;
+            parts += U->nparts;
+        }
+    }
+    printf("  %d units (%d parts): linked %.0f ms, whole %.0f ms (NVRTC time; the JIT cache may "
+           "hold either)\n", units, parts, link_ms, whole_ms);
+    SDT_CHECK(units > 0, "no units");
+    /* the switch: off by default and with SPARSEDITTO_SG_LINK=0 */
+    const char *off_env[2] = {NULL, "0"};
+    for (int k = 0; k < 2; k++) {
+        if (off_env[k] == NULL)
+            unsetenv("SPARSEDITTO_SG_LINK");
+        else
+            setenv("SPARSEDITTO_SG_LINK", off_env[k], 1);
+        sdi_sg_lowered off;
+        sdi_spgemm_config c;
+        SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &c));
+        int ok = lower_cfg(&t, &c, &off);
+        const char *how = off_env[k] == NULL ? "by default" : "SPARSEDITTO_SG_LINK=0";
+        if (ok) {
+            SDT_CHECK(off.nunits > 0 && off.units[0].link_source == NULL &&
+                          off.units[0].nparts == 0,
+                      "%s: still lowers the linked form", how);
+            sdi_jit_request req;
+            sdi_spgemm_unit_request(&off, 0, &req);
+            SDT_CHECK(!req.link, "%s: a link request", how);
+            sdi_sg_lowered_free(&off);
+        }
+    }
+out:
+    unsetenv("SPARSEDITTO_SG_LINK");
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
+        sdi_sg_lowered_free(&low[f]);
+    synth_free(&t);
+}
+
+/* SPARSEDITTO_SG_WARP_BROW=0: a CTA unit's source defines SG_WARP_BROW 0 (the warp-per-B-row
+ * path compiled out) and still compiles; by default it does not. */
+static void test_warp_brow_switch(void)
+{
+    sdi_sg_schedule s;
+    memset(&s, 0, sizeof s);
+    s.nlaunches = 1;
+    s.launches[0].stage = 2;
+    s.launches[0].threads = 256;
+    s.launches[0].nsegs = 1;
+    s.launches[0].segs[0] = (sdi_sg_segment){.kind = SDI_SG_CHASH, .p = 13, .phase = SD_SG_PH_NUM,
+                                             .bin = 0, .blocks = 1, .nrows = 1};
+    s.launches[0].blocks = 1;
+    sdi_sg_lowered on, off;
+    SDT_OK(sdi_spgemm_lower(&s, &on));
+    setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
+    sd_status st = sdi_spgemm_lower(&s, &off);
+    unsetenv("SPARSEDITTO_SG_WARP_BROW");
+    SDT_OK(st);
+    if (st != SD_OK) {
+        sdi_sg_lowered_free(&on);
+        return;
+    }
+    SDT_CHECK(strstr(on.units[0].source, "#define SG_WARP_BROW") == NULL, "default unit defines it");
+    SDT_CHECK(strstr(off.units[0].source, "#define SG_WARP_BROW 0") != NULL, "switched unit: %.200s",
+              off.units[0].source);
+    sdi_cubin c;
+    if (compile(NULL, off.units[0].source, "spgemm_warp_brow_off", &c)) {
+        SDT_CHECK(cubin_has(&c, off.units[0].name), "kernel %s missing", off.units[0].name);
+        sdi_cubin_free(&c);
+    }
+    sdi_sg_lowered_free(&on);
+    sdi_sg_lowered_free(&off);
+}
+
 int main(void)
 {
     sdt_init("test_spgemm_compile");
     SDT_RUN(test_units_dedup);
+    SDT_RUN(test_warp_brow_switch);
+    SDT_RUN(test_linked_units);
     SDT_RUN(test_units_shared);
     SDT_RUN(test_prep_and_scan);
     SDT_RUN(test_families_lowered);

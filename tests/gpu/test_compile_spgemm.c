@@ -137,6 +137,9 @@ static void test_products(void)
         "banded:n=20000,bw=4",
         "rmat:scale=12,ef=8",
         "uniform:rows=3000,cols=700,deg=5",            /* rectangular: A·Aᵀ */
+        /* long rows over 36,000 columns: the wide CTA stripe (36,000 columns, not 2^16) */
+        "bimodal:rows=36000,cols=36000,short=2,long=2500,frac=0.01",
+        "uniform:rows=3000,cols=3000,deg=64", /* CTA rows of 64 B rows of 64: a warp per B row */
     };
     sd_compile_options o = quick();
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
