@@ -8,12 +8,13 @@
  * pattern (a cache hit), whose kernel is then run as a caller would (three executions back
  * to back, SpGEMM's C freed at once each time, one synchronisation at the end): a kernel
  * that faults only outside the search fails the task (session 13: a cached cuSPARSE SpGEMM
- * kernel whose C was freed under its own copies). Every number comes from the search record that sd_kernel_describe
- * returns; nothing unvalidated is counted. SpGEMM also records the winner's peak device
- * memory; a product cuSPARSE could not do (out of resources) that we completed is
- * reported separately and kept out of the geomeans. A task our plan wins is "outside V_o"
- * when that plan instantiates no label of the template vocabulary as it stands
- * (sdi_impl_vo_label: another representation, a balanced decomposition, compression).
+ * kernel whose C was freed under its own copies). Every number comes from the search
+ * record that sd_kernel_describe returns; nothing unvalidated is counted. SpGEMM also
+ * records the winner's peak device memory; a product cuSPARSE could not do (out of
+ * resources) that we completed is reported separately and kept out of the geomeans. A task
+ * our plan wins is "outside V_o" when that plan instantiates no label of the template
+ * vocabulary as it stands (sdi_impl_vo_label: another representation, a balanced
+ * decomposition, compression).
  *
  * With `deterministic`, every task is compiled a second time with deterministic = 1 in the
  * same run (its own search and cache entry); the cost of reproducibility is that kernel's
@@ -462,9 +463,6 @@ done:
     return rc;
 }
 
-/* The matrices of a table (first word of each line, the header "name" skipped), appended
- * from index nm on (at most 512 in all): the real set's suitesparse/INDEX.tsv (files), or
- * paper60.tsv (twins, generated). Returns the new count; a missing table adds none. */
 /* The cached kernel run as a caller would: three executions back to back (SpGEMM: each C
  * freed at once, its nnz checked against the search's), then one synchronisation. Inputs
  * are zeros: this checks that the kernel runs and leaves the context sound, not its values
@@ -505,6 +503,9 @@ static sd_status run_cached(sd_context *ctx, sd_kernel *kern, sd_op op, int k, c
 #undef SD_FREE_ALL
 }
 
+/* The matrices of a table (first word of each line, the header "name" skipped), appended
+ * from index nm on (at most 512 in all): the real set's suitesparse/INDEX.tsv (files), or
+ * paper60.tsv (twins, generated). Returns the new count; a missing table adds none. */
 static int add_listed(const char *dir, bool twins, char (*names)[96], char (*specs)[640], int nm)
 {
     char p[512];
