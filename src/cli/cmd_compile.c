@@ -436,6 +436,22 @@ int cmd_plan(int argc, char **argv)
                        sdi_jget_number(b, "M_T", 0), sdi_jget_number(b, "q_R", 0),
                        sdi_jget_number(b, "q_T", 0));
             }
+            /* SpGEMM: each launch's residency by threads and shared memory (a fused launch
+             * holds its largest segment's shared memory) */
+            bool header = false;
+            for (int i = 0; i < v.n; i++) {
+                const sdi_jvalue *ls = sdi_jget(sdi_jget(&v.items[i], "lowering"), "launches");
+                if (ls == NULL || ls->n == 0)
+                    continue;
+                if (!header)
+                    printf("resident warps an SM, launch by launch (of %d; registers may "
+                           "lower it):\n", gpu.max_threads_per_sm / 32);
+                header = true;
+                printf("  %-22s", sdi_jget_string(&v.items[i], "family", "?"));
+                for (int l = 0; l < ls->n; l++)
+                    printf(" %.0f", sdi_jget_number(&ls->items[l], "resident_warps", 0));
+                printf("\n");
+            }
             sdi_jvalue_free(&v);
         }
     }

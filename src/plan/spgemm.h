@@ -81,11 +81,19 @@ typedef struct {
 typedef struct {
     int smem_max;      /* dynamic shared memory per CTA (opt-in) minus a margin */
     int sm_count;
+    int smem_per_sm;   /* residency (sdi_sg_resident_ctas): shared memory an SM, */
+    int threads_per_sm; /* threads and CTAs an SM, */
+    int ctas_per_sm;
+    int smem_reserved; /* and what the hardware keeps per CTA */
     int64_t mem_bytes; /* device memory */
     int no_wide;       /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (sdi_sg_stripe_cols) */
 } sdi_sg_limits;
 
 SDI_HIDDEN void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out);
+/* CTAs of `threads` threads and `smem` bytes of dynamic shared memory that one SM holds at
+ * once, by threads, CTAs and shared memory (registers are known only after compiling: an
+ * upper bound). */
+SDI_HIDDEN int32_t sdi_sg_resident_ctas(const sdi_sg_limits *lim, int threads, int64_t smem);
 
 #define SDI_SG_MAX_BINS 64
 #define SDI_SG_MAX_LAUNCHES 64
@@ -119,6 +127,7 @@ typedef struct {
     int64_t blocks;
     int32_t nsegs;
     sdi_sg_segment segs[SD_SG_MAX_SEGS];
+    int32_t resident; /* CTAs an SM can hold (sdi_sg_resident_ctas; not part of its shape) */
 } sdi_sg_launch;
 
 /* The schedule of one product under one configuration. */

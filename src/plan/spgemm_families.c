@@ -43,11 +43,30 @@ void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out)
      * 1 KiB the hardware reserves per CTA on sm_80+ */
     out->smem_max = optin - 1024;
     out->sm_count = p != NULL && p->sm_count > 0 ? p->sm_count : 132;
+    /* residency; an H200's figures where the properties leave them 0 */
+    out->smem_per_sm = p != NULL && p->smem_per_sm > 0 ? p->smem_per_sm : 228 * 1024;
+    out->threads_per_sm = p != NULL && p->max_threads_per_sm > 0 ? p->max_threads_per_sm : 2048;
+    out->ctas_per_sm = p != NULL && p->max_ctas_per_sm > 0 ? p->max_ctas_per_sm : 32;
+    out->smem_reserved = p != NULL && p->smem_reserved_per_cta > 0 ? p->smem_reserved_per_cta : 1024;
     out->mem_bytes = p != NULL && p->global_mem_bytes > 0 ? p->global_mem_bytes : (16ll << 30);
     /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (such rows go to global stripes, as before
      * session 13), for side-by-side measurements; read here, once per search, not per row */
     const char *e = getenv("SPARSEDITTO_SG_WIDE");
     out->no_wide = e != NULL && strcmp(e, "0") == 0;
+}
+
+int32_t sdi_sg_resident_ctas(const sdi_sg_limits *lim, int threads, int64_t smem)
+{
+    if (lim == NULL || threads <= 0)
+        return 0;
+    int64_t n = lim->threads_per_sm / threads;
+    if (n > lim->ctas_per_sm)
+        n = lim->ctas_per_sm;
+    /* the hardware's reservation counts whether or not the CTA asks for shared memory */
+    const int64_t per_cta = (smem > 0 ? smem : 0) + lim->smem_reserved;
+    if (per_cta > 0 && lim->smem_per_sm / per_cta < n)
+        n = lim->smem_per_sm / per_cta;
+    return (int32_t)n;
 }
 
 /* ------------------------------------------------------------------ shapes */
@@ -853,6 +872,9 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         SD_TRY(add_segment(s, c->fuse, max_segs, 2, c->threads, &seg));
     }
     (void)any_two;
+    for (int l = 0; l < s->nlaunches; l++)
+        s->launches[l].resident = sdi_sg_resident_ctas(lim, s->launches[l].threads,
+                                                       s->launches[l].smem);
     sdi_free(key_of);
     sdi_free(ks);
     sdi_free(fill);
@@ -1084,6 +1106,30 @@ void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j)
     sdi_json_int(j, s->gwidth);
     sdi_json_key(j, "empty_rows");
     sdi_json_int(j, s->nempty);
+    /* each launch with its residency: a launch holds the shared memory of its largest
+     * segment, so a fused launch runs every segment at that occupancy */
+    sdi_json_key(j, "launches");
+    sdi_json_begin_array(j);
+    for (int l = 0; l < s->nlaunches; l++) {
+        const sdi_sg_launch *L = &s->launches[l];
+        sdi_json_begin_object(j);
+        sdi_json_key(j, "stage");
+        sdi_json_int(j, L->stage);
+        sdi_json_key(j, "threads");
+        sdi_json_int(j, L->threads);
+        sdi_json_key(j, "segments");
+        sdi_json_int(j, L->nsegs);
+        sdi_json_key(j, "blocks");
+        sdi_json_int(j, L->blocks);
+        sdi_json_key(j, "smem");
+        sdi_json_int(j, L->smem);
+        sdi_json_key(j, "resident_ctas");
+        sdi_json_int(j, L->resident);
+        sdi_json_key(j, "resident_warps");
+        sdi_json_int(j, (int64_t)L->resident * L->threads / 32);
+        sdi_json_end_object(j);
+    }
+    sdi_json_end_array(j);
     sdi_json_end_object(j);
 }
 

@@ -35,11 +35,15 @@ EOF
 if "$BIN" plan "$TMP/a.mtx" --op spgemm --gpu H200 > "$TMP/plan.txt" 2> "$TMP/err.txt"; then
     grep -q "spgemm\." "$TMP/plan.txt" && grep -q "M_rep" "$TMP/plan.txt" &&
         ok "plan --op spgemm lists SpGEMM plans with bounds" || fail "plan output: $(cat "$TMP/plan.txt")"
+    grep -Eq "^resident warps an SM, launch by launch \(of 64" "$TMP/plan.txt" &&
+        grep -Eq "^  spgemm\.[a-z_]+ +[0-9]+( [0-9]+)*$" "$TMP/plan.txt" &&
+        ok "plan --op spgemm: each launch's resident warps" || fail "plan residency: $(cat "$TMP/plan.txt")"
 else
     fail "plan --op spgemm exit $? ($(cat "$TMP/err.txt"))"
 fi
 if "$BIN" plan --op spgemm --b "$TMP/b.mtx" "$TMP/a.mtx" --gpu H200 --json > "$TMP/plan.json" 2> "$TMP/err.txt"; then
-    grep -q '"bins"' "$TMP/plan.json" && ok "plan --b --json" || fail "plan json: $(head -c 300 "$TMP/plan.json")"
+    grep -q '"bins"' "$TMP/plan.json" && grep -q '"resident_warps":' "$TMP/plan.json" &&
+        ok "plan --b --json" || fail "plan json: $(head -c 300 "$TMP/plan.json")"
 else
     fail "plan --b exit $? ($(cat "$TMP/err.txt"))"
 fi

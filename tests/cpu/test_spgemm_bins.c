@@ -563,6 +563,48 @@ static void test_smem_formulas(void)
               "cdense 2^15 fits at 512 threads");
 }
 
+/* Residency: CTAs an SM by threads (2048), CTAs (32) and shared memory (228 KiB, 1 KiB
+ * reserved a CTA), checked by hand for the H200; a schedule's launches carry theirs, and a
+ * fused launch the residency of its largest segment's shared memory. */
+static void test_residency(void)
+{
+    const sdi_sg_limits lim = h200_limits();
+    const struct {
+        int threads;
+        int64_t smem;
+        int32_t want;
+    } cases[] = {{256, 135240, 1}, {256, 96172, 2}, {256, 36936, 6}, {256, 0, 8},
+                 {224, 229376, 1}, {128, 0, 16}, {64, 0, 32}, {32, 0, 32}, {512, 6956, 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int32_t got = sdi_sg_resident_ctas(&lim, cases[i].threads, cases[i].smem);
+        SDT_CHECK(got == cases[i].want, "T=%d, %lld bytes: %d CTAs, want %d", cases[i].threads,
+                  (long long)cases[i].smem, got, cases[i].want);
+    }
+    SDT_CHECK(sdi_sg_resident_ctas(&lim, 0, 0) == 0, "no threads: no CTA");
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 50000, 1 << 20, 11), "rows");
+    sdi_spgemm_config c = preset(SDI_SPGEMM_TILED); /* fuse 2: segments of several sizes */
+    sdi_sg_schedule s;
+    SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
+    for (int l = 0; l < s.nlaunches; l++) {
+        const sdi_sg_launch *L = &s.launches[l];
+        int64_t most = 0;
+        for (int q = 0; q < L->nsegs; q++)
+            most = L->segs[q].smem > most ? L->segs[q].smem : most;
+        SDT_CHECK(L->resident >= 1 && L->resident == sdi_sg_resident_ctas(&lim, L->threads, most),
+                  "launch %d: %d resident CTAs, its largest segment %lld bytes", l, L->resident,
+                  (long long)most);
+    }
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sdi_sg_schedule_json(&s, &j);
+    SDT_OK(sdi_json_finish(&j));
+    SDT_CHECK(strstr(j.buf, "\"resident_warps\":") != NULL, "schedule JSON: %.200s", j.buf);
+    sdi_json_free(&j);
+    sdi_sg_schedule_free(&s);
+    rows_free(&r);
+}
+
 /* SPARSEDITTO_SG_FUSE_MAX caps the segments of a fused launch (smaller NVRTC units); the
  * schedule stays valid and covers the same rows. */
 static void test_fuse_cap(void)
@@ -748,6 +790,7 @@ int main(void)
     SDT_RUN(test_schedule_details);
     SDT_RUN(test_schedules);
     SDT_RUN(test_fuse_cap);
+    SDT_RUN(test_residency);
     SDT_RUN(test_enumerate);
     SDT_RUN(test_thread_invariance);
     SDT_RUN(test_transfer_threads);
