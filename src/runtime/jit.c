@@ -410,13 +410,17 @@ static sd_status link_text(const jit_text *t, const char *arch, sd_context *ctx,
     const int np = req->nparts;
     for (int i = 0; i <= np; i++) {
         sdi_jit_request pr;
-        memset(&pr, 0, sizeof pr);
-        pr.source = i < np ? req->parts[i] : req->link_source;
+        if (i < np) {
+            sdi_jit_part_request(req, i, &pr);
+        } else { /* the dispatch: relocatable too, with its own launch bounds */
+            memset(&pr, 0, sizeof pr);
+            pr.source = req->link_source;
+            pr.kernel_name = req->kernel_name;
+            pr.fast = req->fast;
+            pr.rdc = 1;
+        }
         pr.kernel_name = t->label;
         pr.arch = arch;
-        pr.fast = req->fast;
-        pr.rdc = 1;
-        pr.maxrreg = i < np ? req->maxrreg : 0; /* the dispatch has its launch bounds */
         sd_status s;
         if (ctx != NULL && i < np) {
             const sdi_cubin *cb = NULL;
@@ -536,6 +540,17 @@ static sd_status compile_or_load(const jit_text *t, const char *arch, sd_context
         sdi_error_clear();
     }
     return s;
+}
+
+void sdi_jit_part_request(const sdi_jit_request *link, int i, sdi_jit_request *out)
+{
+    memset(out, 0, sizeof *out);
+    out->source = link->parts[i];
+    out->kernel_name = link->kernel_name;
+    out->arch = link->arch;
+    out->fast = link->fast;
+    out->rdc = 1;
+    out->maxrreg = link->maxrreg;
 }
 
 sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)

@@ -87,6 +87,10 @@ typedef struct {
  * as headers so templates #include each other) and returns the CUBIN. Needs no GPU.
  * SD_ERR_COMPILE carries the kernel name and the first lines of the log. */
 SDI_HIDDEN sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out);
+/* The request that compiles part i of a link request (relocatable, the link's register
+ * cap): the one the link itself issues, so that a batch compiling parts ahead (the SpGEMM
+ * precompile) fills the memo with the very keys the link looks up. */
+SDI_HIDDEN void sdi_jit_part_request(const sdi_jit_request *link, int i, sdi_jit_request *out);
 /* A fast-compile level from the environment variable var: unset, empty or "0" → 0; "min",
  * "mid", "max" → 1, 2, 3; anything else an error naming var. */
 SDI_HIDDEN sd_status sdi_jit_fast_level_env(const char *var, int *level);

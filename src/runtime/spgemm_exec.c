@@ -799,24 +799,21 @@ sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
     /* Linked units: their distinct relocatable parts first (compiled in parallel below, the
      * units then only link them), deduplicated across units and configurations. */
     for (int q = 0; q < n; q++)
-        for (int u = 0; u < lows[q].nunits; u++)
-            for (int p = 0; p < lows[q].units[u].nparts; p++) {
-                const char *src = lows[q].units[u].parts[p];
+        for (int u = 0; u < lows[q].nunits; u++) {
+            sdi_jit_request unit;
+            sdi_spgemm_unit_request(&lows[q], u, &unit);
+            for (int p = 0; p < unit.nparts; p++) {
+                const char *src = unit.parts[p];
                 const uint64_t k = sdi_hash_bytes(src, strlen(src), 0).lo;
                 bool seen = false;
                 for (int r = 1; r < nreq && !seen; r++)
                     seen = keys[r] == k && strcmp(reqs[r].source, src) == 0;
                 if (!seen) {
                     keys[nreq] = k;
-                    sdi_jit_request *pr = &reqs[nreq++];
-                    memset(pr, 0, sizeof *pr);
-                    pr->source = src;
-                    pr->kernel_name = lows[q].units[u].name;
-                    pr->fast = lows[q].fast;
-                    pr->rdc = 1;
-                    pr->maxrreg = lows[q].units[u].maxrreg;
+                    sdi_jit_part_request(&unit, p, &reqs[nreq++]);
                 }
             }
+        }
     const int nparts_req = nreq;
     for (int q = 0; q < n; q++)
         for (int u = 0; u < lows[q].nunits; u++) {
