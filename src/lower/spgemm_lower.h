@@ -41,6 +41,9 @@ typedef struct {
  * SpGEMM compile (5.3 -> 2.9 s) but their kernels ran slower (SpGEMM geomean 2.32x -> 1.73x;
  * Belcastro_human_gene1 420 -> 551 ms), and DESIGN.md ranks kernel speed first. */
 SDI_HIDDEN bool sdi_spgemm_link_enabled(void);
+/* SPARSEDITTO_SG_WARP_BROW=0: every unit compiled without the warp-per-B-row path,
+ * whatever its configuration says (and the search does not try it). */
+SDI_HIDDEN bool sdi_spgemm_warp_brow_disabled(void);
 
 /* The units of every launch of s; a shape repeated in s is one unit. The scan kernel is
  * not part of any unit (sdi_spgemm_scan_request compiles it once). On failure *out is

@@ -66,6 +66,11 @@ typedef struct {
                                 says, 1..3 = min / mid / max (the search's candidates under
                                 SPARSEDITTO_SEARCH_FAST), -1 = full optimisation (its winner
                                 rebuilt) */
+    int32_t warp_brow;       /* CTA rounds of entries whose B rows average at least this many
+                                products give each warp whole B rows (SG_WARP_BROW in
+                                spgemm_team.cuh): 0 = the template's threshold (32), -1 =
+                                never, else this threshold. 0 is the default so that a
+                                cached record from before the field reads as before */
 } sdi_spgemm_config;
 
 /* What binning reads: per row of C, u(i) and the first / last column reached. */
@@ -153,6 +158,7 @@ typedef struct {
     int64_t u_max;
     int64_t ws_bytes; /* staging + global stripes */
     int32_t fast;     /* the configuration's NVRTC fast-compile level (fast_compile) */
+    int32_t warp_brow; /* the configuration's warp_brow */
 } sdi_sg_schedule;
 
 /* ------------------------------------------------------------------ functions */

@@ -246,6 +246,9 @@ sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c)
         BAD("fast_compile %d (-1..3)", c->fast_compile);
     if (c->min_lanes != 0 && c->min_lanes != 8 && c->min_lanes != 16 && c->min_lanes != 32)
         BAD("min_lanes %d (0, 8, 16 or 32)", c->min_lanes);
+    if (c->warp_brow < -1 || c->warp_brow > 65536)
+        BAD("warp_brow %d (-1 = off, 0 = the default, or 1..65536 products per entry)",
+            c->warp_brow);
     if (c->force_kind < -1 || c->force_kind > SDI_SG_GLOBAL)
         BAD("force_kind %d", c->force_kind);
     if (c->force_kind >= 0) {
@@ -294,6 +297,12 @@ void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t ca
     if (c->force_kind >= 0 && n > 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n, " force=%s/g%d/p%d", sdi_sg_kind_name(c->force_kind),
                       c->force_g, c->force_p);
+    if (c->warp_brow != 0 && n > 0 && (size_t)n < cap) {
+        if (c->warp_brow < 0)
+            n += snprintf(buf + n, cap - (size_t)n, " wb=off");
+        else
+            n += snprintf(buf + n, cap - (size_t)n, " wb=%d", c->warp_brow);
+    }
     static const char *const fast[] = {"full", "", "min", "mid", "max"};
     if (c->fast_compile != 0 && c->fast_compile >= -1 && c->fast_compile <= 3 && n > 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, " nvrtc=%s", fast[c->fast_compile + 1]);
@@ -325,6 +334,7 @@ void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j)
     FIELD(force_g);
     FIELD(min_lanes);
     FIELD(fast_compile);
+    FIELD(warp_brow);
     FIELD(ws_budget);
     FIELD(chunk_rows);
 #undef FIELD
@@ -578,6 +588,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
     s->m = ri->m;
     s->n = ri->n;
     s->fast = c->fast_compile;
+    s->warp_brow = c->warp_brow;
     s->ntiles = ((int64_t)ri->m + SD_SG_SCAN_TILE - 1) / SD_SG_SCAN_TILE;
     const int64_t budget = c->ws_budget > 0 ? c->ws_budget : lim->mem_bytes / 4;
 

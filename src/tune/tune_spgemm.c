@@ -418,6 +418,42 @@ static sd_status transfer_threads(sg_tuner *t, const int *fams, int nf)
     return s;
 }
 
+/* Whether a schedule has CTA rows (CTA hash, CTA or global stripes): the kinds whose
+ * product rounds may take the warp per B row. */
+static bool has_cta_rows(const sdi_sg_schedule *s)
+{
+    for (int l = 0; l < s->nlaunches; l++)
+        for (int q = 0; q < s->launches[l].nsegs; q++) {
+            const int k = s->launches[l].segs[q].kind;
+            if (k == SDI_SG_CHASH || k == SDI_SG_CDENSE || k == SDI_SG_GLOBAL)
+                return true;
+        }
+    return false;
+}
+
+/* The warp per B row (warp_brow) pays on long, even B rows and costs on power-law rows
+ * (session 14, H200: Belcastro_human_gene1 465 -> 420 ms with it, powerlaw 3.45 -> 3.97 ms,
+ * wiki-Vote 246 -> 264 us), and no one threshold told them apart in the kernel: the search
+ * measures its winner the other way too when the winner's schedule has CTA rows, one
+ * candidate (its slot kept from the refinement). Not under SPARSEDITTO_SG_WARP_BROW=0,
+ * which compiles every unit without the path. */
+static sd_status warp_flip(sg_tuner *t)
+{
+    const sdi_tune_result *r = t->r;
+    if (r->ours_trial < 0 || r->best.kind != SDI_IMPL_SPGEMM || r->best.sg_exec == NULL ||
+        sdi_spgemm_warp_brow_disabled())
+        return SD_OK;
+    const sdi_sg_schedule *s = sdi_spgemm_exec_schedule(r->best.sg_exec);
+    if (s == NULL || !has_cta_rows(s))
+        return SD_OK;
+    sdi_spgemm_config flip = r->best.spgemm_cfg;
+    flip.warp_brow = flip.warp_brow < 0 ? 0 : -1;
+    if (t->budget < t->used + 1)
+        t->budget = t->used + 1;
+    precompile_batch(t, &flip, 1);
+    return try_config(t, 3, &flip);
+}
+
 /* cuSPARSE ALG1–3: measured for the report and as the vendor candidate. A variant that
  * fails for resources is recorded as such in the baseline (and counted here). */
 static sd_status vendor_round(sg_tuner *t)
@@ -570,8 +606,11 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
         if (big)
             SD_TRY(transfer_threads(t, fams, nf));
         /* Refinement: the two fastest families that produced a valid candidate, the first
-         * with half of what is left, the second with the rest (the budget caps the sum). */
+         * with half of what is left, the second with the rest (the budget caps the sum),
+         * less one slot for the warp flip. */
         order_by_time(t, order, nf);
+        const int flip_slot = t->budget - t->used >= 2 ? 1 : 0;
+        t->budget -= flip_slot;
         int remaining = t->budget - t->used, nref = 0;
         while (nref < 2 && nref < nf && t->fam_best[order[nref]] > 0)
             nref++;
@@ -580,6 +619,8 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
             take[1] = remaining;
             SD_TRY(sweep_families(t, 3, order, nref, 2, take));
         }
+        t->budget += flip_slot;
+        SD_TRY(warp_flip(t));
         if (ctx->launch_us_mean > 0 && out->ours_trial >= 0 &&
             t->best_ours_us < 4 * ctx->launch_us_mean)
             snprintf(out->diagnosis, sizeof out->diagnosis,

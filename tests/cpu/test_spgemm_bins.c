@@ -87,6 +87,26 @@ static void test_presets_and_checks(void)
     c.fast_compile = 4;
     SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "fast_compile") != NULL, "message names fast_compile");
+    /* The warp per B row: 0 (the template's threshold) is every preset's and undescribed;
+     * -1 = off and a threshold are described; below -1 or past 65536 refused. */
+    c = preset(SDI_SPGEMM_HYBRID);
+    SDT_CHECK(c.warp_brow == 0, "preset warp_brow %d", c.warp_brow);
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, "wb=") == NULL, "default warp_brow described: '%s'", buf);
+    c.warp_brow = -1;
+    SDT_OK(sdi_spgemm_config_check(&c));
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, " wb=off") != NULL, "'%s' says wb=off", buf);
+    c.warp_brow = 128;
+    SDT_OK(sdi_spgemm_config_check(&c));
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, " wb=128") != NULL, "'%s' says wb=128", buf);
+    const int32_t bad_wb[] = {-2, 65537};
+    for (size_t k = 0; k < 2; k++) {
+        c.warp_brow = bad_wb[k];
+        SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
+        SDT_CHECK(strstr(sd_last_error(), "warp_brow") != NULL, "message names warp_brow");
+    }
 }
 
 static void classify(const sdi_spgemm_config *c, int64_t u, int64_t span, int want_kind,

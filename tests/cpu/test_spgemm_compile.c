@@ -449,6 +449,35 @@ static void test_warp_brow_switch(void)
     }
     sdi_sg_lowered_free(&on);
     sdi_sg_lowered_free(&off);
+
+    /* the configuration's warp_brow (the search's flip): -1 = off, N = that threshold,
+     * and the environment's 0 wins over a threshold */
+    const struct {
+        int32_t wb;
+        const char *env, *want;
+    } cases[] = {{-1, NULL, "#define SG_WARP_BROW 0\n"},
+                 {64, NULL, "#define SG_WARP_BROW 64\n"},
+                 {64, "0", "#define SG_WARP_BROW 0\n"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s.warp_brow = cases[i].wb;
+        if (cases[i].env != NULL)
+            setenv("SPARSEDITTO_SG_WARP_BROW", cases[i].env, 1);
+        sdi_sg_lowered low;
+        st = sdi_spgemm_lower(&s, &low);
+        unsetenv("SPARSEDITTO_SG_WARP_BROW");
+        SDT_OK(st);
+        if (st != SD_OK)
+            continue;
+        SDT_CHECK(strstr(low.units[0].source, cases[i].want) != NULL,
+                  "warp_brow %d (env %s): %.120s", cases[i].wb, cases[i].env ? cases[i].env : "-",
+                  low.units[0].source);
+        if (cases[i].wb == 64 && cases[i].env == NULL &&
+            compile(NULL, low.units[0].source, "spgemm_warp_brow_64", &c)) {
+            SDT_CHECK(cubin_has(&c, low.units[0].name), "kernel %s missing", low.units[0].name);
+            sdi_cubin_free(&c);
+        }
+        sdi_sg_lowered_free(&low);
+    }
 }
 
 int main(void)
