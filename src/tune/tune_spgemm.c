@@ -418,40 +418,68 @@ static sd_status transfer_threads(sg_tuner *t, const int *fams, int nf)
     return s;
 }
 
-/* Whether a schedule has CTA rows (CTA hash, CTA or global stripes): the kinds whose
- * product rounds may take the warp per B row. */
-static bool has_cta_rows(const sdi_sg_schedule *s)
+/* Whether a schedule has rows of any of the kinds in mask (bits 1 << sdi_sg_kind). */
+static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask)
 {
     for (int l = 0; l < s->nlaunches; l++)
-        for (int q = 0; q < s->launches[l].nsegs; q++) {
-            const int k = s->launches[l].segs[q].kind;
-            if (k == SDI_SG_CHASH || k == SDI_SG_CDENSE || k == SDI_SG_GLOBAL)
+        for (int q = 0; q < s->launches[l].nsegs; q++)
+            if (mask & (1u << s->launches[l].segs[q].kind))
                 return true;
-        }
     return false;
 }
 
-/* The warp per B row (warp_brow) pays on long, even B rows and costs on power-law rows
- * (session 14, H200: Belcastro_human_gene1 465 -> 420 ms with it, powerlaw 3.45 -> 3.97 ms,
- * wiki-Vote 246 -> 264 us), and no one threshold told them apart in the kernel: the search
- * measures its winner the other way too when the winner's schedule has CTA rows, one
- * candidate (its slot kept from the refinement). Not under SPARSEDITTO_SG_WARP_BROW=0,
- * which compiles every unit without the path. */
-static sd_status warp_flip(sg_tuner *t)
+/* The winner's edits, measured after the sweeps (each one candidate; their slots kept from
+ * the refinement when the budget allows, else past it, like the full-optimisation build):
+ * - the warp per B row the other way, when the winner has CTA rows (CTA hash, CTA or
+ *   global stripes: the kinds whose product rounds may take it). It pays on long, even B
+ *   rows and costs on power-law rows (session 14, H200: Belcastro_human_gene1 465 -> 420 ms
+ *   with it, powerlaw 3.45 -> 3.97 ms, wiki-Vote 246 -> 264 us), and no one threshold told
+ *   them apart in the kernel. Not under SPARSEDITTO_SG_WARP_BROW=0, which compiles every
+ *   unit without the path.
+ * - hash tables at load 100, when the winner has hash rows at a lower load: a table holds
+ *   a row's upper bound (its products, or its span), but only its distinct columns fill it,
+ *   so where products repeat columns the preset's load 50 leaves tables half empty and
+ *   shared memory short (session 14, ncu: our best plan on the Janna_CoupCons3D twin ran at
+ *   31 % occupancy, its 2^13-slot tables for rows of ~2,900 products and ~1,900 distinct
+ *   columns). Large products never reach the sweeps that vary the load. Capacity stays at
+ *   the bound, so every row still fits. */
+static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
 {
     const sdi_tune_result *r = t->r;
-    if (r->ours_trial < 0 || r->best.kind != SDI_IMPL_SPGEMM || r->best.sg_exec == NULL ||
-        sdi_spgemm_warp_brow_disabled())
-        return SD_OK;
+    if (r->ours_trial < 0 || r->best.kind != SDI_IMPL_SPGEMM || r->best.sg_exec == NULL)
+        return 0;
     const sdi_sg_schedule *s = sdi_spgemm_exec_schedule(r->best.sg_exec);
-    if (s == NULL || !has_cta_rows(s))
+    if (s == NULL)
+        return 0;
+    int n = 0;
+    const sdi_spgemm_config *w = &r->best.spgemm_cfg;
+    if (!sdi_spgemm_warp_brow_disabled() &&
+        has_rows_of(s, 1u << SDI_SG_CHASH | 1u << SDI_SG_CDENSE | 1u << SDI_SG_GLOBAL)) {
+        out[n] = *w;
+        out[n].warp_brow = w->warp_brow < 0 ? 0 : -1;
+        n++;
+    }
+    if (w->load_pct < 100 && has_rows_of(s, 1u << SDI_SG_GHASH | 1u << SDI_SG_CHASH)) {
+        out[n] = *w;
+        out[n].load_pct = 100;
+        n++;
+    }
+    return n;
+}
+
+static sd_status try_winner_edits(sg_tuner *t)
+{
+    sdi_spgemm_config v[2];
+    const int n = winner_edits(t, v);
+    if (n == 0)
         return SD_OK;
-    sdi_spgemm_config flip = r->best.spgemm_cfg;
-    flip.warp_brow = flip.warp_brow < 0 ? 0 : -1;
-    if (t->budget < t->used + 1)
-        t->budget = t->used + 1;
-    precompile_batch(t, &flip, 1);
-    return try_config(t, 3, &flip);
+    if (t->budget < t->used + n)
+        t->budget = t->used + n;
+    precompile_batch(t, v, n);
+    sd_status s = SD_OK;
+    for (int i = 0; i < n && s == SD_OK; i++)
+        s = try_config(t, 3, &v[i]);
+    return s;
 }
 
 /* cuSPARSE ALG1–3: measured for the report and as the vendor candidate. A variant that
@@ -607,10 +635,11 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
             SD_TRY(transfer_threads(t, fams, nf));
         /* Refinement: the two fastest families that produced a valid candidate, the first
          * with half of what is left, the second with the rest (the budget caps the sum),
-         * less one slot for the warp flip. */
+         * less two slots for the winner's edits. */
         order_by_time(t, order, nf);
-        const int flip_slot = t->budget - t->used >= 2 ? 1 : 0;
-        t->budget -= flip_slot;
+        int edit_slots = t->budget - t->used - 1;
+        edit_slots = edit_slots < 0 ? 0 : (edit_slots > 2 ? 2 : edit_slots);
+        t->budget -= edit_slots;
         int remaining = t->budget - t->used, nref = 0;
         while (nref < 2 && nref < nf && t->fam_best[order[nref]] > 0)
             nref++;
@@ -619,8 +648,8 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
             take[1] = remaining;
             SD_TRY(sweep_families(t, 3, order, nref, 2, take));
         }
-        t->budget += flip_slot;
-        SD_TRY(warp_flip(t));
+        t->budget += edit_slots;
+        SD_TRY(try_winner_edits(t));
         if (ctx->launch_us_mean > 0 && out->ours_trial >= 0 &&
             t->best_ours_us < 4 * ctx->launch_us_mean)
             snprintf(out->diagnosis, sizeof out->diagnosis,

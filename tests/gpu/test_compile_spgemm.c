@@ -5,7 +5,7 @@
  * matrix and a product with nnz(C) = 0; the second compile of a pattern is a cache hit
  * with the same C; update_values; deterministic mode (bitwise-identical repeated runs);
  * describe's SpGEMM JSON; sd_device_csr_free waits for work still queued on C; the search's
- * warp-per-B-row flip. Small
+ * edits of its winner (warp per B row flipped, hash tables at load 100). Small
  * budgets keep it under a minute. Skipped (exit 77) without a device. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -154,30 +154,32 @@ static void test_products(void)
     }
 }
 
-/* The search measures its winner with the warp per B row flipped when the winner has CTA
- * rows (tune_spgemm.c, warp_flip), and the flipped candidate validates like any other;
- * SPARSEDITTO_SG_WARP_BROW=0 compiles without the path and tries no flip. */
-static void test_warp_flip(void)
+/* The search measures its winner's edits (tune_spgemm.c, winner_edits): the warp per B
+ * row flipped (the winner has CTA rows) and its hash tables at load 100 (it has hash rows),
+ * each validated like any other candidate; SPARSEDITTO_SG_WARP_BROW=0 compiles without the
+ * warp path and tries no flip. */
+static void test_winner_edits(void)
 {
     sd_csr a;
     make("uniform:rows=3000,cols=3000,deg=64", &a); /* rows of 4096 products: CTA tables */
     sd_compile_options o = quick();
     o.use_cache = 0;
     for (int env = 0; env < 2; env++) {
+        const char *what = env ? "winner edits, warp path off" : "winner edits";
         if (env)
             setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
-        sd_kernel *k = compile(env ? "warp flip, switched off" : "warp flip", &a, NULL, &o, 0);
+        sd_kernel *k = compile(what, &a, NULL, &o, 0);
         unsetenv("SPARSEDITTO_SG_WARP_BROW");
         if (k == NULL)
             continue;
         char *json = malloc(1 << 22);
         if (json != NULL && sd_kernel_describe(k, json, 1 << 22) == SD_OK) {
             const bool flipped = strstr(json, " wb=off") != NULL;
-            SDT_CHECK(flipped == !env, "%s: a trial with wb=off: %d", env ? "switched off" : "default",
-                      flipped);
+            SDT_CHECK(flipped == !env, "%s: a trial with wb=off: %d", what, flipped);
+            SDT_CHECK(strstr(json, " load=100 ") != NULL, "%s: no trial at load 100", what);
         }
         free(json);
-        run_check(env ? "warp flip, switched off" : "warp flip", k, &a, NULL, NULL);
+        run_check(what, k, &a, NULL, NULL);
         sd_kernel_destroy(k);
     }
     sd_csr_free(&a);
@@ -403,7 +405,7 @@ int main(void)
         return 1;
     }
     SDT_RUN(test_products);
-    SDT_RUN(test_warp_flip);
+    SDT_RUN(test_winner_edits);
     SDT_RUN(test_long_row);
     SDT_RUN(test_general_ab_and_edges);
     SDT_RUN(test_cache_hit_and_update);
