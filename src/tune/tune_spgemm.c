@@ -635,10 +635,12 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
             SD_TRY(transfer_threads(t, fams, nf));
         /* Refinement: the two fastest families that produced a valid candidate, the first
          * with half of what is left, the second with the rest (the budget caps the sum),
-         * less two slots for the winner's edits. */
+         * less the slots of the winner's edits (as many as the best so far would take). */
         order_by_time(t, order, nf);
-        int edit_slots = t->budget - t->used - 1;
-        edit_slots = edit_slots < 0 ? 0 : (edit_slots > 2 ? 2 : edit_slots);
+        sdi_spgemm_config edits[2];
+        int edit_slots = winner_edits(t, edits);
+        if (edit_slots > t->budget - t->used - 1)
+            edit_slots = t->budget - t->used - 1 > 0 ? t->budget - t->used - 1 : 0;
         t->budget -= edit_slots;
         int remaining = t->budget - t->used, nref = 0;
         while (nref < 2 && nref < nf && t->fam_best[order[nref]] > 0)
