@@ -653,6 +653,50 @@ static void test_fuse_cap(void)
     rows_free(&r);
 }
 
+/* The search's edits of its winner (tune_spgemm.c, winner_edits) build valid schedules:
+ * hash tables at load 100 hold each row's bound (verify checks every row fits) in no more
+ * shared memory than at load 50, and smaller for some; warp_brow reaches the schedule. */
+static void test_winner_edit_schedules(void)
+{
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 50000, 1 << 20, 11), "rows");
+    const sdi_sg_limits lim = h200_limits();
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
+        sdi_spgemm_config c = preset(f), e = c;
+        e.load_pct = 100;
+        e.warp_brow = -1;
+        sdi_sg_schedule s0, s1;
+        SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s0));
+        sd_status st = sdi_sg_schedule_build(&e, &lim, &r.ri, &s1);
+        SDT_OK(st);
+        if (st == SD_OK) {
+            SDT_OK(sdi_sg_schedule_verify(&e, &lim, &r.ri, &s1));
+            SDT_CHECK(s1.warp_brow == -1 && s0.warp_brow == 0, "%s: warp_brow %d / %d",
+                      sdi_spgemm_family_name(f), s1.warp_brow, s0.warp_brow);
+            /* shared memory of the hash bins, summed over their rows (log2 slots) */
+            int64_t w0 = 0, w1 = 0;
+            for (int b = 0; b < s0.nbins; b++)
+                if (s0.bins[b].kind == SDI_SG_GHASH || s0.bins[b].kind == SDI_SG_CHASH)
+                    w0 += (int64_t)s0.bins[b].nrows << s0.bins[b].p;
+            for (int b = 0; b < s1.nbins; b++)
+                if (s1.bins[b].kind == SDI_SG_GHASH || s1.bins[b].kind == SDI_SG_CHASH)
+                    w1 += (int64_t)s1.bins[b].nrows << s1.bins[b].p;
+            SDT_CHECK(w0 == 0 || w1 < w0, "%s: hash slots at load 100 %lld, at 50 %lld",
+                      sdi_spgemm_family_name(f), (long long)w1, (long long)w0);
+            sdi_sg_lowered low;
+            if (sdi_spgemm_lower(&s1, &low) == SD_OK) {
+                SDT_CHECK(low.nunits > 0 &&
+                              strstr(low.units[0].source, "#define SG_WARP_BROW 0\n") != NULL,
+                          "%s: warp_brow -1 not in the units", sdi_spgemm_family_name(f));
+                sdi_sg_lowered_free(&low);
+            }
+            sdi_sg_schedule_free(&s1);
+        }
+        sdi_sg_schedule_free(&s0);
+    }
+    rows_free(&r);
+}
+
 static void test_enumerate(void)
 {
     rows_t r;
@@ -811,6 +855,7 @@ int main(void)
     SDT_RUN(test_schedules);
     SDT_RUN(test_fuse_cap);
     SDT_RUN(test_residency);
+    SDT_RUN(test_winner_edit_schedules);
     SDT_RUN(test_enumerate);
     SDT_RUN(test_thread_invariance);
     SDT_RUN(test_transfer_threads);
