@@ -418,15 +418,19 @@ static sd_status transfer_threads(sg_tuner *t, const int *fams, int nf)
     return s;
 }
 
-/* Whether a schedule has rows of any of the kinds in mask (bits 1 << sdi_sg_kind). */
-static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask)
+/* Whether a schedule has rows of any of the kinds in mask (bits 1 << sdi_sg_kind) with
+ * a size code above p_min. */
+static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask, int p_min)
 {
-    for (int l = 0; l < s->nlaunches; l++)
-        for (int q = 0; q < s->launches[l].nsegs; q++)
-            if (mask & (1u << s->launches[l].segs[q].kind))
-                return true;
+    for (int b = 0; b < s->nbins; b++)
+        if ((mask & (1u << s->bins[b].kind)) && s->bins[b].p > p_min && s->bins[b].nrows > 0)
+            return true;
     return false;
 }
+
+/* Group hash tables above 2^SG_EDIT_GH slots go to CTA tables in the edits below. */
+#define SG_EDIT_GH 10
+#define SG_MAX_EDITS 3
 
 /* The winner's edits, measured after the sweeps (each one candidate; their slots kept from
  * the refinement when the budget allows, else past it, like the full-optimisation build):
@@ -436,13 +440,19 @@ static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask)
  *   with it, powerlaw 3.45 -> 3.97 ms, wiki-Vote 246 -> 264 us), and no one threshold told
  *   them apart in the kernel. Not under SPARSEDITTO_SG_WARP_BROW=0, which compiles every
  *   unit without the path.
- * - hash tables at load 100, when the winner has hash rows at a lower load: a table holds
- *   a row's upper bound (its products, or its span), but only its distinct columns fill it,
- *   so where products repeat columns the preset's load 50 leaves tables half empty and
- *   shared memory short (session 14, ncu: our best plan on the Janna_CoupCons3D twin ran at
- *   31 % occupancy, its 2^13-slot tables for rows of ~2,900 products and ~1,900 distinct
- *   columns). Large products never reach the sweeps that vary the load. Capacity stays at
- *   the bound, so every row still fits. */
+ * - smaller hash tables, when the winner has hash rows: load 100 and group tables at most
+ *   2^SG_EDIT_GH slots (larger ones a CTA's). A table holds a row's upper bound (its
+ *   products, or its span), but only its distinct columns fill it, so where products
+ *   repeat columns load 50 leaves tables half empty; and a group table of 2^12 slots takes
+ *   32 KB for one warp, where a CTA table of the same size serves eight. Session 14 on the
+ *   H200 (ncu of our best plans): the Janna_CoupCons3D twin's main kernel ran at 37 %
+ *   occupancy with CTA tables of 2^13 slots for rows of ~2,900 products and ~1,900
+ *   distinct columns (this edit: 2^12); the af_shell10 twin's 1.5 M rows sit in 2^12 group
+ *   tables, one CTA of 7 warps per SM (this edit: CTA tables of 2^11). Capacity stays at
+ *   the bound, so every row still fits. Large products never reach the sweeps that vary
+ *   load and table kinds.
+ * - group tables capped alone, at the winner's load, when it has group tables above
+ *   2^SG_EDIT_GH slots (the same occupancy, tables half full at most). */
 static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
 {
     const sdi_tune_result *r = t->r;
@@ -454,14 +464,23 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
     int n = 0;
     const sdi_spgemm_config *w = &r->best.spgemm_cfg;
     if (!sdi_spgemm_warp_brow_disabled() &&
-        has_rows_of(s, 1u << SDI_SG_CHASH | 1u << SDI_SG_CDENSE | 1u << SDI_SG_GLOBAL)) {
+        has_rows_of(s, 1u << SDI_SG_CHASH | 1u << SDI_SG_CDENSE | 1u << SDI_SG_GLOBAL, INT32_MIN)) {
         out[n] = *w;
         out[n].warp_brow = w->warp_brow < 0 ? 0 : -1;
         n++;
     }
-    if (w->load_pct < 100 && has_rows_of(s, 1u << SDI_SG_GHASH | 1u << SDI_SG_CHASH)) {
+    const bool big_groups = has_rows_of(s, 1u << SDI_SG_GHASH, SG_EDIT_GH);
+    if (has_rows_of(s, 1u << SDI_SG_GHASH | 1u << SDI_SG_CHASH, INT32_MIN) &&
+        (w->load_pct < 100 || big_groups)) {
         out[n] = *w;
         out[n].load_pct = 100;
+        if (out[n].ghash_max_lcap > SG_EDIT_GH)
+            out[n].ghash_max_lcap = SG_EDIT_GH;
+        n++;
+    }
+    if (big_groups && w->load_pct < 100) {
+        out[n] = *w;
+        out[n].ghash_max_lcap = SG_EDIT_GH;
         n++;
     }
     return n;
@@ -469,7 +488,7 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
 
 static sd_status try_winner_edits(sg_tuner *t)
 {
-    sdi_spgemm_config v[2];
+    sdi_spgemm_config v[SG_MAX_EDITS];
     const int n = winner_edits(t, v);
     if (n == 0)
         return SD_OK;
@@ -637,7 +656,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
          * with half of what is left, the second with the rest (the budget caps the sum),
          * less the slots of the winner's edits (as many as the best so far would take). */
         order_by_time(t, order, nf);
-        sdi_spgemm_config edits[2];
+        sdi_spgemm_config edits[SG_MAX_EDITS];
         int edit_slots = winner_edits(t, edits);
         if (edit_slots > t->budget - t->used - 1)
             edit_slots = t->budget - t->used - 1 > 0 ? t->budget - t->used - 1 : 0;

@@ -654,8 +654,9 @@ static void test_fuse_cap(void)
 }
 
 /* The search's edits of its winner (tune_spgemm.c, winner_edits) build valid schedules:
- * hash tables at load 100 hold each row's bound (verify checks every row fits) in no more
- * shared memory than at load 50, and smaller for some; warp_brow reaches the schedule. */
+ * hash tables at load 100 with group tables of at most 2^10 slots hold each row's bound
+ * (verify checks every row fits) in fewer slots than the preset's, no group table is
+ * larger than 2^10 (larger ones are CTA tables); warp_brow reaches the schedule. */
 static void test_winner_edit_schedules(void)
 {
     rows_t r;
@@ -664,6 +665,8 @@ static void test_winner_edit_schedules(void)
     for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
         sdi_spgemm_config c = preset(f), e = c;
         e.load_pct = 100;
+        if (e.ghash_max_lcap > 10)
+            e.ghash_max_lcap = 10;
         e.warp_brow = -1;
         sdi_sg_schedule s0, s1;
         SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s0));
@@ -678,9 +681,13 @@ static void test_winner_edit_schedules(void)
             for (int b = 0; b < s0.nbins; b++)
                 if (s0.bins[b].kind == SDI_SG_GHASH || s0.bins[b].kind == SDI_SG_CHASH)
                     w0 += (int64_t)s0.bins[b].nrows << s0.bins[b].p;
-            for (int b = 0; b < s1.nbins; b++)
+            for (int b = 0; b < s1.nbins; b++) {
                 if (s1.bins[b].kind == SDI_SG_GHASH || s1.bins[b].kind == SDI_SG_CHASH)
                     w1 += (int64_t)s1.bins[b].nrows << s1.bins[b].p;
+                SDT_CHECK(s1.bins[b].kind != SDI_SG_GHASH || s1.bins[b].p <= 10,
+                          "%s: a group table of 2^%d slots", sdi_spgemm_family_name(f),
+                          s1.bins[b].p);
+            }
             SDT_CHECK(w0 == 0 || w1 < w0, "%s: hash slots at load 100 %lld, at 50 %lld",
                       sdi_spgemm_family_name(f), (long long)w1, (long long)w0);
             sdi_sg_lowered low;

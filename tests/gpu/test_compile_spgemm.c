@@ -155,7 +155,8 @@ static void test_products(void)
 }
 
 /* The search measures its winner's edits (tune_spgemm.c, winner_edits): the warp per B
- * row flipped (the winner has CTA rows) and its hash tables at load 100 (it has hash rows),
+ * row flipped (the winner has CTA rows) and smaller hash tables (load 100, group tables of
+ * at most 2^10 slots; it has hash rows),
  * each validated like any other candidate; SPARSEDITTO_SG_WARP_BROW=0 compiles without the
  * warp path and tries no flip. */
 static void test_winner_edits(void)
