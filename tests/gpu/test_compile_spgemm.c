@@ -5,7 +5,7 @@
  * matrix and a product with nnz(C) = 0; the second compile of a pattern is a cache hit
  * with the same C; update_values; deterministic mode (bitwise-identical repeated runs);
  * describe's SpGEMM JSON; sd_device_csr_free waits for work still queued on C; the search's
- * edits of its winner (warp per B row flipped, hash tables at load 100). Small
+ * edits of its winner (warp per B row flipped, smaller hash tables); linked units. Small
  * budgets keep it under a minute. Skipped (exit 77) without a device. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -184,6 +184,36 @@ static void test_winner_edits(void)
         sd_kernel_destroy(k);
     }
     sd_csr_free(&a);
+}
+
+/* Linked units (SPARSEDITTO_SG_LINK=1: a dispatch kernel and one relocatable function per
+ * segment variant, each declaring the dynamic shared memory and copying the arguments)
+ * give exactly the C of the whole units, on products that reach every kind: tiny lists
+ * and group tables (R-MAT), CTA tables with the warp per B row, the wide CTA stripe, and
+ * global-memory stripes (rows of ~15,000 products over 100,000 columns). */
+static void test_linked_products(void)
+{
+    static const char *specs[] = {
+        "rmat:scale=12,ef=8",
+        "uniform:rows=3000,cols=3000,deg=64",
+        "bimodal:rows=36000,cols=36000,short=2,long=2500,frac=0.01",
+        "bimodal:rows=100000,cols=100000,short=2,long=3000,frac=0.001",
+    };
+    sd_compile_options o = quick();
+    o.use_cache = 0;
+    setenv("SPARSEDITTO_SG_LINK", "1", 1);
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        sd_csr a;
+        make(specs[i], &a);
+        char what[160];
+        snprintf(what, sizeof what, "linked: %s", specs[i]);
+        sd_kernel *k = compile(what, &a, NULL, &o, 0);
+        if (k != NULL)
+            run_check(what, k, &a, NULL, NULL);
+        sd_kernel_destroy(k);
+        sd_csr_free(&a);
+    }
+    unsetenv("SPARSEDITTO_SG_LINK");
 }
 
 /* A single dense-ish row: one row of C reaches every column. */
@@ -407,6 +437,7 @@ int main(void)
     }
     SDT_RUN(test_products);
     SDT_RUN(test_winner_edits);
+    SDT_RUN(test_linked_products);
     SDT_RUN(test_long_row);
     SDT_RUN(test_general_ab_and_edges);
     SDT_RUN(test_cache_hit_and_update);
