@@ -428,7 +428,7 @@ SDI_HIDDEN sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference
 /* Applies the SpGEMM rule to a device CSR (row pointers of 4 or 8 bytes): a large output
  * (≥ SDI_DEVICE_CHECK_MIN entries, as many as the reference's) is compared on the device
  * with a mirror of the reference (its structure exactly, values as above). A mirror larger
- * than an eighth of the free device memory is streamed: its row pointers stay on the
+ * than a quarter of the free device memory is streamed: its row pointers stay on the
  * device, its entries are computed and uploaded a chunk at a time at each check
  * (SPARSEDITTO_STREAMED_MIRROR=1 forces that, for tests). An output the device flags, and
  * every other, is copied back and judged on the host (whose message a failure carries). */
