@@ -103,8 +103,12 @@ static void progress(void *arg, const char *stage, const sdi_trial *tr, double b
     char how[48] = "";
     if (tr->measured == SDI_MEASURED_SCREENED)
         snprintf(how, sizeof how, "  (screened: one execution)");
-    else if (tr->measured == SDI_MEASURED_BRIEF)
-        snprintf(how, sizeof how, "  (brief: %d executions)", SDI_BRIEF_RUNS);
+    else if (tr->measured == SDI_MEASURED_BRIEF) {
+        int n = 0; /* the brief protocol's samples (2 or SDI_BRIEF_RUNS) */
+        while (n < SDI_TIMED_RUNS && tr->t.runs_us[n] > 0)
+            n++;
+        snprintf(how, sizeof how, "  (brief: %d executions)", n);
+    }
     if (tr->status == SD_OK)
         fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %9.2f us   best %9.2f us%s\n", t, stage, tr->family,
                 tr->config, tr->t.mean_us, best_us, how);

@@ -370,11 +370,16 @@ SDI_HIDDEN sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn 
  *     fraction of a per cent; the 25 executions of the full protocol cost 25 products
  *     (a 290 ms product: 7 s a candidate). Enough to rank candidates, never a reported time:
  *     the search measures its winner again with the full protocol (tune_spgemm.c).
+ *   brief_long_us > 0: from this long, the brief protocol times one execution after the
+ *     warm-up and the two are the timing (the tuner: SDI_BRIEF_LONG_US; the Belcastro
+ *     twins' products of 0.3-0.9 s, whose trials' means and medians differed by under
+ *     0.1 % in session 14: two products a candidate fewer).
  * DESIGN.md's protocol still times every winner and every cuSPARSE variant in full;
  * screened times are marked as such wherever reported. */
 typedef struct {
     double screen_us;
     double brief_us;
+    double brief_long_us;
 } sdi_screen;
 typedef enum { SDI_MEASURED_FULL = 0, SDI_MEASURED_SCREENED, SDI_MEASURED_BRIEF } sdi_measured;
 #define SDI_BRIEF_RUNS 3
@@ -428,7 +433,7 @@ SDI_HIDDEN sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference
 /* Applies the SpGEMM rule to a device CSR (row pointers of 4 or 8 bytes): a large output
  * (≥ SDI_DEVICE_CHECK_MIN entries, as many as the reference's) is compared on the device
  * with a mirror of the reference (its structure exactly, values as above). A mirror larger
- * than an eighth of the free device memory is streamed: its row pointers stay on the
+ * than a quarter of the free device memory is streamed: its row pointers stay on the
  * device, its entries are computed and uploaded a chunk at a time at each check
  * (SPARSEDITTO_STREAMED_MIRROR=1 forces that, for tests). An output the device flags, and
  * every other, is copied back and judged on the host (whose message a failure carries). */

@@ -248,9 +248,12 @@ static sd_status mirror_chunk_upload(sd_context *ctx, const sdi_reference *r, st
  * chunk's computation: the af_shell10 twin's 1.3·10⁹ entries took 6.5 s built whole in
  * pageable memory and uploaded in one piece. Without pinned memory the slots are
  * pageable (each copy then completes before the slot is reused). An SpGEMM mirror larger
- * than an eighth of the free device memory is streamed (d->streamed): the host path it
+ * than a quarter of the free device memory is streamed (d->streamed): the host path it
  * replaces copied C back and compared it on the host, ~29 s a candidate for the 1.8·10⁹
- * entries of the Belcastro_mouse_gene twin. */
+ * entries of the Belcastro_mouse_gene twin; streamed, each check still computes every
+ * entry's bound on the host and uploads it (that twin's candidates took ~8.5 s each on
+ * the H200 in session 13, ~3 s of it their three products), so a mirror stays resident
+ * whenever it can. */
 static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
                                   struct sdi_ref_device *d)
 {
@@ -258,15 +261,19 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
     const int64_t n = sparse ? r->c.nnz : r->rows * (int64_t)r->k;
     const int64_t chunk = n < SDI_MIRROR_CHUNK ? (n > 0 ? n : 1) : SDI_MIRROR_CHUNK;
     if (sparse) {
-        /* The mirror must not crowd the candidates being checked: at most an eighth of
-         * what is free, else streamed (row pointers and two chunk slots). */
+        /* The mirror must not crowd the candidates being checked: at most a quarter of
+         * what is free, else streamed (row pointers and two chunk slots). A quarter
+         * leaves room: the mirror is 12 bytes an entry of C and C itself 8, so a resident
+         * mirror means C under a sixth of the free memory, and the workspace is capped
+         * at a quarter of the device's (ws_budget): under 70 % in all. Session 13's
+         * eighth streamed the Belcastro_mouse_gene twin's 21 GB mirror (139 GB free). */
         const size_t rp_bytes = ((size_t)r->c.rows + 1) * 8;
         const size_t bytes = rp_bytes + (size_t)n * 12, slots = rp_bytes + 2 * (size_t)chunk * 12;
         const size_t free_b = sdi_device_free_bytes();
-        d->streamed = (bytes > free_b / 8 || streamed_mirror_forced()) && n > 0;
-        if (d->streamed && slots > free_b / 8)
+        d->streamed = (bytes > free_b / 4 || streamed_mirror_forced()) && n > 0;
+        if (d->streamed && slots > free_b / 4)
             return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
-                           "a mirror of %zu bytes, or %zu streamed, exceeds an eighth of the %zu "
+                           "a mirror of %zu bytes, or %zu streamed, exceeds a quarter of the %zu "
                            "free bytes", bytes, slots, free_b);
     }
     const int64_t held = d->streamed ? 2 * chunk : n; /* device entries of want / tol / col */

@@ -22,8 +22,8 @@ typedef struct {
     int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
     /* How t was measured (sdi_measure_screened): SCREENED, one execution > SDI_TUNE_SCREEN
      * (SpGEMM from 1 ms: SDI_TUNE_SCREEN_LONG) × the best so far; BRIEF, SDI_BRIEF_RUNS
-     * executions, SpGEMM from SDI_TUNE_BRIEF_US (the winner is measured again in full, its
-     * trial then FULL). */
+     * executions (two from SDI_TUNE_BRIEF_LONG_US), SpGEMM from SDI_TUNE_BRIEF_US (the
+     * winner is measured again in full, its trial then FULL). */
     sdi_measured measured;
 } sdi_trial;
 
@@ -42,6 +42,8 @@ typedef struct {
  * reported or cached. On a 290 ms product (the af_shell10 twin) the full protocol cost
  * 7 s a candidate, most of a 181 s compile. */
 #define SDI_TUNE_BRIEF_US 5000.0
+/* ... and from 100 ms by two (sdi_screen.brief_long_us). */
+#define SDI_TUNE_BRIEF_LONG_US 100000.0
 
 /* Called after each trial (progress on a TTY); may be NULL. */
 typedef void (*sdi_tune_progress_fn)(void *arg, const char *stage, const sdi_trial *trial,

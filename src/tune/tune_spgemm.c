@@ -239,7 +239,8 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     memset(&val, 0, sizeof val);
     const sdi_screen sc = {
         .screen_us = t->best_ours_us > 0 ? screen_factor(t->best_ours_us) * t->best_ours_us : 0,
-        .brief_us = SDI_TUNE_BRIEF_US};
+        .brief_us = SDI_TUNE_BRIEF_US,
+        .brief_long_us = SDI_TUNE_BRIEF_LONG_US};
     if (s == SD_OK)
         s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL, &sc,
                                &tr->measured);

@@ -427,6 +427,20 @@ static void test_screened(void)
                   tm.pipelined_us == tm.mean_us && tm.runs_us[SDI_BRIEF_RUNS] == 0,
               "brief timing: mean %.2f min %.2f median %.2f pipelined %.2f", tm.mean_us, tm.min_us,
               tm.median_us, tm.pipelined_us);
+    /* Very long (brief_long_us): one timed execution after the timed warm-up, the two the
+     * timing. */
+    c.runs = 0;
+    memset(&t.val, 0, sizeof t.val);
+    sc.brief_long_us = 1e-3;
+    SDT_OK(sdi_measure_screened(g_ctx, "brief, long", counted_run, &c, task_check, &t, &sc, &tm, &how));
+    SDT_CHECK(how == SDI_MEASURED_BRIEF && c.runs == 3, "brief, long: how %d after %d executions",
+              (int)how, c.runs);
+    SDT_CHECK(t.val.ok && t.val.n_checked == a.rows, "brief, long: the output was still validated");
+    SDT_CHECK(tm.runs_us[0] > 0 && tm.runs_us[1] > 0 && tm.runs_us[2] == 0 &&
+                  tm.mean_us == 0.5 * (tm.runs_us[0] + tm.runs_us[1]) && tm.pipelined_us == tm.mean_us,
+              "brief, long timing: runs %.2f %.2f %.2f mean %.2f", tm.runs_us[0], tm.runs_us[1],
+              tm.runs_us[2], tm.mean_us);
+    sc.brief_long_us = 0;
     c.runs = 0;
     sc.brief_us = 1e9;
     SDT_OK(sdi_measure_screened(g_ctx, "not brief", counted_run, &c, task_check, &t, &sc, &tm, &how));

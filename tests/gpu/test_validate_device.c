@@ -323,7 +323,7 @@ static void test_staged_mirror(void)
 
 /* SpGEMM mirrors over two chunks: staged whole, or streamed (SPARSEDITTO_STREAMED_MIRROR:
  * the row pointers on the device and two chunk slots refilled at each check, as for a
- * product whose mirror exceeds an eighth of the free device memory). A correct C passes on
+ * product whose mirror exceeds a quarter of the free device memory). A correct C passes on
  * the device; a wrong value in the first chunk, a wrong column in the second and a wrong
  * row pointer are caught and named; nothing leaks. */
 static void staged_spgemm(bool streamed)
