@@ -143,6 +143,24 @@ static int32_t cdense_wide_p(int32_t n, int threads, const sdi_sg_limits *lim, i
     const int32_t p = -(int32_t)(w / 32);
     return sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, p, threads, SD_SG_PH_NUM) <= lim->smem_max ? p : 0;
 }
+
+/* The CTA stripe for a row whose span needs 2^lspan columns (at least 2^10): a stripe as
+ * wide as C (n rounded up to 32, size code −W/32) where the power of two is a third wider
+ * than C or more and holds 2^13 columns or more. Every row fits it as well, in less shared
+ * memory: the Belcastro_human_gene1 twin's 22,283 columns took 2^15-column stripes of
+ * 132 KiB (one CTA an SM, latency-bound on the H200, session 13) where 22,304 columns take
+ * 94 KiB (two). Smaller stripes leave the CTAs an SM to the threads, and keep their power
+ * of two: one kernel for every product, not one per width. SPARSEDITTO_SG_WIDE=0
+ * (lim->no_wide) keeps the powers of two. */
+static int32_t cdense_p(int lspan, int32_t n, const sdi_sg_limits *lim)
+{
+    const int p = lspan < 10 ? 10 : lspan;
+    const int64_t w = ((int64_t)n + 31) / 32 * 32;
+    if (lim->no_wide || p < 13 || 4 * w > 3 * ((int64_t)1 << p))
+        return p;
+    return -(int32_t)(w / 32);
+}
+
 static int chash_fit_lcap(int threads, const sdi_sg_limits *lim)
 {
     int lc = 5;
@@ -387,7 +405,7 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
         }
         if (lspan <= cd_max) {
             *kind = SDI_SG_CDENSE;
-            *p = lspan < 10 ? 10 : lspan;
+            *p = cdense_p(lspan, n, lim);
             return;
         }
         const int32_t wide = cdense_wide_p(n, c->threads, lim, cd_max);
@@ -419,7 +437,7 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
      * that fits), else in global memory. */
     if (lspan <= cd_max) {
         *kind = SDI_SG_CDENSE;
-        *p = lspan < 10 ? 10 : lspan;
+        *p = cdense_p(lspan, n, lim);
         return;
     }
     const int32_t wide = cdense_wide_p(n, c->threads, lim, cd_max);

@@ -499,9 +499,21 @@ static void test_wide_stripe(void)
               "45,101 columns: %s p=%d", sdi_sg_kind_name(kind), p);
     sdi_sg_classify(&ha, &lim, 45101, 5000000, 45101, 0, &kind, &g, &p); /* the fallback */
     SDT_CHECK(kind == SDI_SG_CDENSE && p == -1410, "csr_hash: %s p=%d", sdi_sg_kind_name(kind), p);
-    /* a power of two that fits is kept */
+    /* a power of two that fits is kept when C is nearly as wide: 30,000 columns take 2^15 */
     sdi_sg_classify(&hy, &lim, 30000, 5000000, 30000, 0, &kind, &g, &p);
     SDT_CHECK(kind == SDI_SG_CDENSE && p == 15, "30,000 columns: %s p=%d", sdi_sg_kind_name(kind), p);
+    /* ... and replaced by C's width where it is a third wider or more (human_gene1's 22,283
+     * columns: 22,304, not 32,768), from 2^13 columns up; off with SPARSEDITTO_SG_WIDE=0 */
+    sdi_sg_classify(&hy, &lim, 22283, 5000000, 22283, 0, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_CDENSE && p == -697 && sdi_sg_stripe_cols(p) == 22304,
+              "22,283 columns: %s p=%d", sdi_sg_kind_name(kind), p);
+    SDT_CHECK(sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, -697, 256, SD_SG_PH_NUM) * 4 <
+                  sdi_sg_smem_bytes(SDI_SG_CDENSE, 0, 15, 256, SD_SG_PH_NUM) * 3,
+              "the narrower stripe saves a quarter of the shared memory");
+    sdi_sg_classify(&hy, &lim, 5000, 100000, 5000, 0, &kind, &g, &p); /* 2^13: 5,024 < 6,144 */
+    SDT_CHECK(kind == SDI_SG_CDENSE && p == -157, "5,000 columns: %s p=%d", sdi_sg_kind_name(kind), p);
+    sdi_sg_classify(&hy, &lim, 2500, 100000, 2500, 0, &kind, &g, &p); /* 2^12: kept */
+    SDT_CHECK(kind == SDI_SG_CDENSE && p == 12, "2,500 columns: %s p=%d", sdi_sg_kind_name(kind), p);
     /* too wide for shared memory: global */
     sdi_sg_classify(&hy, &lim, 70000, 5000000, 70000, 0, &kind, &g, &p);
     SDT_CHECK(kind == SDI_SG_GLOBAL, "70,000 columns: %s p=%d", sdi_sg_kind_name(kind), p);
@@ -556,6 +568,9 @@ static void test_wide_stripe(void)
     unsetenv("SPARSEDITTO_SG_WIDE");
     sdi_sg_classify(&hy, &lim_off, 45101, 5000000, 45101, 0, &kind, &g, &p);
     SDT_CHECK(kind == SDI_SG_GLOBAL, "SPARSEDITTO_SG_WIDE=0: %s p=%d", sdi_sg_kind_name(kind), p);
+    sdi_sg_classify(&hy, &lim_off, 22283, 5000000, 22283, 0, &kind, &g, &p);
+    SDT_CHECK(kind == SDI_SG_CDENSE && p == 15, "SPARSEDITTO_SG_WIDE=0, 22,283 columns: %s p=%d",
+              sdi_sg_kind_name(kind), p);
     /* forced: a wide stripe by force_p = -W/32, and out of range */
     sdi_spgemm_config fc = preset(SDI_SPGEMM_HYBRID);
     fc.force_kind = SDI_SG_CDENSE;
