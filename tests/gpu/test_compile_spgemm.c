@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "sdt.h"
@@ -154,36 +155,86 @@ static void test_products(void)
     }
 }
 
-/* The search measures its winner's edits (tune_spgemm.c, winner_edits): the warp per B
- * row flipped (the winner has CTA rows) and smaller hash tables (load 100, group tables of
- * at most 2^10 slots; it has hash rows),
- * each validated like any other candidate; SPARSEDITTO_SG_WARP_BROW=0 compiles without the
- * warp path and tries no flip. */
+/* Whether a round-3 trial (the winner's edits) has marker in its configuration. */
+static bool edit_tried(const sdi_jvalue *trials, const char *marker)
+{
+    for (int i = 0; trials != NULL && i < trials->n; i++)
+        if (sdi_jget_number(&trials->items[i], "round", 0) == 3 &&
+            strstr(sdi_jget_string(&trials->items[i], "config", ""), marker) != NULL)
+            return true;
+    return false;
+}
+
+/* The search measures its winner's edits (tune_spgemm.c, winner_edits), each validated
+ * like any other candidate: the warp per B row flipped when the winner has CTA rows (CTA
+ * hash, CTA or global stripes; not under SPARSEDITTO_SG_WARP_BROW=0, which compiles
+ * without the path), smaller hash tables (load 100) when it has hash rows. Which plan wins
+ * depends on the GPU's timings, so each edit is checked against the winner's own schedule
+ * (the plan's lowering bins): tried when it applies, not tried when it does not. A winner
+ * that is itself an edit (load 100 or the flip in its configuration) only shows that
+ * edits ran. Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
+ * and one of hash rows (256 products over 100,000 columns); cuSPARSE is left out so that
+ * the plan is ours. Across the four compiles at least one edit must have been measured. */
 static void test_winner_edits(void)
 {
-    sd_csr a;
-    make("uniform:rows=3000,cols=3000,deg=64", &a); /* rows of 4096 products: CTA tables */
+    static const char *specs[] = {"uniform:rows=3000,cols=3000,deg=64",
+                                  "uniform:rows=100000,cols=100000,deg=16"};
     sd_compile_options o = quick();
     o.use_cache = 0;
-    for (int env = 0; env < 2; env++) {
-        const char *what = env ? "winner edits, warp path off" : "winner edits";
-        if (env)
-            setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
-        sd_kernel *k = compile(what, &a, NULL, &o, 0);
-        unsetenv("SPARSEDITTO_SG_WARP_BROW");
-        if (k == NULL)
-            continue;
-        char *json = malloc(1 << 22);
-        if (json != NULL && sd_kernel_describe(k, json, 1 << 22) == SD_OK) {
-            const bool flipped = strstr(json, " wb=off") != NULL;
-            SDT_CHECK(flipped == !env, "%s: a trial with wb=off: %d", what, flipped);
-            SDT_CHECK(strstr(json, " load=100 ") != NULL, "%s: no trial at load 100", what);
+    o.allow_vendor = 0;
+    int edits = 0;
+    for (size_t m = 0; m < sizeof specs / sizeof *specs; m++) {
+        sd_csr a;
+        make(specs[m], &a);
+        for (int env = 0; env < 2; env++) {
+            char what[128];
+            snprintf(what, sizeof what, "edits: %s%s", specs[m], env ? ", warp path off" : "");
+            if (env)
+                setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
+            sd_kernel *k = compile(what, &a, NULL, &o, 0);
+            unsetenv("SPARSEDITTO_SG_WARP_BROW");
+            if (k == NULL)
+                continue;
+            char *json = malloc(1 << 22);
+            sdi_jvalue d = {0};
+            if (json != NULL && sd_kernel_describe(k, json, 1 << 22) == SD_OK &&
+                sdi_json_parse(json, (long)strlen(json), &d) == SD_OK) {
+                const sdi_jvalue *plan = sdi_jget(&d, "plan");
+                const sdi_jvalue *bins = sdi_jget(sdi_jget(plan, "lowering"), "bins");
+                const sdi_jvalue *trials = sdi_jget(sdi_jget(&d, "search"), "trials");
+                const char *config = sdi_jget_string(plan, "config", "");
+                bool cta_rows = false, hash_rows = false;
+                for (int i = 0; bins != NULL && i < bins->n; i++) {
+                    const char *kind = sdi_jget_string(&bins->items[i], "kind", "");
+                    if (sdi_jget_number(&bins->items[i], "rows", 0) <= 0)
+                        continue;
+                    cta_rows |= strcmp(kind, "chash") == 0 || strcmp(kind, "cdense") == 0 ||
+                                strcmp(kind, "global") == 0;
+                    hash_rows |= strcmp(kind, "ghash") == 0 || strcmp(kind, "chash") == 0;
+                }
+                const bool flip = edit_tried(trials, " wb=off");
+                const bool load = edit_tried(trials, " load=100 ");
+                edits += flip + load;
+                SDT_CHECK(bins != NULL, "%s: the plan has no lowering bins", what);
+                if (strstr(config, " load=100 ") != NULL || strstr(config, " wb=off") != NULL) {
+                    SDT_CHECK(flip || load, "%s: an edited winner without edit trials", what);
+                } else {
+                    SDT_CHECK(flip == (cta_rows && !env), "%s: flip tried %d, CTA rows %d",
+                              what, flip, cta_rows);
+                    SDT_CHECK(load == hash_rows, "%s: load 100 tried %d, hash rows %d (%s)",
+                              what, load, hash_rows, config);
+                }
+            } else {
+                SDT_CHECK(0, "%s: no describe JSON", what);
+            }
+            sdi_jvalue_free(&d);
+            free(json);
+            run_check(what, k, &a, NULL, NULL);
+            sd_kernel_destroy(k);
         }
-        free(json);
-        run_check(what, k, &a, NULL, NULL);
-        sd_kernel_destroy(k);
+        sd_csr_free(&a);
     }
-    sd_csr_free(&a);
+    SDT_CHECK(edits > 0, "no winner's edit measured in four compiles");
 }
 
 /* Linked units (SPARSEDITTO_SG_LINK=1: a dispatch kernel and one relocatable function per
