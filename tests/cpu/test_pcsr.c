@@ -2,6 +2,9 @@
  * row windows, column windows, BSR, blocked-ELL, tensor-core tiles) round-trip to CSR,
  * with their structural invariants, on generator families and edge-case matrices; the
  * SpMM plan families' legality and enumeration; allocation-failure sweeps without leaks. */
+#include <omp.h>
+#include <string.h>
+
 #include "formats/spmm_formats.h"
 #include "gen/gen.h"
 #include "plan/spmm.h"
@@ -185,6 +188,44 @@ static void test_pcsr_round_trip(void)
         }
         sd_csr_free(&a);
     }
+}
+
+/* The build runs row ranges on a team of threads: the same arrays as on one thread, on a
+ * matrix large enough for a team (300,000 rows) with long rows to split. */
+static bool pcsr_same(const sdi_pcsr *x, const sdi_pcsr *y)
+{
+    if (x->prows != y->prows || x->slots != y->slots || x->nsplit != y->nsplit ||
+        (x->trow == NULL) != (y->trow == NULL))
+        return false;
+    const size_t sl = (size_t)x->slots, pr = (size_t)x->prows;
+    return memcmp(x->rowptr, y->rowptr, (pr + 1) * sizeof *x->rowptr) == 0 &&
+           memcmp(x->colidx, y->colidx, sl * sizeof *x->colidx) == 0 &&
+           memcmp(x->val, y->val, sl * sizeof *x->val) == 0 &&
+           memcmp(x->src, y->src, sl * sizeof *x->src) == 0 &&
+           (x->trow == NULL || (memcmp(x->trow, y->trow, pr * sizeof *x->trow) == 0 &&
+                                memcmp(x->split_rows, y->split_rows,
+                                       (size_t)x->nsplit * sizeof *x->split_rows) == 0));
+}
+
+static void test_pcsr_threads(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("powerlaw:rows=300000,deg=5,alpha=1.8,max=3000", 11, &a));
+    const int threads0 = omp_get_max_threads();
+    for (int v = 1; v <= 2; v++)
+        for (int s = 0; s <= 1; s++) {
+            sdi_pcsr one, many;
+            omp_set_num_threads(1);
+            SDT_OK(sdi_pcsr_build(&a, v, s, 64 * v, &one));
+            omp_set_num_threads(4);
+            SDT_OK(sdi_pcsr_build(&a, v, s, 64 * v, &many));
+            SDT_CHECK(pcsr_same(&one, &many), "V=%d S=%d: 4 threads built other arrays", v, s);
+            SDT_CHECK(!s || one.nsplit > 0, "V=%d S=%d: no row split", v, s);
+            sdi_pcsr_free(&one);
+            sdi_pcsr_free(&many);
+        }
+    omp_set_num_threads(threads0);
+    sd_csr_free(&a);
 }
 
 static void test_pcsr_example(void)
@@ -450,6 +491,7 @@ int main(void)
     sdt_init("test_pcsr");
     SDT_RUN(test_pcsr_example);
     SDT_RUN(test_pcsr_round_trip);
+    SDT_RUN(test_pcsr_threads);
     SDT_RUN(test_builders_round_trip);
     SDT_RUN(test_tc_slots);
     SDT_RUN(test_plan_families);
