@@ -1,6 +1,7 @@
 /* src/formats/pcsr.c: the PCSR format of ParamSpMM (rowPtr, colIdx, val, TRow) for any
  * V ∈ {1, 2} and S on/off, its round trip to CSR, padding ratio and balancing features. */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <omp.h>
@@ -133,7 +134,7 @@ sd_status sdi_pcsr_build(const sd_csr *a, int v, int s, int bound, sdi_pcsr *out
         team = 1;
     part = sdi_calloc(3 * ((size_t)team + 1), sizeof *part);
     SD_CHECK_ALLOC(part, "PCSR row ranges");
-    sd_status st = SD_OK;
+    bool oom = false; /* the error is raised after the team, on the calling thread */
 #pragma omp parallel num_threads(team)
     {
         const int nt = omp_get_num_threads(), t = omp_get_thread_num();
@@ -161,20 +162,19 @@ sd_status sdi_pcsr_build(const sd_csr *a, int v, int s, int bound, sdi_pcsr *out
                 out->split_rows =
                     sdi_malloc_array(nsplit > 0 ? (size_t)nsplit : 1, sizeof *out->split_rows);
             }
-            if (out->rowptr == NULL || out->colidx == NULL || out->val == NULL ||
-                out->src == NULL || (s && (out->trow == NULL || out->split_rows == NULL)))
-                st = SDI_ERR(SD_ERR_OUT_OF_MEMORY,
-                             "out of host memory for PCSR (%lld slots, %lld rows)",
-                             (long long)slots, (long long)prows);
-            else
+            oom = out->rowptr == NULL || out->colidx == NULL || out->val == NULL ||
+                  out->src == NULL || (s && (out->trow == NULL || out->split_rows == NULL));
+            if (!oom)
                 out->rowptr[0] = 0;
         } /* implicit barrier */
-        if (st == SD_OK)
+        if (!oom)
             pcsr_fill(a, s, bound, r0, r1, part[3 * t], part[3 * t + 1], part[3 * t + 2], out);
     }
-    if (st != SD_OK) {
+    if (oom) {
+        const long long slots = (long long)out->slots, prows = (long long)out->prows;
         SD_FREE_ALL;
-        return st;
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for PCSR (%lld slots, %lld rows)",
+                       slots, prows);
     }
     sdi_free(part);
 #undef SD_FREE_ALL

@@ -224,6 +224,20 @@ static void test_pcsr_threads(void)
             sdi_pcsr_free(&one);
             sdi_pcsr_free(&many);
         }
+    /* A failed allocation inside the team: a status and a message on the calling thread
+     * (errors are thread-local), nothing leaked. */
+    omp_set_num_threads(4);
+    long long live0 = sdi_alloc_live_bytes();
+    for (long n = 0; n < 7; n++) {
+        sdi_pcsr p;
+        sdi_alloc_fail_after(n);
+        sd_status st = sdi_pcsr_build(&a, 2, 1, 128, &p);
+        sdi_alloc_fail_after(-1);
+        SDT_CHECK(st == SD_ERR_OUT_OF_MEMORY && strstr(sd_last_error(), "PCSR") != NULL,
+                  "failure at allocation %ld: status %d, '%s'", n, st, sd_last_error());
+        sdi_pcsr_free(&p);
+        SDT_CHECK(sdi_alloc_live_bytes() == live0, "leak after failing at allocation %ld", n);
+    }
     omp_set_num_threads(threads0);
     sd_csr_free(&a);
 }
@@ -470,6 +484,9 @@ static void test_alloc_failures(void)
         sdi_spmm_colwin cw;
         sdi_spmm_blocks bk;
         sd_status s1 = sdi_pcsr_build(&a, 2, 1, 8, &p);
+        /* the message is the caller's (the build allocates inside a team of threads) */
+        SDT_CHECK(s1 == SD_OK || strstr(sd_last_error(), "PCSR") != NULL,
+                  "pcsr failure at %ld names PCSR: '%s'", n, sd_last_error());
         sd_status s2 = sdi_spmm_split_build(&a, 16, 8, 1, &sp);
         sd_status s3 = sdi_spmm_colwin_build(&a, 16, 16, &cw);
         sd_status s4 = sdi_spmm_blocks_build(&a, 4, 4, 0, 0, &bk);
