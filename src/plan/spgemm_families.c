@@ -83,11 +83,21 @@ static int64_t copy_scratch_bytes(int threads)
     return (b + 7) / 8 * 8;
 }
 
+/* A bin's size from its size code p: entries of a TINY list, columns of a dense stripe,
+ * slots of a hash table (GLOBAL's width is the schedule's, not p's). */
+static int64_t kind_size(int kind, int p)
+{
+    if (kind == SDI_SG_TINY)
+        return p;
+    if (kind == SDI_SG_CDENSE || kind == SDI_SG_GDENSE)
+        return sdi_sg_stripe_cols(p);
+    return (int64_t)1 << p;
+}
+
 int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase)
 {
     const int sym = phase == SD_SG_PH_SYM;
-    const int64_t size = kind == SDI_SG_CDENSE || kind == SDI_SG_GDENSE ? sdi_sg_stripe_cols(p)
-                                                                        : (int64_t)1 << p;
+    const int64_t size = kind_size(kind, p);
     switch (kind) {
     case SDI_SG_TINY:
         return 0;
@@ -740,10 +750,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         int32_t kind, g, p;
         sdi_sg_classify(c, lim, ri->n, ri->u[i], span, flags, &kind, &g, &p);
         SD_FREE_ALL;
-        const long long size = kind == SDI_SG_TINY ? p
-                               : kind == SDI_SG_CDENSE || kind == SDI_SG_GDENSE
-                                   ? (long long)sdi_sg_stripe_cols(p)
-                                   : 1ll << p;
+        const long long size = (long long)kind_size(kind, p);
         return SDI_ERR(SD_ERR_INVALID_ARG,
                        "spgemm schedule: row %d (u = %lld, span = %lld) does not fit the "
                        "forced %s of size %lld",
@@ -1049,19 +1056,15 @@ void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap)
     for (int b = 0; b < s->nbins && o + 1 < cap; b++) {
         const sdi_sg_bin *bn = &s->bins[b];
         char shape[32];
-        if (bn->kind == SDI_SG_TINY)
-            snprintf(shape, sizeof shape, "%d", bn->p);
-        else if (bn->g > 0)
-            snprintf(shape, sizeof shape, "g%d/%lld", bn->g, (long long)sdi_sg_stripe_cols(bn->p));
-        else if (bn->kind == SDI_SG_GLOBAL && s->gparts > 0)
+        if (bn->kind == SDI_SG_GLOBAL && s->gparts > 0)
             snprintf(shape, sizeof shape, "w%lldx%dparts", (long long)s->gwidth, s->gparts);
         else if (bn->kind == SDI_SG_GLOBAL)
             snprintf(shape, sizeof shape, "w%lld/%lldslots", (long long)s->gwidth,
                      (long long)s->gslots);
-        else if (bn->kind == SDI_SG_CDENSE)
-            snprintf(shape, sizeof shape, "%lld", (long long)sdi_sg_stripe_cols(bn->p));
+        else if (bn->g > 0)
+            snprintf(shape, sizeof shape, "g%d/%lld", bn->g, (long long)kind_size(bn->kind, bn->p));
         else
-            snprintf(shape, sizeof shape, "%d", 1 << bn->p);
+            snprintf(shape, sizeof shape, "%lld", (long long)kind_size(bn->kind, bn->p));
         int w = snprintf(buf + o, cap - o, "%s%s%s:%d%s", o > 0 ? " " : "",
                          sdi_sg_kind_name(bn->kind), shape, bn->nrows, bn->one_phase ? "(1p)" : "");
         if (w < 0)
@@ -1094,11 +1097,7 @@ void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j)
         sdi_json_key(j, "lanes");
         sdi_json_int(j, bn->g);
         sdi_json_key(j, "size");
-        sdi_json_int(j, bn->kind == SDI_SG_TINY ? bn->p
-                        : bn->kind == SDI_SG_GLOBAL ? s->gwidth
-                        : bn->kind == SDI_SG_CDENSE || bn->kind == SDI_SG_GDENSE
-                            ? sdi_sg_stripe_cols(bn->p)
-                            : (1ll << bn->p));
+        sdi_json_int(j, bn->kind == SDI_SG_GLOBAL ? s->gwidth : kind_size(bn->kind, bn->p));
         sdi_json_key(j, "rows");
         sdi_json_int(j, bn->nrows);
         sdi_json_key(j, "one_phase");
