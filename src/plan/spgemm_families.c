@@ -1203,8 +1203,14 @@ static int family_variant(int family, const sdi_sg_summary *sm, int level, int v
     struct edit {
         int threads, one, fuse, load, tiny, lanes, gh;
     };
+    /* Small products: a whole warp per row, then the same with one phase up to 32 products
+     * in one launch a stage (third: the search's level-1 sweep takes three entries a family
+     * at the default budget). That entry won 14 of the 58 paper-60 products in sessions
+     * 10-11 from the wide sweep's 7th place; in session 15 the refinement, one slot shorter
+     * for the winner's edits, stopped one short of it (Schenk_IBMNA_c-38 115 -> 260 us on
+     * the H200). A warp of 16 lanes a row is in the wide sweep. */
     static const struct edit small_sweep[] = {
-        {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32, -1}, {-1, -1, -1, -1, 0, 16, -1},
+        {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32, -1}, {-1, 32, 1, -1, 0, 32, -1},
         {-1, 0, 1, -1, -1, -1, -1}};
     static const struct edit big_sweep[] = {
         {-1, -1, -1, -1, -1, -1, -1}, {-1, 0, 1, -1, -1, -1, -1}, {512, -1, -1, -1, -1, -1, -1},

@@ -740,6 +740,22 @@ static void test_enumerate(void)
         check_schedule("enumerated", &list[q], &r);
     }
     sdi_free(list);
+    /* A small product's level-1 sweep has a warp per row with one phase up to 32 products
+     * within the three entries a family takes at the default budget (tune_spgemm.c). */
+    rows_t small;
+    SDT_CHECK(rows_make(&small, 1000, 100000, 5), "rows");
+    sdi_sg_summary ss;
+    sdi_sg_summarize(&small.ri, &ss);
+    rows_free(&small);
+    SDT_CHECK(ss.u_total < 4e6, "a small product: %g", ss.u_total);
+    SDT_OK(sdi_spgemm_enumerate(&ss, 1u << SDI_SPGEMM_DENSE, 1, 3, &list, &n));
+    bool warp_one32 = false;
+    for (int q = 0; q < n; q++)
+        warp_one32 |= list[q].tiny_max == 0 && list[q].min_lanes == 32 &&
+                      list[q].one_phase_max_u == 32 && list[q].fuse == 1;
+    SDT_CHECK(n == 3 && warp_one32, "level 1, first three: %d, warp + one phase <= 32: %d", n,
+              warp_one32);
+    sdi_free(list);
     SDT_OK(sdi_spgemm_enumerate(&sm, 1u << SDI_SPGEMM_DENSE, 2, 5, &list, &n));
     SDT_CHECK(n == 5, "cap 5: %d", n);
     for (int q = 0; q < n; q++)
