@@ -410,20 +410,12 @@ static sd_status run_all(sdi_bl_state *bl, const variant_def *defs, int ndefs,
     for (int i = 0; s == SD_OK && i < ndefs; i++)
         s = run_def(bl, &defs[i], k, d_in, d_out, sc.brief_us > 0 ? &sc : NULL, NULL);
     for (int round = 0; s == SD_OK && round < ndefs; round++) {
-        sdi_variant_result *best = NULL;
+        sdi_variant_result *best = sdi_bl_brief_fastest(bl, first);
         const variant_def *best_def = NULL;
-        for (int i = first; i < bl->out->nvariants; i++) {
-            sdi_variant_result *v = &bl->out->v[i];
-            if (v->status == SDI_VARIANT_OK &&
-                (best == NULL || v->timing.mean_us < best->timing.mean_us)) {
-                best = v;
-                best_def = NULL;
-                for (int d = 0; d < ndefs; d++)
-                    if (strcmp(defs[d].name, v->name) == 0)
-                        best_def = &defs[d];
-            }
-        }
-        if (best == NULL || !best->brief || best_def == NULL)
+        for (int d = 0; best != NULL && d < ndefs; d++)
+            if (strcmp(defs[d].name, best->name) == 0)
+                best_def = &defs[d];
+        if (best_def == NULL)
             break;
         s = run_def(bl, best_def, k, d_in, d_out, NULL, best);
     }
