@@ -140,6 +140,18 @@ void sdi_bl_measured(sdi_bl_state *bl, sdi_variant_result *v, const sdi_timing *
         v->roofline_frac = bl->out->roofline_us / t->mean_us;
 }
 
+sdi_variant_result *sdi_bl_brief_fastest(sdi_bl_state *bl, int first)
+{
+    sdi_variant_result *best = NULL;
+    for (int i = first; i < bl->out->nvariants; i++) {
+        sdi_variant_result *v = &bl->out->v[i];
+        if (v->status == SDI_VARIANT_OK &&
+            (best == NULL || v->timing.mean_us < best->timing.mean_us))
+            best = v;
+    }
+    return best != NULL && best->brief ? best : NULL;
+}
+
 sd_status sdi_bl_poison(sdi_bl_state *bl, void *d, size_t bytes)
 {
     if (d == NULL || bytes == 0)

@@ -70,10 +70,12 @@ static sd_status after_cusparse_failure(sdi_bl_state *bl, sdi_variant_result *v)
 
 /* Runs one variant whose sparse descriptor A is ready (A is destroyed here): dense
  * descriptors over d_in (cols_eff × k) and d_out (rows_eff × k), workspace, optional
- * preprocessing, then the protocol. Returns SD_OK unless the baseline must stop. */
+ * preprocessing, then the protocol (brief from sc's threshold; sc NULL: in full). Returns
+ * SD_OK unless the baseline must stop. */
 static sd_status run_variant(sdi_bl_state *bl, sdi_variant_result *v, cusparseSpMatDescr_t A,
                              int64_t rows_eff, int64_t cols_eff, int k, float *d_in,
-                             float *d_out, int alg, bool preprocess, double t_setup0)
+                             float *d_out, int alg, bool preprocess, double t_setup0,
+                             const sdi_screen *sc)
 {
     sd_context *ctx = bl->ctx;
     dense_arg a;
@@ -155,9 +157,11 @@ static sd_status run_variant(sdi_bl_state *bl, sdi_variant_result *v, cusparseSp
         goto done;
     }
     sdi_timing t;
-    s = sdi_measure(ctx, v->name, dense_exec, &a, dense_check, &a, &t);
+    sdi_measured how = SDI_MEASURED_FULL;
+    s = sdi_measure_screened(ctx, v->name, dense_exec, &a, dense_check, &a, sc, &t, &how);
     if (s == SD_OK) {
         sdi_bl_measured(bl, v, &t);
+        v->brief = how == SDI_MEASURED_BRIEF;
         snprintf(v->detail, sizeof v->detail, "%s", note);
     } else if (a.err.status != CUSPARSE_STATUS_SUCCESS) {
         sdi_bl_cusparse_failed(v, a.err.call, a.err.status);
@@ -295,11 +299,12 @@ static const variant_def spmm_defs[] = {
     {"bell32", FMT_BELL32, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
 };
 
-/* Builds the format of def, creates A's descriptor and runs the variant. */
+/* Builds the format of def, creates A's descriptor and runs the variant into a new entry,
+ * or into `again` (an entry measured briefly, now timed in full: sc NULL). */
 static sd_status run_def(sdi_bl_state *bl, const variant_def *def, int k, float *d_in,
-                         float *d_out)
+                         float *d_out, const sdi_screen *sc, sdi_variant_result *again)
 {
-    sdi_variant_result *v = sdi_bl_begin(bl, def->name);
+    sdi_variant_result *v = again != NULL ? again : sdi_bl_begin(bl, def->name);
     if (v == NULL)
         return SD_OK;
     const sd_csr *a = bl->a;
@@ -361,7 +366,7 @@ static sd_status run_def(sdi_bl_state *bl, const variant_def *def, int k, float 
         A = NULL;
     } else {
         fatal = run_variant(bl, v, A, rows_eff, cols_eff, k, d_in, d_out, def->alg,
-                            def->preprocess, t0);
+                            def->preprocess, t0, sc);
     }
     fmt_arrays_free(&f);
     return fatal;
@@ -392,13 +397,28 @@ static sd_status dense_buffers(sdi_bl_state *bl, const float *host_in, int k, fl
     return s;
 }
 
+/* Every variant (briefly where the options ask, sdi_baseline_options.brief_us); then the
+ * fastest, if brief, timed again in full, and again while a brief one is the fastest, so
+ * the baseline's best is always timed in full. */
 static sd_status run_all(sdi_bl_state *bl, const variant_def *defs, int ndefs,
                          const float *host_in, int k)
 {
     float *d_in = NULL, *d_out = NULL;
     sd_status s = dense_buffers(bl, host_in, k, &d_in, &d_out);
+    const sdi_screen sc = {.brief_us = bl->opt != NULL ? bl->opt->brief_us : 0};
+    const int first = bl->out->nvariants;
     for (int i = 0; s == SD_OK && i < ndefs; i++)
-        s = run_def(bl, &defs[i], k, d_in, d_out);
+        s = run_def(bl, &defs[i], k, d_in, d_out, sc.brief_us > 0 ? &sc : NULL, NULL);
+    for (int round = 0; s == SD_OK && round < ndefs; round++) {
+        sdi_variant_result *best = sdi_bl_brief_fastest(bl, first);
+        const variant_def *best_def = NULL;
+        for (int d = 0; best != NULL && d < ndefs; d++)
+            if (strcmp(defs[d].name, best->name) == 0)
+                best_def = &defs[d];
+        if (best_def == NULL)
+            break;
+        s = run_def(bl, best_def, k, d_in, d_out, NULL, best);
+    }
     sdi_device_free(d_in);
     sdi_device_free(d_out);
     return s;

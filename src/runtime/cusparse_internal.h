@@ -40,6 +40,10 @@ SDI_HIDDEN void sdi_bl_cusparse_failed(sdi_variant_result *v, const char *call,
 SDI_HIDDEN sd_status sdi_bl_failed(sdi_bl_state *bl, sdi_variant_result *v, sd_status s);
 /* Marks v as measured: timing, validation, roofline fraction. */
 SDI_HIDDEN void sdi_bl_measured(sdi_bl_state *bl, sdi_variant_result *v, const sdi_timing *t);
+/* The fastest valid variant from index `first` on when it was timed briefly (a search's
+ * vendor round, sdi_baseline_options.brief_us): the one to time again in full; NULL when
+ * the fastest was timed in full or none is valid. */
+SDI_HIDDEN sdi_variant_result *sdi_bl_brief_fastest(sdi_bl_state *bl, int first);
 
 /* Fills `bytes` of device memory with a finite sentinel (≈3.4e38 per float) so that an
  * output entry the variant never writes fails validation. */

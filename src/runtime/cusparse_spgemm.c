@@ -291,19 +291,12 @@ sd_status sdi_bl_spgemm(sdi_bl_state *bl, const sd_csr *b)
         SD_TRY(run_def(bl, &defs[i], A, B, b->cols, sc.brief_us > 0 ? &sc : NULL, NULL));
     /* The fastest variant is timed in full; if a brief one is then fastest, it too. */
     for (int round = 0; round < NDEFS; round++) {
-        sdi_variant_result *best = NULL;
+        sdi_variant_result *best = sdi_bl_brief_fastest(bl, first);
         const spgemm_def *best_def = NULL;
-        for (int i = first; i < bl->out->nvariants; i++) {
-            sdi_variant_result *v = &bl->out->v[i];
-            if (v->status == SDI_VARIANT_OK &&
-                (best == NULL || v->timing.mean_us < best->timing.mean_us)) {
-                best = v;
-                for (int d = 0; d < NDEFS; d++)
-                    if (strcmp(defs[d].name, v->name) == 0)
-                        best_def = &defs[d];
-            }
-        }
-        if (best == NULL || !best->brief || best_def == NULL)
+        for (int d = 0; best != NULL && d < NDEFS; d++)
+            if (strcmp(defs[d].name, best->name) == 0)
+                best_def = &defs[d];
+        if (best_def == NULL)
             break;
         SD_TRY(run_def(bl, best_def, A, B, b->cols, NULL, best));
     }

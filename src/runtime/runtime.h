@@ -473,11 +473,12 @@ typedef struct {
     int exact;        /* inputs are small integers: validate exactly */
     const char *only; /* NULL = every variant; else a comma list of variant names */
     int max_padding_ratio; /* Blocked-ELL: skip when slots > ratio × nnz (0 = 64) */
-    double brief_us;  /* SpGEMM, > 0: a variant whose timed warm-up takes this long is timed
-                         by the brief protocol (sdi_screen), and the fastest variant is then
-                         timed again in full, so the baseline's best never is brief (a search's
-                         vendor round: four algorithms × 25 products of 290 ms were 66 s of
-                         the af_shell10 twin's compile); 0 = every variant in full */
+    double brief_us;  /* > 0: a variant whose timed warm-up takes this long is timed by the
+                         brief protocol (sdi_screen), and the fastest variant is then timed
+                         again in full, so the baseline's best never is brief (a search's
+                         vendor round: four SpGEMM algorithms × 25 products of 290 ms were
+                         66 s of the af_shell10 twin's compile; SpMV/SpMM since session 15);
+                         0 = every variant in full */
     const sdi_reference *ref; /* NULL: the baseline computes its CPU reference; else the
                          caller's for exactly this task (same op, K, x / B, product, exact),
                          borrowed: a search validates its candidates and cuSPARSE's against

@@ -105,6 +105,18 @@ sd_status sdi_reference_dense(const sd_csr *a, sd_op op, const float *xb, int k,
     r.exact = exact;
     r.rows = a->rows;
     size_t n = (size_t)a->rows * (size_t)k;
+    /* Linux grants more than it has and kills the process when the pages are touched: a
+     * reference larger than the available memory is refused before it is allocated, as
+     * SpGEMM's is (the delaunay_n24 twin's SpMM at K = 256: 68 GB of doubles). */
+    const double need = (double)n * (double)(sizeof *r.want + sizeof *r.absum) +
+                        (double)a->rows * (double)sizeof *r.count;
+    const long long avail = sdi_host_mem_available();
+    if (avail >= 0 && need > 0.9 * (double)avail)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                       "the CPU reference of this %s (%d rows x %d) needs %.1f GiB of host "
+                       "memory but %.1f GiB are available",
+                       op == SD_OP_SPMV ? "SpMV" : "SpMM", a->rows, k, need / 1073741824.0,
+                       (double)avail / 1073741824.0);
     r.want = sdi_malloc_array(n, sizeof *r.want);
     r.absum = sdi_malloc_array(n, sizeof *r.absum);
     r.count = sdi_malloc_array((size_t)a->rows, sizeof *r.count);

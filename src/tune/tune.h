@@ -21,26 +21,33 @@ typedef struct {
     double compile_ms;
     int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
     /* How t was measured (sdi_measure_screened): SCREENED, one execution > SDI_TUNE_SCREEN
-     * (SpGEMM from 1 ms: SDI_TUNE_SCREEN_LONG) × the best so far; BRIEF, SDI_BRIEF_RUNS
-     * executions (two from SDI_TUNE_BRIEF_LONG_US), SpGEMM from SDI_TUNE_BRIEF_US (the
-     * winner is measured again in full, its trial then FULL). */
+     * (from 1 ms: SDI_TUNE_SCREEN_LONG) × the best so far; BRIEF, SDI_BRIEF_RUNS executions
+     * (two from SDI_TUNE_BRIEF_LONG_US) from SDI_TUNE_BRIEF_US (the winner is measured
+     * again in full, its trial then FULL). */
     sdi_measured measured;
 } sdi_trial;
 
 /* A candidate whose first timed execution is this many times slower than the search's best
  * so far is screened out after that execution (sdi_measure_screened). */
 #define SDI_TUNE_SCREEN 8.0
-/* SpGEMM products of a millisecond or more: 1.5× (one execution of a product that long is
- * timed within a few per cent, and each of the 25 executions of a full measurement costs
- * as much as the product: on the quick set's R-MAT product, 23 ms, the candidates' timing
- * was most of a 36 s measurement stage). */
+/* Executions of a millisecond or more: 1.5× (one execution that long is timed within a
+ * few per cent, and each of the 25 executions of a full measurement costs as much: on the
+ * quick set's R-MAT SpGEMM, 23 ms, the candidates' timing was most of a 36 s measurement
+ * stage). SpGEMM since session 10; SpMV and SpMM since session 15. */
 #define SDI_TUNE_SCREEN_LONG 1.5
 #define SDI_TUNE_SCREEN_LONG_US 1000.0
-/* SpGEMM candidates whose timed warm-up takes 5 ms or more are ranked by SDI_BRIEF_RUNS
- * timed executions instead of 25 (sdi_measure_screened's brief protocol); the winner is
- * measured again with DESIGN.md's protocol before anything is compared with cuSPARSE,
- * reported or cached. On a 290 ms product (the af_shell10 twin) the full protocol cost
- * 7 s a candidate, most of a 181 s compile. */
+static inline double sdi_tune_screen_factor(double best_us)
+{
+    return best_us >= SDI_TUNE_SCREEN_LONG_US ? SDI_TUNE_SCREEN_LONG : SDI_TUNE_SCREEN;
+}
+/* Candidates whose timed warm-up takes 5 ms or more are ranked by SDI_BRIEF_RUNS timed
+ * executions instead of 25 (sdi_measure_screened's brief protocol), and so are a search's
+ * cuSPARSE variants (sdi_baseline_options.brief_us); the winner and cuSPARSE's fastest are
+ * measured again with DESIGN.md's protocol before anything is compared, reported or
+ * cached. On a 290 ms product (the af_shell10 twin's SpGEMM) the full protocol cost 7 s a
+ * candidate, most of a 181 s compile; the delaunay_n24 twin's SpMM at K = 256 (18-50 ms an
+ * execution) spent 35 s timing 13 candidates and 28 s timing cuSPARSE's variants, most of
+ * an 88 s compile (session 14). SpGEMM since session 10, SpMV and SpMM since session 15. */
 #define SDI_TUNE_BRIEF_US 5000.0
 /* ... and from 100 ms by two (sdi_screen.brief_long_us). */
 #define SDI_TUNE_BRIEF_LONG_US 100000.0
@@ -54,9 +61,17 @@ typedef struct {
     int allow_vendor;  /* cuSPARSE's best variant may win */
     int deterministic; /* only plans without floating-point atomics */
     int measure_vendor; /* run the cuSPARSE baseline even when it may not win (reports) */
+    double brief_us;    /* the brief protocol's threshold (0 = SDI_TUNE_BRIEF_US, < 0 = none):
+                           tests set a tiny one to brief every candidate */
     sdi_tune_progress_fn progress;
     void *progress_arg;
 } sdi_tune_options;
+
+/* The brief protocol's threshold of a search (0 = none). */
+static inline double sdi_tune_brief_us(const sdi_tune_options *o)
+{
+    return o->brief_us > 0 ? o->brief_us : o->brief_us < 0 ? 0 : SDI_TUNE_BRIEF_US;
+}
 
 typedef struct {
     sd_op op;

@@ -194,13 +194,6 @@ static sd_status produce(void *arg, cudaStream_t stream, sd_device_csr *c)
     return sdi_impl_run_spgemm(NULL, im, stream, c);
 }
 
-/* How far behind the best so far a candidate's first timed product may be before it is
- * screened out (tune.h). */
-static double screen_factor(double best_us)
-{
-    return best_us >= SDI_TUNE_SCREEN_LONG_US ? SDI_TUNE_SCREEN_LONG : SDI_TUNE_SCREEN;
-}
-
 static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg)
 {
     sdi_tune_result *r = t->r;
@@ -238,8 +231,9 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     sdi_validation val;
     memset(&val, 0, sizeof val);
     const sdi_screen sc = {
-        .screen_us = t->best_ours_us > 0 ? screen_factor(t->best_ours_us) * t->best_ours_us : 0,
-        .brief_us = SDI_TUNE_BRIEF_US,
+        .screen_us =
+            t->best_ours_us > 0 ? sdi_tune_screen_factor(t->best_ours_us) * t->best_ours_us : 0,
+        .brief_us = sdi_tune_brief_us(t->opt),
         .brief_long_us = SDI_TUNE_BRIEF_LONG_US};
     if (s == SD_OK)
         s = sdi_spgemm_measure(t->ctx, tr->config, produce, &cand, &t->ref, &tr->t, &val, NULL, &sc,
@@ -514,7 +508,7 @@ static sd_status vendor_round(sg_tuner *t)
     memset(&bo, 0, sizeof bo);
     bo.aat = t->aat;
     bo.b = t->b;
-    bo.brief_us = SDI_TUNE_BRIEF_US; /* as our candidates; its best is timed in full */
+    bo.brief_us = sdi_tune_brief_us(t->opt); /* as our candidates; its best is timed in full */
     bo.ref = &t->ref;                /* the one our candidates are validated against */
     double t0 = sdi_now();
     sd_status s = sdi_cusparse_baseline(t->ctx, t->a, SD_OP_SPGEMM, NULL, &bo, r->baseline);

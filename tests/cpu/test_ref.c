@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "ref/ref.h"
+#include "runtime/runtime.h"
 #include "sdt.h"
 
 /* A small PRNG of the test's own (xorshift64*), independent of src/gen. */
@@ -416,6 +417,42 @@ static void test_spgemm_host_memory_guard(void)
     dense_free(&A);
 }
 
+/* The same guard for SpMV/SpMM references (sdi_reference_dense, what a search and the
+ * cuSPARSE baseline validate against): refused with a status naming the sizes, nothing
+ * allocated; allowed again under a larger cap. */
+static void test_dense_host_memory_guard(void)
+{
+    dense_t A;
+    sd_csr a;
+    random_pair(300, 200, 0.05, 0, &A, &a);
+    const int k = 64;
+    float *b = malloc((size_t)a.cols * k * sizeof *b);
+    SDT_CHECK(b != NULL, "malloc");
+    if (b != NULL) {
+        for (int i = 0; i < a.cols * k; i++)
+            b[i] = (float)(i % 7) - 3.0f;
+        const long long need = (long long)a.rows * k * 16 + a.rows * 8;
+        char cap[32];
+        snprintf(cap, sizeof cap, "%lld", need / 2);
+        setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+        long long base = sdi_alloc_live_bytes();
+        sdi_reference r;
+        SDT_STATUS(sdi_reference_dense(&a, SD_OP_SPMM, b, k, 0, &r), SD_ERR_OUT_OF_MEMORY);
+        SDT_CHECK(strstr(sd_last_error(), "GiB are available") != NULL &&
+                      strstr(sd_last_error(), "SpMM") != NULL,
+                  "message: %s", sd_last_error());
+        SDT_CHECK(r.want == NULL && sdi_alloc_live_bytes() == base, "state after the refusal");
+        snprintf(cap, sizeof cap, "%lld", need * 4);
+        setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+        SDT_OK(sdi_reference_dense(&a, SD_OP_SPMM, b, k, 0, &r));
+        sdi_reference_free(&r);
+        unsetenv("SPARSEDITTO_HOST_MEM_LIMIT");
+    }
+    free(b);
+    sd_csr_free(&a);
+    dense_free(&A);
+}
+
 int main(void)
 {
     sdt_init("test_ref");
@@ -428,5 +465,6 @@ int main(void)
     SDT_RUN(test_spgemm_threads);
     SDT_RUN(test_spgemm_alloc_failures);
     SDT_RUN(test_spgemm_host_memory_guard);
+    SDT_RUN(test_dense_host_memory_guard);
     return sdt_finish();
 }

@@ -4,8 +4,9 @@
  * small-integer inputs (exact sums) no variant may produce a wrong result, which
  * checks our SELL / Blocked-ELL builders and the SpGEMM pipeline. Also the variant
  * filter, the JSON form, an empty matrix, device-allocation fault injection without
- * leaks, the brief timing of SpGEMM variants (the best timed again in full) and a
- * reference borrowed from the caller (a search's). Skipped (exit 77) without a device. */
+ * leaks, the brief timing of SpGEMM, SpMV and SpMM variants (the best timed again in
+ * full) and a reference borrowed from the caller (a search's). Skipped (exit 77) without
+ * a device. */
 #include <unistd.h>
 
 #include "core/io.h"
@@ -136,36 +137,58 @@ static void test_spgemm(void)
     sd_csr_free(&a);
 }
 
-/* brief_us: every SpGEMM variant is timed briefly (a threshold below any product), then the
+/* brief_us: every variant is timed briefly (a threshold below any execution), then the
  * fastest again in full: the best is never brief, every other valid variant is, and each
- * still validated (exact values). */
-static void test_spgemm_brief(void)
+ * still validated (exact values). SpGEMM, SpMV and SpMM (K = 33: not a multiple of 4). */
+static void check_brief(const char *label, const sd_csr *a, sd_op op, int k)
 {
-    sd_csr a;
-    gen_or_fail("uniform:rows=4000,deg=6,values=int", &a);
-    sdi_baseline_options o = {.aat = 0, .exact = 1, .brief_us = 1e-3};
+    float *xb = NULL;
+    if (op != SD_OP_SPGEMM) {
+        size_t n = (size_t)a->cols * (size_t)(op == SD_OP_SPMM ? k : 1);
+        xb = malloc((n ? n : 1) * sizeof *xb);
+        if (xb == NULL) {
+            SDT_CHECK(0, "%s: out of host memory", label);
+            return;
+        }
+        sdi_gen_dense(xb, (int64_t)n, SDI_VALUES_SMALL_INT, sdt_seed);
+    }
+    sdi_baseline_options o = {.k = k, .aat = 0, .exact = 1, .brief_us = 1e-3};
     sdi_baseline b;
     long live0 = sdi_device_alloc_live();
-    sd_status s = sdi_cusparse_baseline(g_ctx, &a, SD_OP_SPGEMM, NULL, &o, &b);
-    SDT_CHECK(s == SD_OK, "brief baseline: %s", sd_last_error());
-    SDT_CHECK(sdi_device_alloc_live() == live0, "brief baseline: device memory released");
+    sd_status s = sdi_cusparse_baseline(g_ctx, a, op, xb, &o, &b);
+    SDT_CHECK(s == SD_OK, "%s: %s", label, sd_last_error());
+    SDT_CHECK(sdi_device_alloc_live() == live0, "%s: device memory released", label);
     if (s == SD_OK) {
-        print_baseline("SpGEMM A*A, brief variants", &b);
-        SDT_CHECK(b.best >= 0 && !b.v[b.best].brief, "the best variant was timed in full");
-        int nbrief = 0;
+        print_baseline(label, &b);
+        SDT_CHECK(b.best >= 0 && !b.v[b.best].brief, "%s: the best variant was timed in full",
+                  label);
+        int nbrief = 0, nok = 0;
         for (int i = 0; i < b.nvariants; i++) {
             const sdi_variant_result *v = &b.v[i];
             if (v->status != SDI_VARIANT_OK)
                 continue;
-            SDT_CHECK(v->val.ok, "%s: validated", v->name);
+            nok++;
+            SDT_CHECK(v->val.ok, "%s: %s: validated", label, v->name);
             if (i != b.best) {
-                SDT_CHECK(v->brief, "%s: not the best, timed briefly", v->name);
-                SDT_CHECK(v->timing.pipelined_us == v->timing.mean_us, "%s: brief pipelined = mean", v->name);
+                SDT_CHECK(v->brief, "%s: %s: not the best, timed briefly", label, v->name);
+                SDT_CHECK(v->timing.pipelined_us == v->timing.mean_us,
+                          "%s: %s: brief pipelined = mean", label, v->name);
             }
             nbrief += v->brief;
         }
+        SDT_CHECK(nok >= 2, "%s: %d valid variants (need two to compare)", label, nok);
         printf("  brief variants: %d of %d\n", nbrief, b.nvariants);
     }
+    free(xb);
+}
+
+static void test_brief(void)
+{
+    sd_csr a;
+    gen_or_fail("uniform:rows=4000,deg=6,values=int", &a);
+    check_brief("SpGEMM A*A, brief variants", &a, SD_OP_SPGEMM, 1);
+    check_brief("SpMV, brief variants", &a, SD_OP_SPMV, 1);
+    check_brief("SpMM K=33, brief variants", &a, SD_OP_SPMM, 33);
     sd_csr_free(&a);
 }
 
@@ -330,7 +353,7 @@ int main(void)
     SDT_RUN(test_spmv);
     SDT_RUN(test_spmm);
     SDT_RUN(test_spgemm);
-    SDT_RUN(test_spgemm_brief);
+    SDT_RUN(test_brief);
     SDT_RUN(test_borrowed_reference);
     SDT_RUN(test_real_matrix);
     SDT_RUN(test_empty);

@@ -1,8 +1,9 @@
 /* tests/gpu/test_compile.c: the compiler through the public API on a GPU: sd_compile →
  * sd_spmv / sd_spmm validated against the CPU reference (exact small-integer values),
  * a second compile of the same pattern hits the cache, update_values, deterministic
- * mode, describe's buffer contract, graph capture of an execution. Skipped (exit 77)
- * without a device. */
+ * mode, describe's buffer contract, graph capture of an execution, the search's brief
+ * timing of candidates (its winner timed again in full). Skipped (exit 77) without a
+ * device. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "sdt.h"
+#include "tune/tune.h"
 
 static sd_context *g_ctx;
 
@@ -171,6 +173,59 @@ static void test_deterministic(void)
     sd_csr_free(&a);
 }
 
+/* The search's brief protocol (sdi_tune_options.brief_us, here below any execution so that
+ * every candidate is brief): the winner's trial is measured again in full before it meets
+ * cuSPARSE, whose fastest variant is timed in full too, while the other candidates keep
+ * their brief (or screened) timing; the winner still validates. SpMV, SpMM and SpGEMM. */
+static void test_search_brief(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("powerlaw:rows=20000,deg=12,alpha=1.8,max=5000", 9, &a));
+    const struct {
+        sd_op op;
+        int k;
+    } tasks[] = {{SD_OP_SPMV, 1}, {SD_OP_SPMM, 32}, {SD_OP_SPGEMM, 1}};
+    for (size_t q = 0; q < sizeof tasks / sizeof *tasks; q++) {
+        sdi_tune_options to;
+        memset(&to, 0, sizeof to);
+        to.budget = 6;
+        to.allow_vendor = 1;
+        to.brief_us = 1e-3;
+        sdi_tune_result *r = calloc(1, sizeof *r);
+        if (r == NULL) {
+            SDT_CHECK(0, "out of host memory");
+            break;
+        }
+        const char *what = tasks[q].op == SD_OP_SPMV   ? "spmv"
+                           : tasks[q].op == SD_OP_SPMM ? "spmm"
+                                                       : "spgemm";
+        sd_status s = sdi_tune(g_ctx, &a, tasks[q].op, tasks[q].k, &to, r);
+        SDT_CHECK(s == SD_OK, "%s: sdi_tune: %s", what, sd_last_error());
+        if (s == SD_OK) {
+            int brief = 0, full = 0;
+            for (int i = 0; i < r->ntrials; i++) {
+                if (r->trials[i].status != SD_OK)
+                    continue;
+                brief += r->trials[i].measured == SDI_MEASURED_BRIEF;
+                full += r->trials[i].measured == SDI_MEASURED_FULL;
+            }
+            SDT_CHECK(r->ours_trial >= 0 &&
+                          r->trials[r->ours_trial].measured == SDI_MEASURED_FULL,
+                      "%s: our winner timed in full", what);
+            SDT_CHECK(full == 1 && brief >= 1, "%s: %d trials in full (the winner only), %d brief",
+                      what, full, brief);
+            SDT_CHECK(r->baseline != NULL && r->vendor_best >= 0 &&
+                          !r->baseline->v[r->vendor_best].brief,
+                      "%s: cuSPARSE's fastest timed in full", what);
+            printf("  %-6s winner %s %.1f us (in full), %d candidates brief\n", what,
+                   r->trials[r->ours_trial].config, r->trials[r->ours_trial].t.mean_us, brief);
+        }
+        sdi_tune_result_free(r);
+        free(r);
+    }
+    sd_csr_free(&a);
+}
+
 int main(void)
 {
     sdt_init("test_compile");
@@ -187,6 +242,7 @@ int main(void)
     SDT_RUN(test_compile_run_cache);
     SDT_RUN(test_update_values_and_describe);
     SDT_RUN(test_deterministic);
+    SDT_RUN(test_search_brief);
     sd_context_destroy(g_ctx);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
