@@ -155,6 +155,31 @@ static void test_products(void)
     }
 }
 
+/* Whether two configurations name one plan, whichever NVRTC level built it (the search's
+ * round 4 rebuilds its winner at full optimisation: " nvrtc=..." is the last field). */
+static bool same_plan(const char *x, const char *y)
+{
+    const char *ex = strstr(x, " nvrtc="), *ey = strstr(y, " nvrtc=");
+    const size_t nx = ex != NULL ? (size_t)(ex - x) : strlen(x);
+    const size_t ny = ey != NULL ? (size_t)(ey - y) : strlen(y);
+    return nx == ny && strncmp(x, y, nx) == 0;
+}
+
+/* Whether the winner is one of the winner's edits: a round-3 trial (the refinement's and
+ * the edits' round) with an edit's mark: the warp path off (the sweeps leave it on),
+ * load 100, or group tables capped at 2^10 slots (SG_EDIT_GH in tune_spgemm.c). */
+static bool winner_is_edit(const sdi_jvalue *trials, const char *config)
+{
+    if (strstr(config, " wb=off") == NULL && strstr(config, " load=100 ") == NULL &&
+        strstr(config, " gh=10 ") == NULL)
+        return false;
+    for (int i = 0; trials != NULL && i < trials->n; i++)
+        if (sdi_jget_number(&trials->items[i], "round", 0) == 3 &&
+            same_plan(sdi_jget_string(&trials->items[i], "config", ""), config))
+            return true;
+    return false;
+}
+
 /* Whether a round-3 trial (the winner's edits) has marker in its configuration. */
 static bool edit_tried(const sdi_jvalue *trials, const char *marker)
 {
@@ -165,14 +190,34 @@ static bool edit_tried(const sdi_jvalue *trials, const char *marker)
     return false;
 }
 
+/* On a failed expectation: the winner, its bins and every trial, to tell from the log
+ * which rule did not hold. */
+static void dump_search(const char *config, const sdi_jvalue *bins, const sdi_jvalue *trials)
+{
+    printf("    winner: %s\n", config);
+    for (int i = 0; bins != NULL && i < bins->n; i++)
+        printf("    bin %-7s lanes %4.0f size %6.0f rows %7.0f\n",
+               sdi_jget_string(&bins->items[i], "kind", "?"),
+               sdi_jget_number(&bins->items[i], "lanes", -1),
+               sdi_jget_number(&bins->items[i], "size", -1),
+               sdi_jget_number(&bins->items[i], "rows", -1));
+    for (int i = 0; trials != NULL && i < trials->n; i++)
+        printf("    trial %2d round %.0f %-9s %s\n", i,
+               sdi_jget_number(&trials->items[i], "round", -1),
+               sdi_jget_string(&trials->items[i], "status", "?"),
+               sdi_jget_string(&trials->items[i], "config", "?"));
+}
+
 /* The search measures its winner's edits (tune_spgemm.c, winner_edits), each validated
  * like any other candidate: the warp per B row flipped when the winner has CTA rows (CTA
  * hash, CTA or global stripes; not under SPARSEDITTO_SG_WARP_BROW=0, which compiles
  * without the path), smaller hash tables (load 100) when it has hash rows. Which plan wins
  * depends on the GPU's timings, so each edit is checked against the winner's own schedule
  * (the plan's lowering bins): tried when it applies, not tried when it does not. A winner
- * that is itself an edit (load 100 or the flip in its configuration) only shows that
- * edits ran. Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
+ * that is itself an edit (winner_is_edit) only shows that edits ran: its bins are not
+ * those of the plan the edits came from (session 16, H200: the group-cap edit won on the
+ * hash-row product and moved its longest rows to CTA tables, rows the plan before the
+ * edit, and so its edits, had not had). Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
  * and one of hash rows (256 products over 100,000 columns); cuSPARSE is left out so that
  * the plan is ours. Across the four compiles at least one edit must have been measured. */
 static void test_winner_edits(void)
@@ -216,13 +261,17 @@ static void test_winner_edits(void)
                 const bool load = edit_tried(trials, " load=100 ");
                 edits += flip + load;
                 SDT_CHECK(bins != NULL, "%s: the plan has no lowering bins", what);
-                if (strstr(config, " load=100 ") != NULL || strstr(config, " wb=off") != NULL) {
-                    SDT_CHECK(flip || load, "%s: an edited winner without edit trials", what);
+                if (winner_is_edit(trials, config)) {
+                    /* its bins are the edit's, not those of the plan the edits came from */
+                    SDT_CHECK(flip || load || edit_tried(trials, " gh=10 "),
+                              "%s: an edited winner without edit trials", what);
                 } else {
                     SDT_CHECK(flip == (cta_rows && !env), "%s: flip tried %d, CTA rows %d",
                               what, flip, cta_rows);
                     SDT_CHECK(load == hash_rows, "%s: load 100 tried %d, hash rows %d (%s)",
                               what, load, hash_rows, config);
+                    if (flip != (cta_rows && !env) || load != hash_rows)
+                        dump_search(config, bins, trials);
                 }
             } else {
                 SDT_CHECK(0, "%s: no describe JSON", what);
