@@ -3,7 +3,9 @@
 set with --from) into one markdown summary: geomean speed-up per task with a 95 %
 bootstrap interval (20 000 resamples of the log speed-ups, seeded), share won by our own
 plans, compile-time median / max. SpGEMM products that cuSPARSE could not do (no
-speed-up) are counted apart, never in a geomean. Standard library only.
+speed-up) are counted apart, never in a geomean. A task (matrix and task) that a later file
+measured again replaces the earlier file's record (a partial rerun refreshes a combined table
+without counting a task twice); the header says how many. Standard library only.
 
 usage: summarize_compile.py OUT.md IN.json[.gz] [IN.json[.gz] ...]"""
 import gzip
@@ -30,13 +32,24 @@ def load_json(path):
 def main():
     out, ins = sys.argv[1], sys.argv[2:]
     runs = [load_json(p) for p in ins]
-    done = [t for r in runs for t in r["tasks"] if t["status"] == "ok"]
+    latest = {}
+    for r in runs:
+        for t in r["tasks"]:
+            if t["status"] == "ok":
+                latest.pop((t["matrix"], t["task"]), None)  # re-inserted last: the later run's
+                latest[(t["matrix"], t["task"])] = t
+    replaced = sum(1 for r in runs for t in r["tasks"] if t["status"] == "ok") - len(latest)
+    done = list(latest.values())
     # A product cuSPARSE could not do has no speed-up: reported apart, not in a geomean.
     tasks = [t for t in done if t.get("speedup") is not None]
     failed = [t for t in done if t.get("speedup") is None]
     lines = ["# sd_compile end to end against the best cuSPARSE variant (combined)", ""]
     lines.append("Date %s; GPU %s; set %s; budget %s; runs: %s." % (
         runs[0]["date"], runs[0]["gpu"], runs[0]["set"], runs[0]["budget"], ", ".join(ins)))
+    if replaced:
+        lines.append("")
+        lines.append("%d task%s measured again by a later file: the later record counts." % (
+            replaced, "" if replaced == 1 else "s"))
     lines.append("")
     lines.append("Speed-up = best valid cuSPARSE variant's time / the compiled kernel's time, "
                  "both measured in the same search (mean of 10 event-timed executions; "

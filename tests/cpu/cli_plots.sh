@@ -27,6 +27,15 @@ python3 bench/summarize_compile.py "$tmp/bench_compile.md" "${parts[@]}"
 cmp "$tmp/bench_compile.md" bench/results/bench_compile.md ||
   fail "summarize_compile.py no longer reproduces bench/results/bench_compile.md"
 echo "cli_plots: summarize_compile.py reproduces bench_compile.md"
+# A file given twice: its tasks replace themselves (counted once, the header says so), so the
+# figures are those of the parts alone.
+python3 bench/summarize_compile.py "$tmp/again.md" "${parts[@]}" "${parts[1]}"
+n2=$(python3 -c 'import json,sys; print(sum(t["status"] == "ok" for t in json.load(open(sys.argv[1]))["tasks"]))' "${parts[1]}")
+grep -q "^$n2 tasks measured again by a later file" "$tmp/again.md" ||
+  fail "summarize_compile.py: no 'measured again' line for the repeated part ($n2 tasks)"
+cmp <(grep '^| ' "$tmp/again.md") <(grep '^| ' bench/results/bench_compile.md) ||
+  fail "summarize_compile.py: a repeated part changed the table (a task counted twice)"
+echo "cli_plots: summarize_compile.py counts a task measured again once"
 
 # 1b. The corpus report is a pure function of the committed corpus.
 python3 bench/corpus_report.py models/corpus/corpus.jsonl.gz >"$tmp/corpus_report.md"
