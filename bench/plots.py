@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/plots.py: plots of bench_compile JSON files (runs that continue one set with
---from are merged, as summarize_compile.py does) into PNG and SVG:
+--from are merged, a task measured again by a later file counted once, as
+summarize_compile.py does) into PNG and SVG:
   speedup_geomean   geomean speed-up per task, 95 % bootstrap CI, per execution and
                     pipelined, with the SparseDitto paper's H200 figures as markers
   speedup_matrices  per-matrix speed-ups per task on a log scale, cuSPARSE = 1.0 line
@@ -16,7 +17,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the committed scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize_compile import geomean_ci, load_json  # noqa: E402  (one bootstrap, one reader)
+from summarize_compile import geomean_ci, latest_tasks, load_json  # noqa: E402  (one bootstrap, one reader)
 
 TASKS = ["spmv", "spmm8", "spmm32", "spmm128", "spmm256", "spgemm"]
 # SparseDitto paper, H200, geomean over cuSPARSE: SpMV, SpMM K = 8/32/128/256, SpGEMM,
@@ -28,7 +29,7 @@ OUTS = ["speedup_geomean", "speedup_matrices", "roofline", "compile_time"]
 
 def load(paths):
     runs = [load_json(p) for p in paths]
-    tasks = [t for r in runs for t in r["tasks"] if t["status"] == "ok"]
+    tasks, _ = latest_tasks(runs)  # a task measured again counts once, the later record
     if not tasks:
         sys.exit("plots.py: no task with status ok in %s" % ", ".join(paths))
     return runs[0], tasks

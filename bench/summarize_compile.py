@@ -29,17 +29,24 @@ def load_json(path):
         return json.load(f)
 
 
-def main():
-    out, ins = sys.argv[1], sys.argv[2:]
-    runs = [load_json(p) for p in ins]
+def latest_tasks(runs):
+    """The runs' completed tasks, each (matrix, task) once: a later run's record replaces an
+    earlier one's. Returns the tasks and how many records were replaced."""
     latest = {}
+    n = 0
     for r in runs:
         for t in r["tasks"]:
             if t["status"] == "ok":
+                n += 1
                 latest.pop((t["matrix"], t["task"]), None)  # re-inserted last: the later run's
                 latest[(t["matrix"], t["task"])] = t
-    replaced = sum(1 for r in runs for t in r["tasks"] if t["status"] == "ok") - len(latest)
-    done = list(latest.values())
+    return list(latest.values()), n - len(latest)
+
+
+def main():
+    out, ins = sys.argv[1], sys.argv[2:]
+    runs = [load_json(p) for p in ins]
+    done, replaced = latest_tasks(runs)
     # A product cuSPARSE could not do has no speed-up: reported apart, not in a geomean.
     tasks = [t for t in done if t.get("speedup") is not None]
     failed = [t for t in done if t.get("speedup") is None]
