@@ -274,7 +274,8 @@ static sd_status start(sdi_worker *w, char *cause, size_t cap)
         close(req[1]);
         close(rep[0]);
         kill_and_reap(pid, NULL);
-        snprintf(cause, cap, "cannot execute the worker (%s; set SPARSEDITTO_WORKER to the sparseditto command): '%s'",
+        /* Paths are cut to fit the message (PATH_MAX would not). */
+        snprintf(cause, cap, "cannot execute the worker (%.60s; set SPARSEDITTO_WORKER to the sparseditto command): '%.100s'",
                  strerror(exec_errno), w->exe);
         return SD_ERR_IO;
     }
@@ -371,7 +372,7 @@ sd_status sdi_worker_call(sdi_worker *w, const char *request_json, double timeou
         describe_exit(st, why, sizeof why, &out->term_signal, &out->exit_code);
         sdi_file_tail(w->log_path, 200, tail, sizeof tail);
         out->outcome = out->exit_code == 127 ? SDI_WORKER_NOT_STARTED : SDI_WORKER_CRASHED;
-        snprintf(out->cause, sizeof out->cause, "candidate '%s': worker %s%s%s%s", name, why,
+        snprintf(out->cause, sizeof out->cause, "candidate '%s': worker %.200s%s%.200s%s", name, why,
                  out->exit_code == 127 ? " (cannot execute the worker '" : "",
                  out->exit_code == 127 ? w->exe : "",
                  out->exit_code == 127 ? "'; set SPARSEDITTO_WORKER to the sparseditto command)" : tail[0] ? "; log: " : "");
@@ -399,10 +400,10 @@ sd_status sdi_worker_call(sdi_worker *w, const char *request_json, double timeou
         describe_exit(st, why, sizeof why, &out->term_signal, &out->exit_code);
         sdi_file_tail(w->log_path, 240, tail, sizeof tail);
         out->outcome = out->exit_code == 127 ? SDI_WORKER_NOT_STARTED : SDI_WORKER_CRASHED;
-        snprintf(out->cause, sizeof out->cause, "candidate '%s': the worker %s%s%s", name, why,
+        snprintf(out->cause, sizeof out->cause, "candidate '%s': the worker %.200s%s%s", name, why,
                  tail[0] ? "; log: " : "", tail);
         if (out->exit_code == 127)
-            snprintf(out->cause, sizeof out->cause, "candidate '%s': cannot execute the worker '%s' "
+            snprintf(out->cause, sizeof out->cause, "candidate '%s': cannot execute the worker '%.300s' "
                      "(set SPARSEDITTO_WORKER to the sparseditto command)", name, w->exe);
         return SD_OK;
     }

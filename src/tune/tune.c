@@ -346,10 +346,6 @@ static sd_status try_candidate(tuner *t, int round, sdi_impl *cand)
     return SD_OK;
 }
 
-/* The kernels of the candidates a round is about to measure (up to `take` of each of its
- * families, within the budget), compiled in parallel into the memo when that is on
- * (sdi_impl_precompile); the round's builds then find them there. Threads are capped so
- * that their private lowerings (about two copies of A each) stay within 4 GiB. */
 /* A winner ranked by the brief protocol is measured again with DESIGN.md's (validated
  * again too): only that time is compared with cuSPARSE, reported and cached. */
 static sd_status measure_winner_in_full(tuner *t)
@@ -381,6 +377,10 @@ static sd_status measure_winner_in_full(tuner *t)
     return SD_OK;
 }
 
+/* The kernels of the candidates a round is about to measure (up to `take` of each of its
+ * families, within the budget), compiled in parallel into the memo when that is on
+ * (sdi_impl_precompile); the round's builds then find them there. Threads are capped so
+ * that their private lowerings (about two copies of A each) stay within 4 GiB. */
 static sd_status precompile_round(tuner *t, const int *fams, int nfams, int level, int take)
 {
     if (!sdi_impl_precompile_enabled() || nfams < 1 || take < 1)
