@@ -122,3 +122,11 @@ long long sdi_host_mem_available(void)
     }
     return avail;
 }
+
+bool sdi_host_mem_fits(double need, long long *avail)
+{
+    const long long a = sdi_host_mem_available();
+    if (avail != NULL)
+        *avail = a;
+    return a < 0 || need <= 0.9 * (double)a;
+}

@@ -4,6 +4,7 @@
 #define SDI_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,10 @@ SD_API long long sdi_alloc_live_bytes(void);
  * overcommit and later kill the process for: large outputs check it and fail with a status.
  * SPARSEDITTO_HOST_MEM_LIMIT (bytes) caps it (tests). */
 SDI_HIDDEN long long sdi_host_mem_available(void);
+/* Whether `need` bytes fit in the host memory available, with a tenth of it left over (the
+ * guard of the large CPU references); *avail receives sdi_host_mem_available()'s figure
+ * (may be NULL). Unknown availability fits. */
+SDI_HIDDEN bool sdi_host_mem_fits(double need, long long *avail);
 
 #define SDI_FREE(p)                                                                        \
     do {                                                                                   \

@@ -115,8 +115,7 @@ sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_csr *out)
                  * touched: a product larger than the available memory is refused here. */
                 need = (double)n * (double)(sizeof *out->colind + sizeof *out->vals + sizeof *out->count +
                                             sizeof *out->absum);
-                avail = sdi_host_mem_available();
-                if (avail >= 0 && need > 0.9 * (double)avail) {
+                if (!sdi_host_mem_fits(need, &avail)) {
 #pragma omp atomic write
                     fail = 3;
                 } else {

@@ -110,8 +110,8 @@ sd_status sdi_reference_dense(const sd_csr *a, sd_op op, const float *xb, int k,
      * SpGEMM's is (the delaunay_n24 twin's SpMM at K = 256: 68 GB of doubles). */
     const double need = (double)n * (double)(sizeof *r.want + sizeof *r.absum) +
                         (double)a->rows * (double)sizeof *r.count;
-    const long long avail = sdi_host_mem_available();
-    if (avail >= 0 && need > 0.9 * (double)avail)
+    long long avail = -1;
+    if (!sdi_host_mem_fits(need, &avail))
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
                        "the CPU reference of this %s (%d rows x %d) needs %.1f GiB of host "
                        "memory but %.1f GiB are available",
