@@ -801,7 +801,7 @@ sd_status sdi_spmm_load(sd_context *ctx, const sdi_spmm_lowered *l, bool use_gra
         }
         SD_TRY(sdi_program_add_launch(&out->prog, fn, x->grid, x->block, 0, args, x->nargs));
     }
-    out->prog.use_graph = use_graph && l->nlaunches > 1;
+    out->prog.use_graph = use_graph;
     out->load_ms = (sdi_now() - t1) * 1e3;
     (void)t0;
 #undef SD_FREE_ALL

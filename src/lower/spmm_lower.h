@@ -103,8 +103,8 @@ typedef struct {
 } sdi_spmm_loaded;
 
 /* Compiles (memoised in ctx), loads the kernels, uploads the arrays and records the
- * launches (B and C are bound at each run). use_graph replays multi-launch programs as
- * a CUDA graph. On failure *out is zeroed and nothing stays allocated. */
+ * launches (B and C are bound at each run). use_graph replays the launches as a CUDA
+ * graph (sdi_program). On failure *out is zeroed and nothing stays allocated. */
 SDI_HIDDEN sd_status sdi_spmm_load(sd_context *ctx, const sdi_spmm_lowered *l, bool use_graph,
                                    sdi_spmm_loaded *out);
 /* C = A·B on `stream` (device pointers, row-major). Asynchronous. */

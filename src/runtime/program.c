@@ -1,10 +1,10 @@
 /* src/runtime/program.c: launch programs: an ordered list of kernel launches (function,
  * grid, block, dynamic shared memory, arguments bound to named device buffers), the
- * buffers they need, and optional replay through a captured CUDA graph. */
+ * buffers they need, and optional replay through a CUDA graph built from the launches. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../core/rng.h"
 #include "runtime.h"
 
 void sdi_program_init(sdi_program *p) { memset(p, 0, sizeof *p); }
@@ -13,8 +13,22 @@ static void drop_graph(sdi_program *p)
 {
     if (p->graph != NULL && cudaGraphExecDestroy(p->graph) != cudaSuccess)
         (void)cudaGetLastError();
+    if (p->graph_tmpl != NULL && cudaGraphDestroy(p->graph_tmpl) != cudaSuccess)
+        (void)cudaGetLastError();
+    sdi_free(p->graph_nodes);
     p->graph = NULL;
-    p->graph_stream = NULL;
+    p->graph_tmpl = NULL;
+    p->graph_nodes = NULL;
+}
+
+bool sdi_program_graphs_enabled(void)
+{
+    static int enabled = -1; /* racy first reads agree: the environment does not change */
+    if (enabled < 0) {
+        const char *v = getenv("SPARSEDITTO_GRAPHS");
+        enabled = !(v != NULL && strcmp(v, "0") == 0);
+    }
+    return enabled != 0;
 }
 
 void sdi_program_free(sdi_program *p)
@@ -104,7 +118,7 @@ sd_status sdi_program_bind_buffer(sdi_program *p, const char *name, void *dev, s
             return s;
     }
     if (p->buffers[i].dev != dev)
-        p->graph_stale = true; /* the graph holds the old pointer */
+        p->graph_args_stale = true; /* the graph's nodes hold the old pointer */
     p->buffers[i].dev = dev;
     p->buffers[i].bytes = bytes;
     p->buffers[i].owned = false;
@@ -168,34 +182,45 @@ sd_status sdi_program_add_launch(sdi_program *p, sdi_function *fn, const unsigne
     return SD_OK;
 }
 
-static sd_status launch_one(sd_context *ctx, const sdi_program *p, const sdi_launch *l,
-                            cudaStream_t stream)
-{
-    /* cudaLaunchKernel copies the arguments out of params before returning. */
+/* A launch's kernel parameters: cudaLaunchKernel and the graph's kernel nodes copy the
+ * values out of `params` before returning. */
+typedef struct {
     void *params[SDI_MAX_KERNEL_ARGS];
     void *ptrs[SDI_MAX_KERNEL_ARGS];
     sdi_arg vals[SDI_MAX_KERNEL_ARGS];
+} arg_pack;
+
+static void **pack_args(const sdi_program *p, const sdi_launch *l, arg_pack *k)
+{
     for (int i = 0; i < l->nargs; i++) {
         const sdi_arg *a = &l->args[i];
         switch (a->kind) {
         case SDI_ARG_BUFFER:
-            ptrs[i] = p->buffers[a->buffer].dev;
-            params[i] = &ptrs[i];
+            k->ptrs[i] = p->buffers[a->buffer].dev;
+            k->params[i] = &k->ptrs[i];
             break;
         case SDI_ARG_PTR:
-            ptrs[i] = a->v.ptr;
-            params[i] = &ptrs[i];
+            k->ptrs[i] = a->v.ptr;
+            k->params[i] = &k->ptrs[i];
             break;
         default:
-            vals[i] = *a;
-            params[i] = &vals[i].v;
+            k->vals[i] = *a;
+            k->params[i] = &k->vals[i].v;
             break;
         }
     }
+    return l->nargs > 0 ? k->params : NULL;
+}
+
+static sd_status launch_one(sd_context *ctx, const sdi_program *p, const sdi_launch *l,
+                            cudaStream_t stream)
+{
+    arg_pack k;
+    void **params = pack_args(p, l, &k);
     dim3 grid = {l->grid[0], l->grid[1], l->grid[2]};
     dim3 block = {l->block[0], l->block[1], l->block[2]};
-    cudaError_t e = cudaLaunchKernel((const void *)l->fn->kernel, grid, block,
-                                     l->nargs > 0 ? params : NULL, l->smem, stream);
+    cudaError_t e = cudaLaunchKernel((const void *)l->fn->kernel, grid, block, params, l->smem,
+                                     stream);
     return sdi_cuda_status(ctx, e, "launching", l->fn->name);
 }
 
@@ -209,62 +234,124 @@ static sd_status run_launches(sd_context *ctx, const sdi_program *p, cudaStream_
     return SD_OK;
 }
 
-sd_status sdi_program_capture(sd_context *ctx, sdi_program *p, cudaStream_t stream)
+static void node_params(const sdi_program *p, const sdi_launch *l, arg_pack *k,
+                        struct cudaKernelNodeParams *np)
 {
-    sd_status s = sdi_ctx_enter(ctx);
-    if (s != SD_OK)
-        return s;
-    if (p->nlaunches == 0)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_program_capture: the program has no launches");
+    memset(np, 0, sizeof *np);
+    np->func = (void *)l->fn->kernel;
+    np->gridDim = (dim3){l->grid[0], l->grid[1], l->grid[2]};
+    np->blockDim = (dim3){l->block[0], l->block[1], l->block[2]};
+    np->sharedMemBytes = (unsigned)l->smem;
+    np->kernelParams = pack_args(p, l, k);
+}
+
+/* The graph of the launches as a chain of kernel nodes, built directly (no stream
+ * capture, so no stream of the caller's is involved). */
+static sd_status build_graph(sd_context *ctx, sdi_program *p)
+{
     drop_graph(p);
-    cudaGraph_t graph = NULL;
-    /* Thread-local mode: other threads' CUDA calls are not forbidden during capture. */
-    s = sdi_cuda_status(ctx, cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-                        "beginning the graph capture", NULL);
-    if (s != SD_OK)
-        return s;
-    sd_status run = run_launches(ctx, p, stream);
-    cudaError_t e = cudaStreamEndCapture(stream, &graph);
-    if (run != SD_OK) {
-        if (graph != NULL)
-            (void)cudaGraphDestroy(graph);
-        (void)cudaGetLastError();
-        return run;
+    p->graph_nodes = sdi_calloc((size_t)p->nlaunches, sizeof *p->graph_nodes);
+    if (p->graph_nodes == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the graph's nodes");
+    const char *first = p->launches[0].fn->name;
+    sd_status s = sdi_cuda_status(ctx, cudaGraphCreate(&p->graph_tmpl, 0),
+                                  "creating the CUDA graph of", first);
+    for (int i = 0; i < p->nlaunches && s == SD_OK; i++) {
+        arg_pack k;
+        struct cudaKernelNodeParams np;
+        node_params(p, &p->launches[i], &k, &np);
+        s = sdi_cuda_status(ctx,
+                            cudaGraphAddKernelNode(&p->graph_nodes[i], p->graph_tmpl,
+                                                   i > 0 ? &p->graph_nodes[i - 1] : NULL,
+                                                   i > 0 ? 1 : 0, &np),
+                            "adding a graph node for", p->launches[i].fn->name);
     }
-    s = sdi_cuda_status(ctx, e, "ending the graph capture", NULL);
-    if (s != SD_OK)
+    if (s == SD_OK)
+        s = sdi_cuda_status(ctx, cudaGraphInstantiate(&p->graph, p->graph_tmpl, 0),
+                            "instantiating the CUDA graph of", first);
+    if (s != SD_OK) {
+        p->graph = NULL; /* not instantiated */
+        drop_graph(p);
         return s;
-    e = cudaGraphInstantiate(&p->graph, graph, 0);
-    (void)cudaGraphDestroy(graph); /* the executable graph keeps its own copy */
-    if (e != cudaSuccess) {
-        p->graph = NULL;
-        return sdi_cuda_status(ctx, e, "instantiating the CUDA graph", NULL);
     }
-    p->graph_stream = stream;
     p->graph_stale = false;
-    p->use_graph = true;
+    p->graph_args_stale = false;
     return SD_OK;
+}
+
+/* A rebound buffer: the nodes that read buffers get their arguments again (launches of
+ * the graph already enqueued keep theirs, as CUDA documents). */
+static sd_status update_graph_args(sd_context *ctx, sdi_program *p)
+{
+    for (int i = 0; i < p->nlaunches; i++) {
+        const sdi_launch *l = &p->launches[i];
+        bool reads_buffer = false;
+        for (int j = 0; j < l->nargs && !reads_buffer; j++)
+            reads_buffer = l->args[j].kind == SDI_ARG_BUFFER;
+        if (!reads_buffer)
+            continue;
+        arg_pack k;
+        struct cudaKernelNodeParams np;
+        node_params(p, l, &k, &np);
+        sd_status s = sdi_cuda_status(
+            ctx, cudaGraphExecKernelNodeSetParams(p->graph, p->graph_nodes[i], &np),
+            "updating the graph's arguments of", l->fn->name);
+        if (s != SD_OK)
+            return s;
+    }
+    p->graph_args_stale = false;
+    return SD_OK;
+}
+
+/* Whether `stream` is being captured into a graph (the caller's): then the launches go
+ * into the caller's graph as they are. An unanswerable query counts as capturing. */
+static bool stream_capturing(cudaStream_t stream)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return true;
+    }
+    return cs != cudaStreamCaptureStatusNone;
+}
+
+/* Makes the graph current; false (plain launches) when it cannot be, and for good once
+ * it failed for any reason but a broken context. */
+static bool graph_ready(sd_context *ctx, sdi_program *p, sd_status *fatal)
+{
+    sd_status s = SD_OK;
+    if (p->graph == NULL || p->graph_stale)
+        s = build_graph(ctx, p);
+    else if (p->graph_args_stale)
+        s = update_graph_args(ctx, p);
+    if (s == SD_OK)
+        return true;
+    if (ctx->broken) {
+        *fatal = s;
+        return false;
+    }
+    sdi_log(2, "program of '%s': plain launches from now on (%s)", p->launches[0].fn->name,
+            sd_last_error());
+    sdi_error_clear();
+    (void)cudaGetLastError();
+    drop_graph(p);
+    p->graph_failed = true;
+    return false;
 }
 
 sd_status sdi_program_run(sd_context *ctx, sdi_program *p, cudaStream_t stream)
 {
     if (p == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_program_run: program is NULL");
-    if (p->use_graph) {
-        if (p->graph == NULL || p->graph_stale || p->graph_stream != stream) {
-            uint64_t sig = sdi_hash3((uint64_t)(uintptr_t)stream, (uint64_t)p->nbuffers, 0);
-            for (int i = 0; i < p->nbuffers; i++)
-                sig = sdi_hash3(sig, (uint64_t)(uintptr_t)p->buffers[i].dev, (uint64_t)i);
-            if (p->graph != NULL && sig != p->stale_binding) {
-                p->stale_binding = sig;
-                return run_launches(ctx, p, stream);
-            }
-            sd_status s = sdi_program_capture(ctx, p, stream);
-            if (s != SD_OK)
-                return s;
+    if (p->use_graph && !p->graph_failed && p->nlaunches > 0 && !stream_capturing(stream)) {
+        sd_status fatal = SD_OK;
+        if (graph_ready(ctx, p, &fatal)) {
+            p->graph_runs++;
+            return sdi_cuda_status(ctx, cudaGraphLaunch(p->graph, stream),
+                                   "launching the graph of", p->launches[0].fn->name);
         }
-        return sdi_cuda_status(ctx, cudaGraphLaunch(p->graph, stream), "launching the graph of",
-                               p->nlaunches > 0 ? p->launches[0].fn->name : NULL);
+        if (fatal != SD_OK)
+            return fatal;
     }
     return run_launches(ctx, p, stream);
 }

@@ -275,15 +275,20 @@ typedef struct {
     sdi_buffer *buffers;
     int nlaunches, cap_launches;
     sdi_launch *launches;
-    bool use_graph; /* replay a captured CUDA graph (multi-launch programs) */
+    /* Replay the launches as a CUDA graph built from them (one kernel node per launch,
+     * in order). Issuing a graph costs the host 1.3 us against 3.5 us per plain launch on
+     * the H200 (bench/bench_launch, 2026-11-30), and an event-timed execution of an empty
+     * kernel 3.1 against 5.4 us: for small matrices that is most of the time. A rebound
+     * buffer only updates the nodes' arguments in the instantiated graph; a stream that is
+     * being captured (the caller's own graph) gets plain launches. */
+    bool use_graph;
+    cudaGraph_t graph_tmpl;       /* the graph the executable was instantiated from */
     cudaGraphExec_t graph;
-    cudaStream_t graph_stream; /* the stream the graph was captured on */
-    bool graph_stale;
-    /* Buffers + stream of the last run that found the graph stale: the graph is
-     * re-captured only when a binding repeats (a caller whose operands move every call,
-     * e.g. a training loop's fresh tensors, gets plain launches instead of a capture and
-     * instantiation per call). */
-    uint64_t stale_binding;
+    cudaGraphNode_t *graph_nodes; /* [nlaunches], the kernel nodes in launch order */
+    bool graph_stale;             /* launches changed: build again */
+    bool graph_args_stale;        /* a bound buffer moved: update the nodes' arguments */
+    bool graph_failed;            /* could not be built here: plain launches from now on */
+    long graph_runs;              /* executions replayed as the graph (tests, reports) */
 } sdi_program;
 
 SDI_HIDDEN void sdi_program_init(sdi_program *p);
@@ -308,8 +313,9 @@ SDI_HIDDEN sd_status sdi_program_add_launch(sdi_program *p, sdi_function *fn,
 /* Enqueues every launch in order on `stream` (or replays the graph when use_graph).
  * Asynchronous; launch-time errors name the kernel. */
 SDI_HIDDEN sd_status sdi_program_run(sd_context *ctx, sdi_program *p, cudaStream_t stream);
-/* Captures the launches into a CUDA graph replayed by sdi_program_run on `stream`. */
-SDI_HIDDEN sd_status sdi_program_capture(sd_context *ctx, sdi_program *p, cudaStream_t stream);
+/* Whether the search and the public API replay their programs as CUDA graphs: on unless
+ * SPARSEDITTO_GRAPHS=0 (read once; for A/B measurements). */
+SDI_HIDDEN bool sdi_program_graphs_enabled(void);
 
 /* Argument constructors. */
 static inline sdi_arg sdi_arg_buffer(int index)

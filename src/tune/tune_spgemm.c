@@ -692,7 +692,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
     }
     if (opt->allow_vendor && out->vendor_best >= 0) {
         const sdi_variant_result *v = &out->baseline->v[out->vendor_best];
-        if (out->ours_trial < 0 || v->timing.mean_us < t->best_ours_us) {
+        if (out->ours_trial < 0 || sdi_tune_vendor_wins(&out->best_t, &v->timing)) {
             sdi_impl vend;
             memset(&vend, 0, sizeof vend);
             vend.kind = SDI_IMPL_VENDOR;

@@ -360,17 +360,66 @@ static void test_graph(void)
     SDT_OK(sdi_measure(g_ctx, "3 launches", task_run, &t, task_check, &t, &plain));
     t.prog.use_graph = true;
     SDT_OK(sdi_measure(g_ctx, "3 launches (graph)", task_run, &t, task_check, &t, &graph));
-    SDT_CHECK(t.prog.graph != NULL, "graph captured");
+    SDT_CHECK(t.prog.graph != NULL && t.prog.graph_runs > 0, "graph built and replayed");
     for (int i = 0; i < 2; i++) {
         sdi_validation v;
         SDT_OK(sdi_check_dense_output(g_ctx, &t.ref, t.prog.buffers[extra[i]].dev, &v));
     }
     printf("  3 launches: %.2f us (pipelined %.2f); as a graph: %.2f us (pipelined %.2f)\n",
            plain.mean_us, plain.pipelined_us, graph.mean_us, graph.pipelined_us);
-    /* Rebinding a buffer makes the graph stale: it is captured again on the next run. */
     void *y2 = t.prog.buffers[extra[0]].dev;
     SDT_STATUS(sdi_program_bind_buffer(&t.prog, "y2", y2, (size_t)a.rows * 4, NULL),
                SD_ERR_INVALID_ARG); /* owned buffers cannot be rebound */
+
+    /* A fourth launch into a caller's buffer: rebinding it updates the graph's node
+     * arguments in place (same executable graph), and the output lands in the new one. */
+    const size_t ybytes = (size_t)a.rows * 4;
+    float *yc[2] = {NULL, NULL};
+    SDT_OK(sdi_device_malloc(g_ctx, (void **)&yc[0], ybytes, "yc0"));
+    SDT_OK(sdi_device_malloc(g_ctx, (void **)&yc[1], ybytes, "yc1"));
+    int ic = -1;
+    SDT_OK(sdi_program_bind_buffer(&t.prog, "yc", yc[0], ybytes, &ic));
+    sdi_arg args[6];
+    memcpy(args, first.args, sizeof args);
+    args[4] = sdi_arg_buffer(ic);
+    SDT_OK(sdi_program_add_launch(&t.prog, first.fn, first.grid, first.block, 0, args, 6));
+    for (int i = 0; i < 2; i++) {
+        SDT_OK(sdi_program_bind_buffer(&t.prog, "yc", yc[i], ybytes, NULL));
+        SDT_OK(sdi_cuda_status(g_ctx, cudaMemset(yc[i], 0xff, ybytes), "poisoning", NULL));
+        long runs = t.prog.graph_runs;
+        cudaGraphExec_t before = t.prog.graph;
+        SDT_OK(sdi_program_run(g_ctx, &t.prog, g_ctx->stream));
+        SDT_OK(sdi_stream_sync(g_ctx, "graph run", NULL));
+        SDT_CHECK(t.prog.graph_runs == runs + 1 && !t.prog.graph_failed, "run %d replayed the graph", i);
+        if (i == 1)
+            SDT_CHECK(t.prog.graph == before, "a rebound buffer keeps the instantiated graph");
+        sdi_validation v;
+        SDT_OK(sdi_check_dense_output(g_ctx, &t.ref, yc[i], &v));
+        SDT_CHECK(v.ok, "output in the buffer bound for run %d", i);
+    }
+    /* A stream the caller captures: plain launches go into the caller's graph. */
+    cudaStream_t cs = NULL;
+    cudaGraph_t cg = NULL;
+    cudaGraphExec_t ce = NULL;
+    SDT_OK(sdi_cuda_status(g_ctx, cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "stream", NULL));
+    SDT_OK(sdi_cuda_status(g_ctx, cudaMemset(yc[1], 0xff, ybytes), "poisoning", NULL));
+    long runs = t.prog.graph_runs;
+    SDT_OK(sdi_cuda_status(g_ctx, cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal), "capture", NULL));
+    sd_status rs = sdi_program_run(g_ctx, &t.prog, cs);
+    SDT_OK(sdi_cuda_status(g_ctx, cudaStreamEndCapture(cs, &cg), "end capture", NULL));
+    SDT_OK(rs);
+    SDT_CHECK(t.prog.graph_runs == runs, "no graph launch inside the caller's capture");
+    SDT_OK(sdi_cuda_status(g_ctx, cudaGraphInstantiate(&ce, cg, 0), "instantiate", NULL));
+    SDT_OK(sdi_cuda_status(g_ctx, cudaGraphLaunch(ce, cs), "caller's graph", NULL));
+    SDT_OK(sdi_cuda_status(g_ctx, cudaStreamSynchronize(cs), "caller's stream", NULL));
+    sdi_validation v;
+    SDT_OK(sdi_check_dense_output(g_ctx, &t.ref, yc[1], &v));
+    SDT_CHECK(v.ok, "the caller's graph computed y");
+    cudaGraphExecDestroy(ce);
+    cudaGraphDestroy(cg);
+    cudaStreamDestroy(cs);
+    sdi_device_free(yc[0]);
+    sdi_device_free(yc[1]);
     task_free(&t);
     free(x);
     sd_csr_free(&a);

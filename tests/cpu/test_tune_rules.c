@@ -1,0 +1,55 @@
+/* tests/cpu/test_tune_rules.c: the search's decision rules that need no GPU (tune.h):
+ * when cuSPARSE's best variant runs instead of our winner (faster per execution or
+ * pipelined), the screening factor and the brief protocol's threshold. */
+#include "tune/tune.h"
+#include "sdt.h"
+
+static sdi_timing timing(double mean_us, double pipelined_us)
+{
+    sdi_timing t;
+    memset(&t, 0, sizeof t);
+    t.mean_us = t.median_us = t.min_us = mean_us;
+    t.pipelined_us = pipelined_us;
+    return t;
+}
+
+static void test_vendor_wins(void)
+{
+    sdi_timing ours, vend;
+    ours = timing(10, 8), vend = timing(12, 9);
+    SDT_CHECK(!sdi_tune_vendor_wins(&ours, &vend), "ours faster in both: ours runs");
+    ours = timing(10, 8), vend = timing(9, 9);
+    SDT_CHECK(sdi_tune_vendor_wins(&ours, &vend), "cuSPARSE faster per execution: it runs");
+    /* session 16's cage8 SpMM K = 8: ours 6.79 / 5.30 us, cuSPARSE 7.99 / 5.12 us */
+    ours = timing(6.79, 5.30), vend = timing(7.99, 5.12);
+    SDT_CHECK(sdi_tune_vendor_wins(&ours, &vend), "cuSPARSE faster pipelined only: it runs");
+    ours = timing(10, 8), vend = timing(10, 8);
+    SDT_CHECK(!sdi_tune_vendor_wins(&ours, &vend), "a tie keeps ours");
+    /* brief-timed executions carry pipelined = mean; an unmeasured 0 decides nothing */
+    ours = timing(10, 0), vend = timing(12, 5);
+    SDT_CHECK(!sdi_tune_vendor_wins(&ours, &vend), "our pipelined time unknown: per execution decides");
+    ours = timing(10, 8), vend = timing(0, 0);
+    SDT_CHECK(!sdi_tune_vendor_wins(&ours, &vend), "cuSPARSE unmeasured: ours runs");
+}
+
+static void test_screen_and_brief(void)
+{
+    SDT_CHECK(sdi_tune_screen_factor(10) == SDI_TUNE_SCREEN, "short executions screened at 8x");
+    SDT_CHECK(sdi_tune_screen_factor(SDI_TUNE_SCREEN_LONG_US) == SDI_TUNE_SCREEN_LONG,
+              "executions of a millisecond or more screened at 1.5x");
+    sdi_tune_options o;
+    memset(&o, 0, sizeof o);
+    SDT_CHECK(sdi_tune_brief_us(&o) == SDI_TUNE_BRIEF_US, "0 = the default threshold");
+    o.brief_us = 3;
+    SDT_CHECK(sdi_tune_brief_us(&o) == 3, "a given threshold is taken");
+    o.brief_us = -1;
+    SDT_CHECK(sdi_tune_brief_us(&o) == 0, "negative = no brief protocol");
+}
+
+int main(void)
+{
+    sdt_init("test_tune_rules");
+    SDT_RUN(test_vendor_wins);
+    SDT_RUN(test_screen_and_brief);
+    return sdt_finish();
+}
