@@ -29,6 +29,14 @@ def load_json(path):
         return json.load(f)
 
 
+def matrix_key(name):
+    """One name per matrix: a twin listed by a list file ("twin:name=X") is the paper60 set's
+    "twin:X"."""
+    if name.startswith("twin:name=") and "," not in name:
+        return "twin:" + name[len("twin:name="):]
+    return name
+
+
 def latest_tasks(runs):
     """The runs' completed tasks, each (matrix, task) once: a later run's record replaces an
     earlier one's. Returns the tasks and how many records were replaced."""
@@ -38,8 +46,9 @@ def latest_tasks(runs):
         for t in r["tasks"]:
             if t["status"] == "ok":
                 n += 1
-                latest.pop((t["matrix"], t["task"]), None)  # re-inserted last: the later run's
-                latest[(t["matrix"], t["task"])] = t
+                key = (matrix_key(t["matrix"]), t["task"])
+                latest.pop(key, None)  # re-inserted last: the later run's
+                latest[key] = t
     return list(latest.values()), n - len(latest)
 
 
@@ -84,6 +93,27 @@ def main():
         lines.append("| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %.2fx | %d of %d | %s%.1f / %.1f | %.2f |" % (
             name, len(ts), g, lo, hi, gp, go, won, len(ts), out_vo, statistics.median(cs), max(cs),
             statistics.median(hs)))
+    # The second baseline (runs from session 17 on): cuSPARSE captured into a graph by its
+    # caller. Only tasks whose record has it; the count says how many.
+    gr = [t for t in tasks if t.get("speedup_vs_graph") is not None
+          and t.get("speedup_vs_graph_pipelined") is not None]
+    if gr:
+        lines.append("")
+        lines.append("Against cuSPARSE's best variant captured into a CUDA graph by its caller (what a "
+                     "user of cuSPARSE can do; our programs replay graphs themselves), on the %d tasks "
+                     "whose run measured it: it separates the launch path from the kernel." % len(gr))
+        lines.append("")
+        lines.append("| task | tasks | geomean (95 % CI) | pipelined | below 1.0x | below 1.0x pipelined |")
+        lines.append("|---|---|---|---|---|---|")
+        for name in ["spmv", "spmm8", "spmm32", "spmm128", "spmm256", "all"]:
+            ts = [t for t in gr if name == "all" or t["task"] == name]
+            if not ts:
+                continue
+            g, lo, hi = geomean_ci([t["speedup_vs_graph"] for t in ts])
+            gp, _, _ = geomean_ci([t["speedup_vs_graph_pipelined"] for t in ts])
+            lines.append("| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %d | %d |" % (
+                name, len(ts), g, lo, hi, gp, sum(1 for t in ts if t["speedup_vs_graph"] < 1.0),
+                sum(1 for t in ts if t["speedup_vs_graph_pipelined"] < 1.0)))
     below = [t for t in tasks if t["speedup"] < 1.0]
     sg = [t for t in done if t["task"] == "spgemm"]
     if sg:

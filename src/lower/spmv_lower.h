@@ -79,8 +79,9 @@ typedef struct {
     int cubin_hit; /* the cubin came from the context's memo */
 } sdi_spmv_exec;
 
-/* Compiles (memoised per context), loads, uploads the format and records the launches;
- * x and y are bound later. On failure *out is zeroed and nothing is left allocated. */
+/* Compiles (memoised per context), loads, uploads the format and records the launches,
+ * replayed as a CUDA graph unless SPARSEDITTO_GRAPHS=0 (sdi_program); x and y are bound
+ * later. On failure *out is zeroed and nothing is left allocated. */
 SDI_HIDDEN sd_status sdi_spmv_exec_create(sd_context *ctx, const sdi_spmv_plan *p,
                                           sdi_spmv_exec *out);
 /* Binds the device vectors (x: cols floats, y: rows floats). */

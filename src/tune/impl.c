@@ -184,8 +184,6 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
         }
         t0 = sdi_now();
         SD_TRY(sdi_spmv_exec_create(ctx, &im->spmv_plan, &im->spmv_exec));
-        /* A graph issues in 1.3 us what a plain launch issues in 3.5 (runtime.h). */
-        im->spmv_exec.prog.use_graph = sdi_program_graphs_enabled();
         im->compile_ms = im->spmv_exec.compile_ms;
         im->cubin_hit = im->spmv_exec.cubin_hit;
         break;

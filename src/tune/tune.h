@@ -103,6 +103,9 @@ typedef struct {
     /* cuSPARSE: every variant, and the best valid one allowed by the options */
     sdi_baseline *baseline; /* owned; NULL when not measured */
     int vendor_best;        /* index into baseline->v; -1 when none */
+    /* SpMV/SpMM: that variant captured into a CUDA graph by its caller, validated and
+     * timed (a report's second baseline; never a candidate); mean 0 when not measured */
+    sdi_timing vendor_graph_t;
     double roofline_us;
     int ntrials;
     sdi_trial trials[SDI_TUNE_MAX_TRIALS];

@@ -37,6 +37,28 @@ cmp <(grep '^| ' "$tmp/again.md") <(grep '^| ' bench/results/bench_compile.md) |
   fail "summarize_compile.py: a repeated part changed the table (a task counted twice)"
 echo "cli_plots: summarize_compile.py counts a task measured again once"
 
+# 1a. The second baseline (cuSPARSE captured into a graph; runs from session 17 on): a
+# section of its own, only when records carry it, counting the tasks below 1.0x.
+python3 - "${parts[0]}" "$tmp/graph.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = 0
+for t in d["tasks"]:
+    if t.get("status") == "ok" and t["task"] == "spmv" and t.get("speedup") is not None:
+        t["speedup_vs_graph"] = 0.5 if n == 0 else 2.0
+        t["speedup_vs_graph_pipelined"] = 2.0
+        n += 1
+json.dump(d, open(sys.argv[2], "w"))
+PY
+python3 bench/summarize_compile.py "$tmp/graph.md" "$tmp/graph.json"
+nsp=$(python3 -c 'import json,sys; print(sum(1 for t in json.load(open(sys.argv[1]))["tasks"] if "speedup_vs_graph" in t))' "$tmp/graph.json")
+[ "$nsp" -ge 2 ] || fail "the synthetic run has $nsp SpMV tasks (need 2)"
+grep -q "^| spmv | $nsp | .* | 2.00x | 1 | 0 |$" "$tmp/graph.md" ||
+  fail "summarize_compile.py: no graph-baseline row for $nsp SpMV tasks: $(grep -A4 'captured into a CUDA graph' "$tmp/graph.md")"
+grep -q "captured into a CUDA graph" "$tmp/bench_compile.md" &&
+  fail "summarize_compile.py: a graph-baseline section for runs that did not measure it"
+echo "cli_plots: summarize_compile.py reports the graph baseline when runs carry it"
+
 # 1b. The corpus report is a pure function of the committed corpus.
 python3 bench/corpus_report.py models/corpus/corpus.jsonl.gz >"$tmp/corpus_report.md"
 cmp "$tmp/corpus_report.md" bench/results/corpus_report.md ||

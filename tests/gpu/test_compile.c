@@ -56,6 +56,13 @@ static sd_kernel *compile_and_check(const char *what, const sd_csr *a, sd_op op,
     SDT_OK(sdi_json_parse(json, -1, &v));
     const char *wfam = sdi_jget_string(sdi_jget(sdi_jget(&v, "search"), "winner"), "family", "?");
     SDT_CHECK(strcmp(wfam, "none") != 0 && strcmp(wfam, "?") != 0, "%s: search winner family '%s'", what, wfam);
+    /* A fresh search also times cuSPARSE's best captured into a graph (the report's second
+     * baseline), validated first. */
+    if (!from_cache && a->rows > 0) {
+        double g = sdi_jget_number(sdi_jget(sdi_jget(sdi_jget(&v, "search"), "cusparse_best"), "graph_time"),
+                                   "mean_us", 0);
+        SDT_CHECK(g > 0, "%s: cuSPARSE's best in a graph was not measured", what);
+    }
     sdi_jvalue_free(&v);
     const char *fam = strstr(json, "\"family\":\"");
     printf("  %-40s %s in %.2f s: %.60s\n", what, from_cache ? "cache hit " : "compiled  ", secs,

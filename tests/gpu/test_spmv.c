@@ -128,6 +128,10 @@ static void run_plan(const char *mname, task *t, const sdi_spmv_config *c,
                       mname, cline);
         if (!ok)
             g_fail_runs++;
+        /* Every plan ran as its program's graph (what the search and the API run). */
+        if (ok && e.prog.nlaunches > 0 && sdi_program_graphs_enabled())
+            SDT_CHECK(e.prog.graph_runs == 2 && !e.prog.graph_failed,
+                      "%s: [%s] %ld of 2 runs replayed the graph", mname, cline, e.prog.graph_runs);
     }
     sdi_spmv_exec_free(&e);
     sdi_spmv_plan_free(&p);
