@@ -1,6 +1,7 @@
 /* src/runtime/program.c: launch programs: an ordered list of kernel launches (function,
  * grid, block, dynamic shared memory, arguments bound to named device buffers), the
  * buffers they need, and optional replay through a CUDA graph built from the launches. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,14 @@ static void drop_graph(sdi_program *p)
 
 bool sdi_program_graphs_enabled(void)
 {
-    static int enabled = -1; /* racy first reads agree: the environment does not change */
-    if (enabled < 0) {
+    static _Atomic int enabled = -1; /* concurrent first reads agree: the environment is fixed */
+    int e = atomic_load(&enabled);
+    if (e < 0) {
         const char *v = getenv("SPARSEDITTO_GRAPHS");
-        enabled = !(v != NULL && strcmp(v, "0") == 0);
+        e = !(v != NULL && strcmp(v, "0") == 0);
+        atomic_store(&enabled, e);
     }
-    return enabled != 0;
+    return e != 0;
 }
 
 void sdi_program_free(sdi_program *p)
