@@ -15,8 +15,11 @@ cd "$root"
 snap=.snap
 rm -rf "$snap"
 mkdir "$snap"
-# Files deleted in the working tree but still in the index are skipped.
+# Files deleted in the working tree but still in the index are skipped, and so are the
+# committed results (bench/results/): the working tree carries them already and no GPU
+# run reads them (a copy would push a call past the carry limit).
 git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
+  case "$f" in bench/results/*) continue ;; esac
   [ -e "$f" ] && printf '%s\0' "$f"
 done | xargs -0 -r cp --parents -t "$snap"
 for d in .deb .whl; do

@@ -53,7 +53,7 @@ typedef struct {
     char vo_label[16]; /* the V_o label the winner instantiates; "" outside V_o or cuSPARSE */
     double features[SD_NUM_FEATURES]; /* the search's 36 features (NaN when absent) */
     char shape[16];
-    int vendor_won;
+    int vendor_won, vendor_graph; /* cuSPARSE's fallback won; it runs replayed as a graph */
     double ours_us, ours_pipe_us, vendor_us, vendor_pipe_us, win_us, win_pipe_us;
     double speedup, speedup_pipe, speedup_ours, speedup_ours_pipe;
     /* cuSPARSE's best captured into a graph by its caller (SpMV/SpMM; NaN when not
@@ -123,6 +123,8 @@ static void fill_from_describe(record *r, const char *json)
     snprintf(r->config, sizeof r->config, "%s", sdi_jget_string(sdi_jget(&v, "plan"), "config", "?"));
     snprintf(r->vo_label, sizeof r->vo_label, "%s", sdi_jget_string(sdi_jget(&v, "plan"), "vo_label", ""));
     r->vendor_won = sdi_jget(sdi_jget(s, "winner"), "vendor") && sdi_jget(sdi_jget(s, "winner"), "vendor")->boolean;
+    r->vendor_graph = sdi_jget(sdi_jget(s, "winner"), "vendor_graph") &&
+                      sdi_jget(sdi_jget(s, "winner"), "vendor_graph")->boolean;
     r->win_us = num(s, "winner", "time", "mean_us");
     r->win_pipe_us = num(s, "winner", "time", "pipelined_us");
     r->roofline = num(s, "winner", NULL, "roofline_frac");
@@ -287,7 +289,8 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
     fprintf(md, "Speed-up = best valid cuSPARSE time / compiled kernel time, both measured in the same search "
                 "(per execution: mean of 10 event-timed runs; pipelined: 10 back-to-back runs / 10). "
                 "'ours' = our best plan whether or not it won; the compiled kernel runs cuSPARSE where cuSPARSE "
-                "is faster. Geomeans with 95 %% bootstrap intervals (20 000 resamples). 'Won outside V_o' = "
+                "is faster (from session 18 on, its calls replayed as a CUDA graph unless SPARSEDITTO_GRAPHS=0, "
+                "and timed that way: JSON vendor_graph). Geomeans with 95 %% bootstrap intervals (20 000 resamples). 'Won outside V_o' = "
                 "tasks won by a plan of ours that instantiates no label of the template vocabulary as it "
                 "stands (another representation, a balanced decomposition or index compression).\n\n");
     fprintf(md, "Roofline = the winner's share of the CSR streaming limit (median over the tasks that have "
@@ -448,12 +451,13 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
         if (strcmp(r->status, "ok") == 0) {
             fprintf(js, ",\"vo_label\":%s%s%s", r->vo_label[0] ? "\"" : "", r->vo_label[0] ? r->vo_label : "null",
                     r->vo_label[0] ? "\"" : "");
-            fprintf(js, ",\"winner\":\"%s\",\"config\":\"%s\",\"vendor_won\":%s,\"cusparse_best\":\"%s\","
+            fprintf(js, ",\"winner\":\"%s\",\"config\":\"%s\",\"vendor_won\":%s,\"vendor_graph\":%s,\"cusparse_best\":\"%s\","
                         "\"ours_us\":%.4f,\"ours_pipelined_us\":%.4f,\"cusparse_us\":%s,\"cusparse_pipelined_us\":%s,"
                         "\"speedup\":%s,\"speedup_pipelined\":%s,\"speedup_ours\":%s,\"roofline\":%.4f,"
                         "\"compile_s\":%.3f,\"cache_hit_s\":%.4f,\"trials\":%d,\"ms\":{\"analysis\":%.1f,"
                         "\"synthesis\":%.1f,\"nvrtc\":%.1f,\"measure\":%.1f,\"cusparse\":%.1f,\"search\":%.1f}",
-                    r->family, r->config, r->vendor_won ? "true" : "false", r->vendor_best, r->ours_us,
+                    r->family, r->config, r->vendor_won ? "true" : "false", r->vendor_graph ? "true" : "false",
+                    r->vendor_best, r->ours_us,
                     r->ours_pipe_us, jnum(b1, r->vendor_us), jnum(b2, r->vendor_pipe_us), jnum(b3, r->speedup),
                     jnum(b4, r->speedup_pipe), jnum(b5, r->speedup_ours), r->roofline, r->compile_s, r->hit_s,
                     r->ntrials, r->ms_analysis, r->ms_synthesis, r->ms_nvrtc, r->ms_measure, r->ms_cusparse,

@@ -305,7 +305,10 @@ int cmd_compile(int argc, char **argv)
                    (sdi_jget(&v, "from_cache") && sdi_jget(&v, "from_cache")->boolean)
                        ? " (from the kernel cache)" : "");
             printf("  plan      %s\n", sdi_jget_string(plan, "config", "?"));
-            const sdi_jvalue *vendor = sdi_jget(plan, "vendor");
+            const sdi_jvalue *vendor = sdi_jget(plan, "vendor"), *vgraph = sdi_jget(win, "vendor_graph");
+            if (vendor && vendor->boolean)
+                printf("  runs      cuSPARSE's own kernels%s\n",
+                       vgraph && vgraph->boolean ? ", replayed as a CUDA graph (timed that way)" : "");
             if (!(vendor && vendor->boolean) && strcmp(sdi_jget_string(plan, "family", ""), "agent") != 0) {
                 const char *vo = sdi_jget_string(plan, "vo_label", "");
                 if (vo[0])

@@ -306,9 +306,7 @@ static sd_status update_graph_args(sd_context *ctx, sdi_program *p)
     return SD_OK;
 }
 
-/* Whether `stream` is being captured into a graph (the caller's): then the launches go
- * into the caller's graph as they are. An unanswerable query counts as capturing. */
-static bool stream_capturing(cudaStream_t stream)
+bool sdi_stream_capturing(cudaStream_t stream)
 {
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {
@@ -346,7 +344,7 @@ sd_status sdi_program_run(sd_context *ctx, sdi_program *p, cudaStream_t stream)
 {
     if (p == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_program_run: program is NULL");
-    if (p->use_graph && !p->graph_failed && p->nlaunches > 0 && !stream_capturing(stream)) {
+    if (p->use_graph && !p->graph_failed && p->nlaunches > 0 && !sdi_stream_capturing(stream)) {
         sd_status fatal = SD_OK;
         if (graph_ready(ctx, p, &fatal)) {
             p->graph_runs++;

@@ -316,6 +316,9 @@ SDI_HIDDEN sd_status sdi_program_run(sd_context *ctx, sdi_program *p, cudaStream
 /* Whether the search and the public API replay their programs as CUDA graphs: on unless
  * SPARSEDITTO_GRAPHS=0 (read once; for A/B measurements). */
 SDI_HIDDEN bool sdi_program_graphs_enabled(void);
+/* Whether `stream` is being captured into a graph (the caller's): then launches go into
+ * the caller's graph as they are. An unanswerable query counts as capturing. */
+SDI_HIDDEN bool sdi_stream_capturing(cudaStream_t stream);
 
 /* Argument constructors. */
 static inline sdi_arg sdi_arg_buffer(int index)

@@ -81,6 +81,15 @@ struct sdi_vendor {
     size_t dev_bytes;
     pthread_mutex_t lock;
     bool lock_ready;
+    /* Replay through a CUDA graph (see sdi_vendor_run): the graph of one run on
+     * (graph_in, graph_out), captured on cap_stream; the last pointers seen (seen_in,
+     * seen_out) so that only a pair used twice in a row is captured. */
+    bool use_graph, graph_failed;
+    cudaStream_t cap_stream;
+    cudaGraphExec_t graph;
+    const float *graph_in, *seen_in;
+    float *graph_out, *seen_out;
+    long graph_runs;
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -501,6 +510,7 @@ sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k
     v->nnz = a->nnz;
     v->rows_eff = a->rows;
     v->cols_eff = a->cols;
+    v->use_graph = sdi_program_graphs_enabled() && !(opt != NULL && opt->no_graph);
     double t0 = sdi_now();
     s = create_body(v, a, def->preprocess && !(opt != NULL && opt->no_preprocess));
     if (s != SD_OK) {
@@ -610,6 +620,78 @@ static sd_status run_locked(sdi_vendor *v, const float *in, float *out, cudaStre
     return SD_OK;
 }
 
+/* Captures one run on (in, out) into v->graph (replacing the previous pointers' graph
+ * in place when cudaGraphExecUpdate accepts it). Called with v->lock held. On failure the
+ * executor stops trying for good (plain runs) unless the context broke. */
+static sd_status capture_graph(sdi_vendor *v, const float *in, float *out)
+{
+    sd_context *ctx = v->ctx;
+    cudaGraph_t g = NULL;
+    sd_status s = SD_OK;
+    if (v->cap_stream == NULL)
+        s = sdi_cuda_status(ctx, cudaStreamCreateWithFlags(&v->cap_stream, cudaStreamNonBlocking),
+                            "creating the capture stream of", v->def->name);
+    if (s == SD_OK)
+        s = sdi_cuda_status(ctx, cudaStreamBeginCapture(v->cap_stream, cudaStreamCaptureModeThreadLocal),
+                            "capturing", v->def->name);
+    if (s == SD_OK) {
+        sd_status run = run_locked(v, in, out, v->cap_stream);
+        s = sdi_cuda_status(ctx, cudaStreamEndCapture(v->cap_stream, &g), "capturing", v->def->name);
+        if (run != SD_OK)
+            s = run;
+    }
+    if (s == SD_OK && v->graph != NULL) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(v->graph, g, &info) != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)cudaGraphExecDestroy(v->graph);
+            v->graph = NULL;
+        }
+    }
+    if (s == SD_OK && v->graph == NULL)
+        s = sdi_cuda_status(ctx, cudaGraphInstantiate(&v->graph, g, 0), "instantiating the graph of",
+                            v->def->name);
+    if (g != NULL)
+        (void)cudaGraphDestroy(g);
+    if (s == SD_OK) {
+        v->graph_in = in;
+        v->graph_out = out;
+        return SD_OK;
+    }
+    if (v->graph != NULL)
+        (void)cudaGraphExecDestroy(v->graph);
+    v->graph = NULL;
+    if (atomic_load(&ctx->broken))
+        return s;
+    sdi_log(2, "cuSPARSE %s: plain runs from now on (%s)", v->def->name, sd_last_error());
+    sdi_error_clear();
+    (void)cudaGetLastError();
+    v->graph_failed = true;
+    return SD_OK;
+}
+
+/* The graph path of a run, with v->lock held: *done = false leaves the run to
+ * run_locked. */
+static sd_status run_graph(sdi_vendor *v, const float *in, float *out, cudaStream_t stream,
+                           bool *done)
+{
+    *done = false;
+    if (!(v->graph != NULL && in == v->graph_in && out == v->graph_out)) {
+        const bool again = in == v->seen_in && out == v->seen_out;
+        v->seen_in = in;
+        v->seen_out = out;
+        if (!again)
+            return SD_OK;
+        sd_status s = capture_graph(v, in, out);
+        if (s != SD_OK || v->graph_failed)
+            return s;
+    }
+    *done = true;
+    v->graph_runs++;
+    return sdi_cuda_status(v->ctx, cudaGraphLaunch(v->graph, stream), "launching the graph of",
+                           v->def->name);
+}
+
 sd_status sdi_vendor_run(sdi_vendor *v, const float *in, float *out, cudaStream_t stream)
 {
     sd_status s = check_live(v, "sdi_vendor_run");
@@ -631,13 +713,21 @@ sd_status sdi_vendor_run(sdi_vendor *v, const float *in, float *out, cudaStream_
         return sdi_cuda_status(v->ctx, cudaMemsetAsync(out, 0, bytes, stream),
                                "clearing the output of", v->def->name);
     }
+    /* A stream the caller captures gets the calls themselves (they land in its graph). */
+    const bool capturing = v->use_graph && sdi_stream_capturing(stream);
+    bool done = false;
     pthread_mutex_lock(&v->lock);
-    s = run_locked(v, in, out, stream);
+    if (v->use_graph && !v->graph_failed && !capturing)
+        s = run_graph(v, in, out, stream, &done);
+    if (s == SD_OK && !done)
+        s = run_locked(v, in, out, stream);
     pthread_mutex_unlock(&v->lock);
     if (s != SD_OK)
         sdi_error_prefix("cuSPARSE %s variant '%s'", op_label(v->op), v->def->name);
     return s;
 }
+
+long sdi_vendor_graph_runs(const sdi_vendor *v) { return v != NULL ? v->graph_runs : 0; }
 
 /* ------------------------------------------------------------------ values */
 
@@ -695,6 +785,10 @@ void sdi_vendor_destroy(sdi_vendor *v)
         (void)cusparseDestroyDnMat(v->c);
     if (v->h != NULL)
         (void)cusparseDestroy(v->h);
+    if (v->graph != NULL)
+        (void)cudaGraphExecDestroy(v->graph);
+    if (v->cap_stream != NULL)
+        (void)cudaStreamDestroy(v->cap_stream);
     sdi_device_free(v->buf);
     sdi_device_free(v->d_rowptr);
     sdi_device_free(v->d_rowind);

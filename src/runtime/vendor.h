@@ -25,6 +25,8 @@ typedef struct {
     /* true: never call cusparseSpMV_preprocess / cusparseSpMM_preprocess (diagnosis, or
      * a cuSPARSE release whose preprocess binds the dense pointers). Zero = defaults. */
     bool no_preprocess;
+    /* true: never replay runs through a CUDA graph (see sdi_vendor_run). */
+    bool no_graph;
 } sdi_vendor_options;
 
 /* Builds variant `variant` for A (host CSR, canonical) and op (SD_OP_SPMV, or SD_OP_SPMM
@@ -54,9 +56,18 @@ SDI_HIDDEN sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_o
  * rule; cudaMalloc gives 256): SD_ERR_INVALID_ARG otherwise. Thread-safe on the host (a
  * lock serialises the enqueueing), but the workspace and Blocked-ELL staging operands
  * belong to the executor: executions on different streams must be ordered by the caller,
- * as with any cuSPARSE external buffer. */
+ * as with any cuSPARSE external buffer.
+ * Graph replay (unless SPARSEDITTO_GRAPHS=0 or no_graph): the second consecutive run on the
+ * same (in, out) captures the run into a CUDA graph on a private stream and every later
+ * run on those pointers replays it (one graph launch instead of cuSPARSE's launches: about
+ * 2 µs less host issue per call). Pointers that move every call always run plainly and
+ * never pay a capture; a stream the caller is capturing gets the calls themselves; a run
+ * that cannot be captured makes the executor run plainly from then on. The graph reads A
+ * in place, so sdi_vendor_update_values needs no recapture. */
 SDI_HIDDEN sd_status sdi_vendor_run(sdi_vendor *v, const float *in, float *out,
                                     cudaStream_t stream);
+/* How many runs replayed the executor's graph (tests, reports). */
+SDI_HIDDEN long sdi_vendor_graph_runs(const sdi_vendor *v);
 
 /* Replaces A's values (same pattern; vals_host = nnz floats in CSR order), re-laid out
  * in the variant's format (SELL / Blocked-ELL gather them into their slots; padding

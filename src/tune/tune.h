@@ -97,14 +97,16 @@ typedef struct {
     sdi_timing best_t;
     double best_roofline;
     int winner_is_vendor;
+    int winner_vendor_graph; /* the vendor winner is timed (and runs) replayed as a graph */
     int winner_is_agent; /* an agent kernel (tune_agent.c) beat ours and cuSPARSE's best */
     /* our best candidate (whether or not it won) */
     int ours_trial; /* index into trials; -1 when none validated */
     /* cuSPARSE: every variant, and the best valid one allowed by the options */
     sdi_baseline *baseline; /* owned; NULL when not measured */
     int vendor_best;        /* index into baseline->v; -1 when none */
-    /* SpMV/SpMM: that variant captured into a CUDA graph by its caller, validated and
-     * timed (a report's second baseline; never a candidate); mean 0 when not measured */
+    /* SpMV/SpMM: that variant captured into a CUDA graph, validated and timed: the
+     * report's second baseline, and the fallback's time (its executor replays the same
+     * graph); mean 0 when not measured */
     sdi_timing vendor_graph_t;
     double roofline_us;
     int ntrials;

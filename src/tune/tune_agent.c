@@ -779,6 +779,7 @@ static sd_status adopt(round_env *e, const char *so, const char *model, const sd
     r->best_roofline = r->roofline_us > 0 && t->mean_us > 0 ? r->roofline_us / t->mean_us : 0;
     r->winner_is_agent = 1;
     r->winner_is_vendor = 0;
+    r->winner_vendor_graph = 0;
     return SD_OK;
 }
 

@@ -6,7 +6,7 @@
 # bench_suite.c's quick set and make_sets.sh's output; bench/plots.py writes every PNG and
 # SVG, non-empty.
 # Usage (ctest): bash cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
-# Exit 77 (skipped, visibly) when python3 is missing, or when matplotlib is not importable
+# Exit 77 (skipped, visibly) when python3 is missing, when bench/results/ is not there, or when matplotlib is not importable
 # (CI does not install it) after the standard-library checks have passed.
 set -euo pipefail
 matrices=${2:?usage: cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>}
@@ -16,6 +16,11 @@ fail() { echo "cli_plots: FAIL: $*"; exit 1; }
 
 if ! command -v python3 >/dev/null; then
   echo "cli_plots: SKIPPED: python3 is not installed"
+  exit 77
+fi
+if [ ! -f bench/results/bench_compile.md ]; then
+  # scripts/device-snapshot.sh leaves the committed results out of a GPU machine's copy.
+  echo "cli_plots: SKIPPED: no committed results here (bench/results/ missing: a device snapshot?)"
   exit 77
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-plots.XXXXXX")

@@ -3,7 +3,8 @@
  * rectangular, tiny edge cases) with small-integer values, validated exactly against the
  * CPU reference: two runs on different x/y pointers (the per-call pointer update), a
  * value update, a CUDA graph captured around one run (no allocation, no
- * synchronisation) and replayed, and a replay after another value update; each
+ * synchronisation) and replayed, a replay after another value update, and the
+ * executor's own graph replay (captured on the second run on the same pointers); each
  * preprocessed variant also without preprocessing (to tell a preprocess that binds the
  * dense pointers apart from other failures). Also: argument errors, the variant names
  * against the baseline's, and device/host allocation fault injection without leaks. The
@@ -142,6 +143,58 @@ static bool check_out(const sdi_reference *r, const float *d_out, const char *wh
     return false;
 }
 
+/* One run of v on (in, out), checked against r; counts the executor's graph replays. */
+static bool run_checked(sdi_vendor *v, const float *in, float *out, size_t nout,
+                        const sdi_reference *r, const char *what, long *replays, char *why,
+                        size_t cap)
+{
+    long g0 = sdi_vendor_graph_runs(v);
+    if (poison(out, nout) != cudaSuccess) {
+        snprintf(why, cap, "%s: poisoning failed", what);
+        return false;
+    }
+    sd_status s = sdi_vendor_run(v, in, out, g_stream);
+    if (s != SD_OK) {
+        snprintf(why, cap, "%s: %s: %s", what, sd_status_string(s), sd_last_error());
+        return false;
+    }
+    *replays += sdi_vendor_graph_runs(v) - g0;
+    return sync_ok(what, why, cap) && check_out(r, out, what, why, cap);
+}
+
+static bool graph_steps(task *t, sdi_vendor *v, char *why, size_t cap)
+{
+    long reps = 0, plain_reps = 0;
+    if (!run_checked(v, t->d_in_b, t->d_out_b, t->nout, &t->ref[0][1], "own graph: x2 -> out_b",
+                     &plain_reps, why, cap))
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (!run_checked(v, t->d_in_a, t->d_out_a, t->nout, &t->ref[0][0],
+                         "own graph: x1 -> out_a, repeated", &reps, why, cap))
+            return false;
+    if (reps != 2) {
+        snprintf(why, cap, "own graph: 3 runs on the same pointers replayed %ld times (2 expected)",
+                 reps);
+        return false;
+    }
+    sd_status s = sdi_vendor_update_values(v, t->a2.vals);
+    if (s != SD_OK) {
+        snprintf(why, cap, "own graph: update_values: %s", sd_last_error());
+        return false;
+    }
+    if (!run_checked(v, t->d_in_a, t->d_out_a, t->nout, &t->ref[1][0],
+                     "own graph after a value update (x1 -> out_a)", &reps, why, cap) ||
+        !run_checked(v, t->d_in_b, t->d_out_b, t->nout, &t->ref[1][1],
+                     "own graph, other pointers (x2 -> out_b)", &plain_reps, why, cap))
+        return false;
+    if (reps != 3 || plain_reps != 0) {
+        snprintf(why, cap, "own graph: %ld replays after the update (3 expected), %ld on moved "
+                 "pointers (0 expected)", reps, plain_reps);
+        return false;
+    }
+    return true;
+}
+
 /* Create → run on (in_a, out_a) and (in_b, out_b) → update values → run → capture a
  * run into a graph → replay → update back → replay → destroy, checking every output and
  * that nothing leaks. why receives the first failure (or the refusal). */
@@ -269,6 +322,11 @@ static vres run_variant(task *t, const char *variant, bool no_pre, bool *pre, si
     if (!sync_ok("second graph replay", why, cap) ||
         !check_out(&t->ref[0][1], t->d_out_b, "graph replay after a value update (x2 -> out_b)",
                    why, cap))
+        goto done;
+    /* 5. The executor's own graph (vendor.h): after a run on other pointers, three runs on
+     * (x1, out_a) are plain, captured + replayed, replayed; new values need no recapture;
+     * other pointers run plainly and are right. (Without entries a run is a memset.) */
+    if (sdi_program_graphs_enabled() && t->a.nnz > 0 && !graph_steps(t, v, why, cap))
         goto done;
     res = V_OK;
 done:
