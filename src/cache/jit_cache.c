@@ -162,7 +162,9 @@ sd_status sdi_jit_cache_evict(const char *dir)
         if (e->d_name[0] == '.')
             continue;
         char sub[1200];
-        snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
+        int ns = snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
+        if (ns < 0 || (size_t)ns >= sizeof sub)
+            continue; /* not one of ours (two hex digits): a truncated path names another */
         DIR *d = opendir(sub);
         if (d == NULL)
             continue;
@@ -182,7 +184,9 @@ sd_status sdi_jit_cache_evict(const char *dir)
                 capf = nc;
             }
             jit_file *jf = &files[nf];
-            snprintf(jf->path, sizeof jf->path, "%s/%s", sub, f->d_name);
+            int np = snprintf(jf->path, sizeof jf->path, "%s/%s", sub, f->d_name);
+            if (np < 0 || (size_t)np >= sizeof jf->path)
+                continue; /* too long to be ours; never remove a truncated path */
             struct stat st;
             if (stat(jf->path, &st) != 0)
                 continue; /* removed meanwhile */
