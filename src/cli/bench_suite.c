@@ -56,8 +56,9 @@ typedef struct {
     int vendor_won, vendor_graph; /* cuSPARSE's fallback won; it runs replayed as a graph */
     double ours_us, ours_pipe_us, vendor_us, vendor_pipe_us, win_us, win_pipe_us;
     double speedup, speedup_pipe, speedup_ours, speedup_ours_pipe;
-    /* cuSPARSE's best captured into a graph by its caller (SpMV/SpMM; NaN when not
-     * measured) and the compiled kernel's speed-up over it */
+    /* cuSPARSE's best replayed as a CUDA graph, as a caller could capture it (timed
+     * through the fallback's executor; SpMV/SpMM; NaN when not measured) and the compiled
+     * kernel's speed-up over it */
     double vendor_graph_us, vendor_graph_pipe_us, speedup_graph, speedup_graph_pipe;
     double roofline;
     double compile_s, hit_s;
@@ -366,7 +367,7 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
         }
         fprintf(js, "}");
     }
-    /* The second baseline: cuSPARSE captured into a graph by its caller (SpMV/SpMM). */
+    /* The second baseline: cuSPARSE replayed as a graph, as its caller could (SpMV/SpMM). */
     int ngr_all = 0;
     for (int i = 0; i < nr; i++)
         ngr_all += !strcmp(rec[i].status, "ok") && rec[i].speedup_graph > 0;

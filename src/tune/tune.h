@@ -104,9 +104,9 @@ typedef struct {
     /* cuSPARSE: every variant, and the best valid one allowed by the options */
     sdi_baseline *baseline; /* owned; NULL when not measured */
     int vendor_best;        /* index into baseline->v; -1 when none */
-    /* SpMV/SpMM: that variant captured into a CUDA graph, validated and timed: the
-     * report's second baseline, and the fallback's time (its executor replays the same
-     * graph); mean 0 when not measured */
+    /* SpMV/SpMM: that variant through its executor, replaying one run captured into a
+     * CUDA graph (sdi_vendor_run), validated and timed: the fallback's time and the
+     * report's second baseline; mean 0 when not measured or not captured */
     sdi_timing vendor_graph_t;
     double roofline_us;
     int ntrials;

@@ -224,6 +224,11 @@ static void test_search_brief(void)
             SDT_CHECK(r->baseline != NULL && r->vendor_best >= 0 &&
                           !r->baseline->v[r->vendor_best].brief,
                       "%s: cuSPARSE's fastest timed in full", what);
+            /* cuSPARSE's fallback timed through its executor, replaying its graph
+             * (SpMV / SpMM with graphs on; this test's matrix has entries). */
+            if (tasks[q].op != SD_OP_SPGEMM && sdi_program_graphs_enabled())
+                SDT_CHECK(r->vendor_graph_t.mean_us > 0,
+                          "%s: cuSPARSE's best measured replayed as a graph", what);
             /* A cuSPARSE winner is timed as its executor runs: replayed as a graph when
              * the graph was measured (SpMV / SpMM with graphs on). */
             if (r->winner_is_vendor) {
