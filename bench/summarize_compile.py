@@ -52,6 +52,38 @@ def latest_tasks(runs):
     return list(latest.values()), n - len(latest)
 
 
+SIZES = [("< 2e5", 0, 2e5), ("2e5-2e6", 2e5, 2e6), (">= 2e6", 2e6, float("inf"))]
+
+
+def headroom(tasks):
+    """Where the headroom is (runs that record a ceiling: SpMV/SpMM since session 5's bench):
+    per task and size class (nonzeros), the speed-up and ceiling geomeans (ceiling = best
+    cuSPARSE time / max(empty launch, CSR streaming limit)), the share of the ceiling reached,
+    and the class's share of the set's total log gap sum(log(max(ceiling, speed-up) /
+    speed-up)): the classes where work pays most. Empty when no task records a ceiling."""
+    ts = [t for t in tasks if t["task"] != "spgemm" and (t.get("ceiling") or 0) > 0]
+    if not ts:
+        return []
+    gap = {id(t): math.log(max(t["ceiling"], t["speedup"]) / t["speedup"]) for t in ts}
+    total = sum(gap.values())
+    out = ["", "Where the headroom is (SpMV/SpMM tasks whose record has a ceiling: best cuSPARSE "
+           "time / max(empty launch, CSR streaming limit)); gap share = the class's share of the "
+           "set's sum of log(ceiling / speed-up) over %d tasks." % len(ts), "",
+           "| task | nonzeros | tasks | speed-up | ceiling | share of ceiling | gap share |",
+           "|---|---|---|---|---|---|---|"]
+    for name in ["spmv", "spmm8", "spmm32", "spmm128", "spmm256"]:
+        for label, lo, hi in SIZES:
+            cl = [t for t in ts if t["task"] == name and lo <= t["nnz"] < hi]
+            if not cl:
+                continue
+            g = math.exp(sum(math.log(t["speedup"]) for t in cl) / len(cl))
+            c = math.exp(sum(math.log(t["ceiling"]) for t in cl) / len(cl))
+            out.append("| %s | %s | %d | %.2fx | %.2fx | %.0f %% | %.0f %% |" % (
+                name, label, len(cl), g, c, 100 * math.log(g) / math.log(c) if c > 1 else 100,
+                100 * sum(gap[id(t)] for t in cl) / total if total > 0 else 0))
+    return out
+
+
 def main():
     out, ins = sys.argv[1], sys.argv[2:]
     runs = [load_json(p) for p in ins]
@@ -114,6 +146,7 @@ def main():
             lines.append("| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %d | %d |" % (
                 name, len(ts), g, lo, hi, gp, sum(1 for t in ts if t["speedup_vs_graph"] < 1.0),
                 sum(1 for t in ts if t["speedup_vs_graph_pipelined"] < 1.0)))
+    lines.extend(headroom(tasks))
     below = [t for t in tasks if t["speedup"] < 1.0]
     sg = [t for t in done if t["task"] == "spgemm"]
     if sg:

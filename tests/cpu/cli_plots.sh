@@ -64,6 +64,31 @@ grep -q "captured into a CUDA graph" "$tmp/bench_compile.md" &&
   fail "summarize_compile.py: a graph-baseline section for runs that did not measure it"
 echo "cli_plots: summarize_compile.py reports the graph baseline when runs carry it"
 
+# 1a'. Where the headroom is: a section only when records carry a ceiling (the old parts do
+# not), one row per task and size class, the gap shares summing to 100 %.
+grep -q "Where the headroom is" "$tmp/bench_compile.md" &&
+  fail "summarize_compile.py: a headroom section for runs without ceilings"
+python3 - "${parts[0]}" "$tmp/ceil.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for t in d["tasks"]:
+    if t.get("status") == "ok" and t.get("speedup") is not None:
+        t["ceiling"] = 2 * t["speedup"] if t["task"] == "spmv" else t["speedup"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+python3 bench/summarize_compile.py "$tmp/ceil.md" "$tmp/ceil.json"
+python3 - "$tmp/ceil.md" <<'PY' || fail "summarize_compile.py: headroom rows: $(grep -A12 'Where the headroom' "$tmp/ceil.md")"
+import sys
+rows = [[c.strip() for c in l.split("|")[1:-1]] for l in open(sys.argv[1])
+        if l.startswith("| spm") and l.rstrip().endswith("% |")]
+gap = lambda r: float(r[6].rstrip(" %"))
+# every SpMV task sits at half its ceiling, every SpMM task at its ceiling: all the gap is SpMV's
+assert any(r[0] == "spmv" for r in rows) and any(r[0] != "spmv" for r in rows), rows
+assert abs(sum(gap(r) for r in rows if r[0] == "spmv") - 100) <= 1, rows
+assert all(gap(r) == 0 and r[5] == "100 %" for r in rows if r[0] != "spmv"), rows
+PY
+echo "cli_plots: summarize_compile.py reports the headroom when runs carry ceilings"
+
 # 1b. The corpus report is a pure function of the committed corpus.
 python3 bench/corpus_report.py models/corpus/corpus.jsonl.gz >"$tmp/corpus_report.md"
 cmp "$tmp/corpus_report.md" bench/results/corpus_report.md ||
