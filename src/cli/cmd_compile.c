@@ -448,7 +448,8 @@ int cmd_plan(int argc, char **argv)
             bool header = false;
             for (int i = 0; i < v.n; i++) {
                 const sdi_jvalue *ls = sdi_jget(sdi_jget(&v.items[i], "lowering"), "launches");
-                if (ls == NULL || ls->n == 0)
+                /* only lowerings that compute it (SpGEMM's); SpMV/SpMM launches have none */
+                if (ls == NULL || ls->n == 0 || sdi_jget(&ls->items[0], "resident_warps") == NULL)
                     continue;
                 if (!header)
                     printf("resident warps an SM, launch by launch (of %d; registers may "

@@ -93,6 +93,8 @@ if [ -r "$MATRICES/paper60.tsv" ]; then
     # every command's --gen knows the default table, not only gen
     "$SD" plan --gen twin:name=HB_str_0 --op spmv >"$TMP/plan.txt" 2>&1 &&
         grep -q "candidate plans" "$TMP/plan.txt" || fail "plan --gen twin: $(cat "$TMP/plan.txt")"
+    # residency is SpGEMM's lowering's (SpMV launches carry none: no line of zeros)
+    grep -q "resident warps" "$TMP/plan.txt" && fail "plan --op spmv prints a residency table"
     ok "twins"
 else
     echo "SKIPPED: twins ($MATRICES/paper60.tsv missing)"
