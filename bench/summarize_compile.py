@@ -52,6 +52,7 @@ def latest_tasks(runs):
     return list(latest.values()), n - len(latest)
 
 
+SPMV_SPMM = ["spmv", "spmm8", "spmm32", "spmm128", "spmm256"]
 SIZES = [("< 2e5", 0, 2e5), ("2e5-2e6", 2e5, 2e6), (">= 2e6", 2e6, float("inf"))]
 
 
@@ -71,7 +72,7 @@ def headroom(tasks):
            "set's sum of log(ceiling / speed-up) over %d tasks." % len(ts), "",
            "| task | nonzeros | tasks | speed-up | ceiling | share of ceiling | gap share |",
            "|---|---|---|---|---|---|---|"]
-    for name in ["spmv", "spmm8", "spmm32", "spmm128", "spmm256"]:
+    for name in SPMV_SPMM:
         for label, lo, hi in SIZES:
             cl = [t for t in ts if t["task"] == name and lo <= t["nnz"] < hi]
             if not cl:
@@ -110,7 +111,7 @@ def main():
     lines.append("| task | tasks | geomean (95 % CI) | pipelined | ours alone | won by ours | "
                  + ("won outside V_o | " if has_vo else "") + "compile median / max s | cache hit median s |")
     lines.append("|---|---|---|---|---|---|" + ("---|" if has_vo else "") + "---|---|")
-    for name in ["spmv", "spmm8", "spmm32", "spmm128", "spmm256", "spgemm", "all"]:
+    for name in SPMV_SPMM + ["spgemm", "all"]:
         ts = [t for t in tasks if name == "all" or t["task"] == name]
         if not ts:
             continue
@@ -137,7 +138,7 @@ def main():
         lines.append("")
         lines.append("| task | tasks | geomean (95 % CI) | pipelined | below 1.0x | below 1.0x pipelined |")
         lines.append("|---|---|---|---|---|---|")
-        for name in ["spmv", "spmm8", "spmm32", "spmm128", "spmm256", "all"]:
+        for name in SPMV_SPMM + ["all"]:
             ts = [t for t in gr if name == "all" or t["task"] == name]
             if not ts:
                 continue
