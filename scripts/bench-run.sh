@@ -5,7 +5,7 @@
 # usage (from the --run script, in .snap/; environment variables pass through to the run):
 #   export SD_LANE_T0=$(date +%s)        # once, first: when the --run script started
 #   bash scripts/bench-run.sh NAME SET OPS [BENCH OPTIONS...]
-#   SPARSEDITTO_CW_TALL=1 bash scripts/bench-run.sh dense dense_rows.txt spmm128 --max-nnz 2e7
+#   SPARSEDITTO_SEARCH_FAST=mid bash scripts/bench-run.sh sg_mid quick spgemm
 # NAME names $OUT/NAME/ (bench_compile.{md,json}) and $OUT/NAME.log and the run's own cache
 # (/tmp/c_NAME, so every run compiles from scratch). SD_LANE_LEFT (set by gpu-lane.sh) is
 # the --run script's seconds before the deadline; a run is skipped when less than 60 s are

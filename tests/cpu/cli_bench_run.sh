@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/fake" <<'EOF'
 #!/usr/bin/env bash
 echo "args: $*"
-echo "env: tall=${SPARSEDITTO_CW_TALL:-} cache=${SPARSEDITTO_CACHE:-}"
+echo "env: fast=${SPARSEDITTO_SEARCH_FAST:-} cache=${SPARSEDITTO_CACHE:-}"
 while [ $# -gt 0 ]; do
   if [ "$1" = --out ]; then mkdir -p "$2"; printf '| spmm128 | 8 | 1.21x |\n| all | 8 | 1.21x |\n' >"$2/bench_compile.md"; fi
   shift
@@ -26,14 +26,14 @@ mkdir "$tmp/out"
 
 # 1. A run: 400 s left at the script's start, 20 s already spent.
 log=$(cd "$tmp" && OUT="$tmp/out" SD_LANE_LEFT=400 SD_LANE_T0=$(( $(date +%s) - 20 )) SD_BENCH_BIN="$tmp/fake" \
-      SPARSEDITTO_CW_TALL=1 bash "$repo/scripts/bench-run.sh" dense dense_rows.txt spmm128 --max-nnz 2e7)
+      SPARSEDITTO_SEARCH_FAST=mid bash "$repo/scripts/bench-run.sh" dense dense_rows.txt spmm128 --max-nnz 2e7)
 grep -q "^== dense (lane left 3[78][0-9] s)" <<<"$log" || fail "time left not reported: $log"
 grep -q "^| all | 8 | 1.21x |" <<<"$log" || fail "summary rows not printed: $log"
 grep -q "sparseditto: 8 tasks" <<<"$log" || fail "the run's last line not printed: $log"
 args=$(grep "^args:" "$tmp/out/dense.log")
 want="args: bench --set dense_rows.txt --ops spmm128 --time-limit 3[45][0-9] --out $tmp/out/dense --max-nnz 2e7"
 grep -q "^$want\$" <<<"$args" || fail "bench command: $args"
-grep -q "^env: tall=1 cache=/tmp/c_dense$" "$tmp/out/dense.log" || fail "environment: $(grep env: "$tmp/out/dense.log")"
+grep -q "^env: fast=mid cache=/tmp/c_dense$" "$tmp/out/dense.log" || fail "environment: $(grep env: "$tmp/out/dense.log")"
 echo "ok   a run: the bench command, the time limit, its cache, the environment, the summary"
 
 # 2. Too little time left: skipped, named, nothing run.
