@@ -5,19 +5,12 @@
 // then every group (SD_KL lanes, one per panel row) multiplies its row's entries of that
 // window against the staged slice: B is read from global memory once per (panel, window)
 // instead of once per entry. Worth it where the windows are dense (many entries per
-// staged B row), which the plan family checks. Tall panels: each group owns SD_RPG rows
-// of the panel (local rows g, g + groups, ...), so a staged slice serves SD_RPG times the
-// rows at the cost of SD_RPG accumulator sets per lane.
-// Macros: SD_KNAME, SD_WARPS, SD_KL, SD_V, SD_CO, SD_RPG (default 1),
-// SD_PR (= SD_WARPS·32 / SD_KL · SD_RPG), SD_CW.
+// staged B row), which the plan family checks.
+// Macros: SD_KNAME, SD_WARPS, SD_KL, SD_V, SD_CO, SD_PR (= SD_WARPS·32 / SD_KL), SD_CW.
 // Launch: grid (panels, K tiles), block SD_WARPS·32.
 // Arguments: panel_seg, seg_col0, seg_start, seg_rowoff, colidx, val, B, C, rows, cols.
 #include "spmm_common.cuh"
 
-#ifndef SD_RPG
-#define SD_RPG 1
-#endif
-#define SD_NG (SD_WARPS * 32 / SD_KL) // groups per CTA
 #define SD_KTILE (SD_KL * SD_V * SD_CO)
 #define SD_KTILES ((SD_K + SD_KTILE - 1) / SD_KTILE)
 #define SD_SROW (SD_KTILE + 4) // staged row stride in floats (padding against bank conflicts)
@@ -32,15 +25,13 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     const int p = (int)blockIdx.x;
     const int k0 = SD_KTILES == 1 ? 0 : (int)blockIdx.y * SD_KTILE;
     const int g = (int)threadIdx.x / SD_KL, kl = (int)threadIdx.x % SD_KL;
-    const int row0 = p * SD_PR + g; // the group's rows: row0 + q·SD_NG, q < SD_RPG
-    float acc[SD_RPG][SD_CO][SD_V];
+    const int row = p * SD_PR + g;
+    float acc[SD_CO][SD_V];
 #pragma unroll
-    for (int q = 0; q < SD_RPG; q++)
+    for (int t = 0; t < SD_CO; t++)
 #pragma unroll
-        for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-            for (int i = 0; i < SD_V; i++)
-                acc[q][t][i] = 0.0f;
+        for (int i = 0; i < SD_V; i++)
+            acc[t][i] = 0.0f;
     const int s0 = __ldg(panel_seg + p), s1 = __ldg(panel_seg + p + 1);
     for (int s = s0; s < s1; s++) {
         const int col0 = __ldg(seg_col0 + s);
@@ -60,14 +51,10 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
             sd_store<SD_V>(sB + r * SD_SROW + cv * SD_V, x);
         }
         __syncthreads();
-        const sd_rp base = __ldg(seg_start + s);
-        const int *off = seg_rowoff + (long long)s * (SD_PR + 1);
-#pragma unroll
-        for (int q = 0; q < SD_RPG; q++) {
-            const int lr = q * SD_NG + g;
-            if (row0 + q * SD_NG >= rows)
-                break;
-            const sd_rp js = base + __ldg(off + lr), je = base + __ldg(off + lr + 1);
+        if (row < rows) {
+            const sd_rp base = __ldg(seg_start + s);
+            const int *off = seg_rowoff + (long long)s * (SD_PR + 1);
+            const sd_rp js = base + __ldg(off + g), je = base + __ldg(off + g + 1);
 #pragma unroll 4
             for (sd_rp j = js; j < je; j++) {
                 const int c = __ldg(colidx + j) - col0;
@@ -79,14 +66,12 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
                         const float *src = sB + c * SD_SROW + kk;
 #pragma unroll
                         for (int i = 0; i < SD_V; i++)
-                            acc[q][t][i] = fmaf(v, src[i], acc[q][t][i]);
+                            acc[t][i] = fmaf(v, src[i], acc[t][i]);
                     }
                 }
             }
         }
     }
-#pragma unroll
-    for (int q = 0; q < SD_RPG; q++)
-        if (row0 + q * SD_NG < rows)
-            sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)(row0 + q * SD_NG) * SD_K, k0, kl, acc[q]);
+    if (row < rows)
+        sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, kl, acc);
 }

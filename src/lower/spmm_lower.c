@@ -598,7 +598,6 @@ static sd_status lower_colwin(sdi_spmm_lowered *l, const sd_csr *a, const sdi_sp
     add_macro(l, "SD_CO", "%d", c->coarsen);
     add_macro(l, "SD_PR", "%d", pr);
     add_macro(l, "SD_CW", "%d", c->cw_width);
-    add_macro(l, "SD_RPG", "%d", c->cw_rpg > 1 ? c->cw_rpg : 1);
     name_kernels(l, "col_window", 1);
     int ips = -1, isc = -1, iss = -1, iso = -1, ici = -1, iva = -1;
     int32_t *ps = sdi_malloc_array((size_t)cw.npanels + 1, sizeof *ps);

@@ -49,8 +49,6 @@ typedef struct {
     int32_t win_rows; /* rows per window at most / rows per panel (= groups per CTA) */
     int32_t win_cap;  /* nonzeros staged per round (row windows) */
     int32_t cw_width; /* columns per column window (rows of B staged at once) */
-    int32_t cw_rpg;   /* column windows: panel rows per group (tall panels reuse each staged
-                         B row across more entries; win_rows = groups · cw_rpg) */
     /* --- blocks (BSR, BELL; BSR_TC: b ∈ {8, 16} rows × 8 columns per tile, and
      *     coarsen = 16-column K sub-tiles per warp, klanes = 32, vec = 1) */
     int32_t block; /* b */
@@ -82,11 +80,6 @@ SDI_HIDDEN int sdi_spmm_template_from_name(const char *name);
  * validated the tensor-core template on the H200; SPARSEDITTO_TC=1 turns it on (the GPU
  * lane and benchmarks force the template directly either way). */
 SDI_HIDDEN bool sdi_spmm_tc_in_search(void);
-/* Whether the col_window sweeps offer tall panels (cw_rpg > 1). Off by default: validated
- * on the H200 (session 18) but won no task of the dense-row paper-60 twins, where a CTA
- * walks its panel's rows one after another per window (latency-bound, and too few CTAs);
- * SPARSEDITTO_CW_TALL=1 turns them on. */
-SDI_HIDDEN bool sdi_spmm_tall_in_search(void);
 /* One-line description of c, e.g. "csr_row k=32 w=4 kl=8 nz=1 v=4 co=1". */
 SDI_HIDDEN void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap);
 SDI_HIDDEN void sdi_spmm_config_json(const sdi_spmm_config *c, sdi_json *j);

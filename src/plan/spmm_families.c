@@ -30,12 +30,6 @@ bool sdi_spmm_tc_in_search(void)
     return v != NULL && strcmp(v, "1") == 0;
 }
 
-bool sdi_spmm_tall_in_search(void)
-{
-    const char *v = getenv("SPARSEDITTO_CW_TALL");
-    return v != NULL && strcmp(v, "1") == 0;
-}
-
 void sdi_spmm_stats_compute(const sd_csr *a, sdi_spmm_stats *out)
 {
     memset(out, 0, sizeof *out);
@@ -107,11 +101,6 @@ void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap)
     case SDI_SPMM_COL_WINDOW:
         snprintf(buf, cap, "%s k=%d w=%d kl=%d v=%d co=%d panel=%d width=%d", n, c->k, c->warps,
                  c->klanes, c->vec, c->coarsen, c->win_rows, c->cw_width);
-        if (c->cw_rpg > 1) {
-            size_t l = strlen(buf);
-            if (l < cap)
-                snprintf(buf + l, cap - l, " rpg=%d", c->cw_rpg);
-        }
         break;
     case SDI_SPMM_BSR_TC:
         snprintf(buf, cap, "%s%d k=%d w=%d nt=%d", n, c->block, c->k, c->warps, c->coarsen);
@@ -152,7 +141,6 @@ void sdi_spmm_config_json(const sdi_spmm_config *c, sdi_json *j)
     F("win_rows", win_rows);
     F("win_cap", win_cap);
     F("cw_width", cw_width);
-    F("cw_rpg", cw_rpg);
     F("block", block);
     F("pcsr_v", pcsr_v);
     F("pcsr_s", pcsr_s);
@@ -234,15 +222,9 @@ sd_status sdi_spmm_config_check(const sdi_spmm_config *c, const sdi_spmm_stats *
         break;
     }
     case SDI_SPMM_COL_WINDOW: {
-        CHECK(c->cw_rpg == 1 || c->cw_rpg == 2 || c->cw_rpg == 4 || c->cw_rpg == 8 ||
-                  c->cw_rpg == 16,
-              "%s: cw_rpg = %d rows per group (1, 2, 4, 8 or 16)", n, c->cw_rpg);
-        CHECK(c->win_rows == c->warps * 32 / c->klanes * c->cw_rpg,
-              "%s: panel rows %d must equal the groups per CTA × rows per group (%d × %d)", n,
-              c->win_rows, c->warps * 32 / c->klanes, c->cw_rpg);
-        CHECK(c->cw_rpg * c->coarsen * c->vec <= 64,
-              "%s: %d accumulators per lane (%d rows × %d; at most 64)", n,
-              c->cw_rpg * c->coarsen * c->vec, c->cw_rpg, c->coarsen * c->vec);
+        CHECK(c->win_rows == c->warps * 32 / c->klanes,
+              "%s: panel rows %d must equal the groups per CTA (%d)", n, c->win_rows,
+              c->warps * 32 / c->klanes);
         CHECK(is_pow2(c->cw_width) && c->cw_width >= 4 && c->cw_width <= 256,
               "%s: cw_width = %d (a power of two in 4..256)", n, c->cw_width);
         size_t smem = (size_t)c->cw_width * ((size_t)sdi_spmm_ktile(c) + 4) * 4;
@@ -321,7 +303,6 @@ static int regcap_for(const sdi_spmm_config *c)
     case SDI_SPMM_BSR_TC: /* two accumulator sets, B fragments hi/lo, the tile hi/lo */
         acc = 2 * (c->block / 8) * c->coarsen * 4 + 8 * c->coarsen + c->block / 2;
         break;
-    case SDI_SPMM_COL_WINDOW: acc = (c->cw_rpg > 1 ? c->cw_rpg : 1) * c->coarsen * c->vec; break;
     case SDI_SPMM_CSR_WINDOW: {
         int ng = c->warps * 32 / (c->klanes > 0 ? c->klanes : 1);
         int tiles = sdi_spmm_ktiles(c);
@@ -378,7 +359,6 @@ sd_status sdi_spmm_config_default(int tmpl, int k, const sdi_spmm_stats *st,
         out->coarsen = co;
         break;
     case SDI_SPMM_COL_WINDOW: {
-        out->cw_rpg = 1;
         out->win_rows = out->warps * 32 / kl;
         int cw = 32;
         while (cw > 4 && (size_t)cw * ((size_t)sdi_spmm_ktile(out) + 4) * 4 > 48 * 1024)
@@ -461,42 +441,25 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
     bool blocks = tmpl == SDI_SPMM_BSR || tmpl == SDI_SPMM_BELL || tmpl == SDI_SPMM_BSR_TC;
     if (tmpl == SDI_SPMM_COL_WINDOW) {
         /* Only where windows are dense: on average each staged B row serves at least two
-         * entries (else staging reads more of B than the entries do). Panels grow taller
-         * (more rows per group) until they are, shortest first: a matrix whose rows are
-         * long but scattered (dense-row graphs, 5 % dense gene matrices) only gets dense
-         * windows from panels of 64-128 rows (only with sdi_spmm_tall_in_search). Level
-         * 0: the first that qualifies. */
+         * entries (else staging reads more of B than the entries do). */
         static const int widths[] = {16, 32, 64};
         static const int cw_warps[2][3] = {{4, 8, 0}, {2, 4, 8}};
-        static const int rpgs[2][5] = {{1, 4, 16, 0, 0}, {1, 2, 4, 8, 16}};
-        const int nrpg = !sdi_spmm_tall_in_search() ? 1 : level >= 2 ? 5 : 3;
-        /* With tall panels: K tiles of at most 128 columns as a second shape for wide K
-         * (half the accumulators, so taller panels fit, and twice the CTAs). */
-        const int nco = sdi_spmm_tall_in_search() && base.coarsen > 1 ? 2 : 1;
-        for (int ri = 0; ri < nrpg; ri++)
-            for (int ci = 0; ci < nco; ci++)
-                for (int wi = 0; wi < 3; wi++)
-                    for (int w = 0; w < (level == 0 ? 1 : nw_of(level)); w++) {
-                        sdi_spmm_config c = base;
-                        c.warps = level == 0 ? base.warps : cw_warps[level >= 2][w];
-                        const int co128 = 128 / (c.klanes * c.vec);
-                        c.coarsen = ci == 0 ? base.coarsen : co128 > 0 ? co128 : 1;
-                        c.cw_rpg = rpgs[level >= 2][ri];
-                        c.win_rows = c.warps * 32 / c.klanes * c.cw_rpg;
-                        c.cw_width = widths[wi];
-                        if (c.cw_rpg * c.coarsen * c.vec > 64 ||
-                            (size_t)c.cw_width * ((size_t)sdi_spmm_ktile(&c) + 4) * 4 > 48 * 1024)
-                            continue;
-                        int64_t nseg = 0;
-                        if ((s = sdi_spmm_colwin_count(a, c.win_rows, c.cw_width, &nseg)) != SD_OK)
-                            return s;
-                        if (nseg == 0 || (double)a->nnz / (double)nseg < 2.0 * c.cw_width)
-                            continue;
-                        if ((s = list_push(l, &c, st)) != SD_OK)
-                            return s;
-                        if (level == 0)
-                            return SD_OK;
-                    }
+        for (int wi = 0; wi < 3; wi++)
+            for (int w = 0; w < (level == 0 ? 1 : nw_of(level)); w++) {
+                sdi_spmm_config c = base;
+                c.warps = level == 0 ? base.warps : cw_warps[level >= 2][w];
+                c.win_rows = c.warps * 32 / c.klanes;
+                c.cw_width = widths[wi];
+                int64_t nseg = 0;
+                if ((s = sdi_spmm_colwin_count(a, c.win_rows, c.cw_width, &nseg)) != SD_OK)
+                    return s;
+                if (nseg == 0 || (double)a->nnz / (double)nseg < 2.0 * c.cw_width)
+                    continue;
+                if ((s = list_push(l, &c, st)) != SD_OK)
+                    return s;
+                if (level == 0)
+                    return SD_OK;
+            }
         return SD_OK;
     }
     if (!blocks) { /* block templates: only block sizes whose padding is acceptable */

@@ -113,16 +113,6 @@ static void collect(const sd_csr *skewed, const sd_csr *blocky, bool all)
             c.regcap = 128;
             add_variant(skewed, &c);
         }
-        /* tall column-window panels: 4 and 16 rows per group where the accumulators fit */
-        for (int rpg = 4; rpg <= 16; rpg *= 4)
-            if (sdi_spmm_config_default(SDI_SPMM_COL_WINDOW, k, &stb, &c) == SD_OK) {
-                c.cw_rpg = rpg;
-                c.win_rows = c.warps * 32 / c.klanes * rpg;
-                if (sdi_spmm_config_check(&c, &stb) == SD_OK)
-                    add_variant(blocky, &c);
-                else
-                    sdi_error_clear();
-            }
         const bool sweep = all || k == 8 || k == 33 || k == 256;
         if (sweep)
             for (int which = 0; which < 2; which++) {

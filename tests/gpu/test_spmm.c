@@ -152,8 +152,8 @@ static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config 
 }
 
 /* The configurations of one (matrix, K): each template's sweep (level 1), both split
- * dataflows at two thresholds, forced block / window shapes (tall column-window panels
- * among them), and every ParamSpMM configuration. */
+ * dataflows at two thresholds, forced block / window shapes, and every ParamSpMM
+ * configuration. */
 static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int *n)
 {
     *out = NULL;
@@ -166,7 +166,7 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
         s = sdi_spmm_enumerate_pcsr(a, k, 1, &pc, &np);
     sdi_spmm_config *all = NULL;
     if (s == SD_OK) {
-        all = sdi_malloc_array((size_t)(ns + np + 10), sizeof *all);
+        all = sdi_malloc_array((size_t)(ns + np + 8), sizeof *all);
         if (all == NULL)
             s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "configs");
     }
@@ -198,16 +198,6 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
         for (int f = 0; f < 4; f++) {
             sdi_spmm_config x;
             if (sdi_spmm_config_default(forced[f], k, &st, &x) == SD_OK)
-                all[c++] = x;
-        }
-        /* tall column-window panels (4 and 16 rows per group) whatever the density */
-        for (int rpg = 4; rpg <= 16; rpg *= 4) {
-            sdi_spmm_config x;
-            if (sdi_spmm_config_default(SDI_SPMM_COL_WINDOW, k, &st, &x) != SD_OK)
-                continue;
-            x.cw_rpg = rpg;
-            x.win_rows = x.warps * 32 / x.klanes * rpg;
-            if (sdi_spmm_config_check(&x, &st) == SD_OK)
                 all[c++] = x;
         }
         sdi_error_clear();
