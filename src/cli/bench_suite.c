@@ -243,6 +243,36 @@ static double ceiling(const record *r, const sd_context *ctx)
  * (final: the closing progress line). Each file is written under a .part name and renamed,
  * so a kill during the write leaves the previous complete report. Returns 1 on a failure
  * recorded or a write error. */
+/* The host CPU, model and online cores: NVRTC runs there, so compile times depend on it
+ * (the quick set took 156 s on one H200 host and 192-202 s on others, session 19). The model
+ * is made JSON-safe (quotes, backslashes and control characters become spaces). */
+static void host_cpu(char *model, size_t cap, int *cores)
+{
+    snprintf(model, cap, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f != NULL) {
+        char line[512];
+        while (fgets(line, sizeof line, f) != NULL) {
+            const char *p = strchr(line, ':');
+            if (strncmp(line, "model name", 10) != 0 || p == NULL)
+                continue;
+            for (p++; *p == ' ' || *p == '\t'; p++)
+                ;
+            snprintf(model, cap, "%s", p);
+            size_t n = strlen(model);
+            while (n > 0 && (model[n - 1] == '\n' || model[n - 1] == ' '))
+                model[--n] = '\0';
+            for (char *q = model; *q; q++)
+                if (*q == '"' || *q == '\\' || (unsigned char)*q < 32)
+                    *q = ' ';
+            break;
+        }
+        fclose(f);
+    }
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    *cores = n > 0 ? (int)n : 0;
+}
+
 static int write_reports(const sdb_options *o, record *rec, int nr, int failures, sd_context *ctx,
                          double t_start, bool final)
 {
@@ -287,6 +317,13 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
                 "budget %d; max nnz %.0f.\n\n",
             date, ctx->props.name, ctx->arch, ctx->props.sm_count, ctx->copy_bw * 1e-9, ctx->launch_us_mean, set,
             budget ? budget : 25, max_nnz);
+    char cpu[160];
+    int cores = 0;
+    host_cpu(cpu, sizeof cpu, &cores);
+    const double wall_s = sdi_now() - t_start;
+    fprintf(md, "Host CPU %s, %d cores online (NVRTC compiles there: compile times depend on it); "
+                "wall time %.0f s%s.\n\n",
+            cpu, cores, wall_s, final ? "" : " so far");
     fprintf(md, "Speed-up = best valid cuSPARSE time / compiled kernel time, both measured in the same search "
                 "(per execution: mean of 10 event-timed runs; pipelined: 10 back-to-back runs / 10). "
                 "'ours' = our best plan whether or not it won; the compiled kernel runs cuSPARSE where cuSPARSE "
@@ -309,8 +346,9 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
                 "|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
             o->deterministic ? " deterministic cost geomean |" : "", o->deterministic ? "---|" : "");
     fprintf(js, "{\"date\":\"%s\",\"gpu\":\"%s\",\"set\":\"%s\",\"budget\":%d,\"copy_bw_gbs\":%.1f,\"launch_us\":%.3f,"
-                "\"summary\":[",
-            date, ctx->props.name, set, budget ? budget : 25, ctx->copy_bw * 1e-9, ctx->launch_us_mean);
+                "\"host_cpu\":\"%s\",\"host_cores\":%d,\"wall_s\":%.1f,\"summary\":[",
+            date, ctx->props.name, set, budget ? budget : 25, ctx->copy_bw * 1e-9, ctx->launch_us_mean, cpu, cores,
+            wall_s);
     int nsum = 0; /* summary objects written (tasks without records write none) */
     for (int t = 0; t <= NTASKS; t++) {
         const char *tn = t < NTASKS ? all_tasks[t].name : "all";
