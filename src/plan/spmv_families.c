@@ -571,6 +571,21 @@ static sd_status family_sweep(int fam, const sdi_spmv_stats *st, const sdi_gpu_p
         if ((s = try_push(l, &c, st, gpu)) != SD_OK)
             return s;
     }
+    /* Matrices larger than L2 whose x gathers miss L1 (columns spread beyond a warp's
+     * rows) wait on L2 for every slot: 8 slots in flight per thread instead of 4
+     * (bench_stream on the H200, session 20: 20 % less time with columns spread over
+     * ±4096, 1-3 % more with local columns), so it is measured, not assumed. */
+    if (d.stream >= 1 && (fam == SDI_SPMV_SELL || fam == SDI_SPMV_ELL)) {
+        c = d;
+        c.unroll = 8;
+        if ((s = try_push(l, &c, st, gpu)) != SD_OK)
+            return s;
+        if (x_fits_l2(st, gpu)) {
+            c.stream = 2;
+            if ((s = try_push(l, &c, st, gpu)) != SD_OK)
+                return s;
+        }
+    }
     const int wide = level >= 2;
     switch (fam) {
     case SDI_SPMV_CSR_VEC: {

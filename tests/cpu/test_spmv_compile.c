@@ -119,6 +119,11 @@ static void add_explicit(void)
                 c.tpr = tpr;
                 c.unroll = 4;
                 add_config(&c);
+                if (rpt == 1) { /* the large-matrix sweep's 8 slots in flight */
+                    c.unroll = 8;
+                    c.stream = 1;
+                    add_config(&c);
+                }
             }
     static const int bg[][2] = {{2, 2}, {2, 32}, {4, 4}, {4, 16}, {8, 16}, {8, 32}, {16, 32}};
     for (size_t i = 0; i < sizeof bg / sizeof bg[0]; i++) {

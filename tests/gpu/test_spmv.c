@@ -257,8 +257,9 @@ static void test_generators(void)
 }
 
 /* The cache hints (SD_STREAM 0 / 1 / 2: matrix evict-first, then also x evict-last in
- * L2) change no result: every family's defaults with each hint, exact values. The sweeps
- * pick the hints only for matrices larger than L2, which the lane does not generate. */
+ * L2) change no result: every family's defaults with each hint, exact values, and SELL /
+ * ELL with the hints at unroll 8. The sweeps pick these only for matrices larger than L2,
+ * which the lane does not generate. */
 static void test_stream_hints(void)
 {
     static const char *const specs[] = {"powerlaw:rows=20000,deg=10", "stencil2d:n=120"};
@@ -282,6 +283,12 @@ static void test_stream_hints(void)
                 c.stream = f == SDI_SPMV_TINY ? 0 : h;
                 run_plan(specs[i], &t, &c, &st);
                 ran++;
+                if (h > 0 && (f == SDI_SPMV_SELL || f == SDI_SPMV_ELL)) {
+                    sdi_spmv_config u8 = c; /* the sweeps' 8 slots in flight */
+                    u8.unroll = 8;
+                    run_plan(specs[i], &t, &u8, &st);
+                    ran++;
+                }
             }
         }
         printf("  %-34s %d hinted plans\n", specs[i], ran);
