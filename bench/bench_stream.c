@@ -1,7 +1,7 @@
 /* bench/bench_stream.c: how much of the measured copy bandwidth SpMV-shaped traffic reaches
  * on this GPU: the denominator of issue 5's "≥ 90 % of the CSR streaming limit" (DESIGN.md:
  * the limit is the SpMV's compulsory bytes over the best device-to-device copy bandwidth).
- * Sessions 13-19 measured our kernels and cuSPARSE's at 53-79 % of that limit on every
+ * Sessions 13-19 measured our kernels and cuSPARSE's at 45-79 % of that limit on every
  * paper-60 twin whose working set is over 4x L2; this program separates the causes with
  * kernels that read what an SpMV reads and nothing else:
  *
