@@ -25,7 +25,8 @@ typedef struct {
     int32_t nvrtc_major, nvrtc_minor;
     int32_t driver_version; /* cudaDriverGetVersion, 0 when unknown */
     char lib_version[16];   /* sd_version_string() */
-    char generator[16];     /* code generator revision: bump when templates change */
+    char generator[16];     /* code generator revision: "g1" from sdi_cache_key_init; a task's
+                               key (sdi_tune_task_key) names the embedded templates' hash */
 } sdi_cache_key;
 
 /* A named binary blob of an entry (a cubin, a format descriptor, ...). */

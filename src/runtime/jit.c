@@ -487,6 +487,25 @@ static sd_status link_text(const jit_text *t, const char *arch, sd_context *ctx,
 #undef SD_FREE_ALL
 }
 
+static uint64_t g_templates_hash;
+static pthread_once_t g_templates_once = PTHREAD_ONCE_INIT;
+
+static void templates_hash_compute(void)
+{
+    sdi_hash128 h = {0, 0};
+    for (const sdi_embedded_file *f = sdi_embedded_kernels; f->name != NULL; f++) {
+        h = sdi_hash_bytes(f->name, strlen(f->name), h.lo ^ h.hi);
+        h = sdi_hash_bytes(f->text, f->size, h.lo ^ h.hi);
+    }
+    g_templates_hash = h.lo ^ (h.hi * 0x9e3779b97f4a7c15ull);
+}
+
+uint64_t sdi_kernel_templates_hash(void)
+{
+    pthread_once(&g_templates_once, templates_hash_compute);
+    return g_templates_hash;
+}
+
 /* What the JIT key text leaves out but the cubin depends on: the embedded templates
  * (#included by name) and NVRTC's version. Computed once. */
 static uint64_t g_jit_salt;
@@ -494,15 +513,10 @@ static pthread_once_t g_jit_salt_once = PTHREAD_ONCE_INIT;
 
 static void jit_salt_compute(void)
 {
-    sdi_hash128 h = {0, 0};
-    for (const sdi_embedded_file *f = sdi_embedded_kernels; f->name != NULL; f++) {
-        h = sdi_hash_bytes(f->name, strlen(f->name), h.lo ^ h.hi);
-        h = sdi_hash_bytes(f->text, f->size, h.lo ^ h.hi);
-    }
     int major = 0, minor = 0;
     if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
         major = minor = -1;
-    g_jit_salt = h.lo ^ (h.hi * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)major << 32) ^ (uint32_t)minor;
+    g_jit_salt = sdi_kernel_templates_hash() ^ ((uint64_t)(uint32_t)major << 32) ^ (uint32_t)minor;
 }
 
 static uint64_t jit_salt(void)

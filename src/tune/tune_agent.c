@@ -412,6 +412,11 @@ void sdi_tune_task_key(const sd_context *ctx, const sd_csr *a, const sd_csr *b, 
                        sdi_cache_key *key)
 {
     sdi_cache_key_init(key);
+    /* The templates the entry's cubins and formats come from: the library version does not
+     * change between builds, so without this a build with other templates would read an
+     * older build's entries (cache.c's fixed revision "g1" did not follow the templates). */
+    snprintf(key->generator, sizeof key->generator, "g2-%012llx",
+             (unsigned long long)(sdi_kernel_templates_hash() & 0xffffffffffffull));
     sdi_cache_key_pattern(key, a, b);
     key->op = op;
     key->k = op == SD_OP_SPMM ? k : 0;

@@ -637,6 +637,13 @@ static void test_agent_round(void)
     SDT_OK(sdi_cache_open(cache, &c));
     sdi_cache_key key;
     sdi_tune_agent_key(&f.ctx, &f.a, SD_OP_SPMV, 1, &opt, &key);
+    /* The key names the templates the entry was generated from (another build's templates
+     * give another key, so its entries are never read). */
+    char gen[16];
+    snprintf(gen, sizeof gen, "g2-%012llx",
+             (unsigned long long)(sdi_kernel_templates_hash() & 0xffffffffffffull));
+    SDT_CHECK(strcmp(key.generator, gen) == 0 && sdi_kernel_templates_hash() != 0,
+              "cache key generator %s, templates %s", key.generator, gen);
     char path[1200];
     SDT_OK(sdi_cache_entry_path(c, &key, path, sizeof path));
     char tpath[1300];
