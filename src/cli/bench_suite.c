@@ -238,11 +238,6 @@ static double ceiling(const record *r, const sd_context *ctx)
     return fmax(1.0, r->vendor_us / lim);
 }
 
-/* Writes DIR/bench_compile.{md,json} from the records so far: after every matrix, so a run
- * killed from outside (a device time limit) keeps every finished task, and once at the end
- * (final: the closing progress line). Each file is written under a .part name and renamed,
- * so a kill during the write leaves the previous complete report. Returns 1 on a failure
- * recorded or a write error. */
 /* The host CPU, model and online cores: NVRTC runs there, so compile times depend on it
  * (the quick set took 156 s on one H200 host and 192-202 s on others, session 19). The model
  * is made JSON-safe (quotes, backslashes and control characters become spaces). */
@@ -273,6 +268,11 @@ static void host_cpu(char *model, size_t cap, int *cores)
     *cores = n > 0 ? (int)n : 0;
 }
 
+/* Writes DIR/bench_compile.{md,json} from the records so far: after every matrix, so a run
+ * killed from outside (a device time limit) keeps every finished task, and once at the end
+ * (final: the closing progress line). Each file is written under a .part name and renamed,
+ * so a kill during the write leaves the previous complete report. Returns 1 on a failure
+ * recorded or a write error. */
 static int write_reports(const sdb_options *o, record *rec, int nr, int failures, sd_context *ctx,
                          double t_start, bool final)
 {

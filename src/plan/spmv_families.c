@@ -574,7 +574,7 @@ static sd_status family_sweep(int fam, const sdi_spmv_stats *st, const sdi_gpu_p
     /* Matrices larger than L2 whose x gathers miss L1 (columns spread beyond a warp's
      * rows) wait on L2 for every slot: 8 slots in flight per thread instead of 4
      * (bench_stream on the H200, session 20: 20 % less time with columns spread over
-     * ±4096, 1-3 % more with local columns), so it is measured, not assumed. */
+     * ±4096, 1-4 % more with local columns), so it is measured, not assumed. */
     if (d.stream >= 1 && (fam == SDI_SPMV_SELL || fam == SDI_SPMV_ELL)) {
         c = d;
         c.unroll = 8;
