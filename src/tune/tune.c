@@ -561,7 +561,7 @@ static sd_status measure_vendor_graph(tuner *t)
     for (int i = 0; i < 2 && s == SD_OK; i++)
         s = vendor_exec_run(t->ctx, &ea, t->ctx->stream);
     if (s == SD_OK)
-        s = sdi_stream_sync(t->ctx, "capturing", name);
+        s = sdi_stream_sync(t->ctx, "priming the executor of", name);
     const bool graphed = s == SD_OK && sdi_vendor_graph_runs(ea.v) > 0;
     /* Long executions briefly, as the search's own (the launch path is noise there). */
     const sdi_screen sc = {.brief_us = sdi_tune_brief_us(t->opt),
