@@ -256,6 +256,23 @@ static void test_generators(void)
     }
 }
 
+/* A generated matrix with small-integer values (exact comparison), its stats and its task;
+ * SD_OK or the task's failure (checked and named). */
+static sd_status exact_case(const char *spec, sd_csr *a, sdi_spmv_stats *st, task *t)
+{
+    memset(a, 0, sizeof *a); /* freeable whatever fails */
+    memset(t, 0, sizeof *t);
+    sd_status s = sdi_gen(spec, sdt_seed, a);
+    if (s == SD_OK) {
+        sdi_gen_values(a, SDI_VALUES_SMALL_INT, sdt_seed);
+        s = sdi_spmv_stats_compute(a, st);
+    }
+    if (s == SD_OK)
+        s = task_init(t, a, 1);
+    SDT_CHECK(s == SD_OK, "%s: %s", spec, sd_last_error());
+    return s;
+}
+
 /* The cache hints (SD_STREAM 0 / 1 / 2: matrix evict-first, then also x evict-last in
  * L2) change no result: every family's defaults with each hint, exact values, and SELL /
  * ELL with the hints at unroll 8. The sweeps pick these only for matrices larger than L2,
@@ -265,13 +282,9 @@ static void test_stream_hints(void)
     static const char *const specs[] = {"powerlaw:rows=20000,deg=10", "stencil2d:n=120"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         sd_csr a;
-        SDT_OK(sdi_gen(specs[i], sdt_seed, &a));
-        sdi_gen_values(&a, SDI_VALUES_SMALL_INT, sdt_seed);
         sdi_spmv_stats st;
-        SDT_OK(sdi_spmv_stats_compute(&a, &st));
         task t;
-        sd_status s = task_init(&t, &a, 1);
-        SDT_CHECK(s == SD_OK, "%s: task: %s", specs[i], sd_last_error());
+        sd_status s = exact_case(specs[i], &a, &st, &t);
         int ran = 0;
         for (int f = 0; s == SD_OK && f < SDI_SPMV_NFAMILIES; f++) {
             sdi_spmv_config c;
@@ -309,13 +322,9 @@ static void test_coo_ipt(void)
     static const int ci[][2] = {{1, 2}, {1, 4}, {3, 4}, {2, 4}, {8, 4}, {1, 8}, {5, 8}, {32, 2}};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         sd_csr a;
-        SDT_OK(sdi_gen(specs[i], sdt_seed, &a));
-        sdi_gen_values(&a, SDI_VALUES_SMALL_INT, sdt_seed);
         sdi_spmv_stats st;
-        SDT_OK(sdi_spmv_stats_compute(&a, &st));
         task t;
-        sd_status s = task_init(&t, &a, 1);
-        SDT_CHECK(s == SD_OK, "%s: task: %s", specs[i], sd_last_error());
+        sd_status s = exact_case(specs[i], &a, &st, &t);
         sdi_spmv_config c;
         if (s == SD_OK)
             s = sdi_spmv_config_default(SDI_SPMV_COO, &st, &g_ctx->props, &c);
