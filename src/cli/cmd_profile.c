@@ -6,7 +6,8 @@
  * hidden mode (--exec ours|cusparse) that loads the same kernel from the cache, runs one
  * implementation once unprofiled and then --runs times between cudaProfilerStart/Stop,
  * so only those launches are counted. runtime/worker_ncu.c parses the CSV. Counters
- * are pooled over every launch and reported per execution. */
+ * are pooled over every launch and reported per execution; the stall reasons (what the
+ * warps wait on) are weighted over launches by their instructions. */
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -279,6 +280,7 @@ static void print_table(const pf_task *t, const char *src, const pf_result *r, i
         {"DRAM written (MB)", "%16.3f", 1e-6, offsetof(sdi_ncu_memory, dram_write)},
         {"achieved occupancy (%)", "%16.1f", 1, offsetof(sdi_ncu_memory, occupancy_pct)},
         {"DRAM bandwidth (GB/s)", "%16.1f", 1e-9, offsetof(sdi_ncu_memory, dram_bw)},
+        {"warp instructions (M)", "%16.3f", 1e-6, offsetof(sdi_ncu_memory, inst_executed)},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         printf("%-28s", rows[i].name);
@@ -291,6 +293,18 @@ static void print_table(const pf_task *t, const char *src, const pf_result *r, i
                 printf(rows[i].fmt, v * rows[i].scale);
             }
         }
+        printf("\n");
+    }
+    /* What the warps wait on: cycles stalled per issued instruction, by reason. */
+    for (int i = 0; i < sdi_ncu_stall_count(); i++) {
+        char name[48];
+        snprintf(name, sizeof name, "stall %s", sdi_ncu_stall_reason(i));
+        printf("%-28s", name);
+        for (int j = 0; j < nr; j++)
+            if (isnan(r[j].m.stall[i]))
+                printf(" %16s", "-");
+            else
+                printf(" %16.2f", r[j].m.stall[i]);
         printf("\n");
     }
 }
@@ -342,6 +356,15 @@ static int print_json(const pf_task *t, const char *src, const pf_result *r, int
         sdi_json_number(&j, r[i].m.occupancy_pct);
         sdi_json_key(&j, "dram_bw_gbs");
         sdi_json_number(&j, r[i].m.dram_bw * 1e-9);
+        sdi_json_key(&j, "warp_instructions");
+        sdi_json_number(&j, r[i].m.inst_executed);
+        sdi_json_key(&j, "stall_cycles_per_instruction");
+        sdi_json_begin_object(&j);
+        for (int q = 0; q < sdi_ncu_stall_count(); q++) {
+            sdi_json_key(&j, sdi_ncu_stall_reason(q));
+            sdi_json_number(&j, r[i].m.stall[q]);
+        }
+        sdi_json_end_object(&j);
         sdi_json_end_object(&j);
     }
     sdi_json_end_object(&j);
@@ -406,7 +429,9 @@ int cmd_profile(int argc, char **argv)
                        "compiled winner and the best cuSPARSE variant of its search with Nsight\n"
                        "Compute (ncu --clock-control none): L1 and L2 hit rates and requests, DRAM\n"
                        "bytes read and written, achieved occupancy and DRAM bandwidth, pooled over\n"
-                       "every kernel launch of an execution (the paper's Table 1). Needs a GPU and\n"
+                       "every kernel launch of an execution (the paper's Table 1), then the warp\n"
+                       "instructions executed and the cycles stalled per issued instruction by reason\n"
+                       "(weighted over launches by their instructions). Needs a GPU and\n"
                        "ncu with access to the performance counters ($SPARSEDITTO_NCU names another\n"
                        "ncu); exit 3 without them. Where cuSPARSE won the search the compiled kernel\n"
                        "runs cuSPARSE; --no-vendor compiles (and profiles) our own best plan instead.",

@@ -134,6 +134,8 @@ sd_status sdi_spmv_config_source(const sdi_spmv_config *c, sdi_spmv_plan *out)
         TMPL("spmv_coo.cuh");
         MACRO("SD_BLOCK", c->block);
         MACRO("SD_CHUNK", c->chunk);
+        if (c->ipt > 1) /* entries per lane and step (absent: one, the source before it) */
+            MACRO("SD_IPT", c->ipt);
         MACRO("SD_STREAM", c->stream);
         break;
     case SDI_SPMV_DIA:
@@ -295,7 +297,8 @@ sd_status sdi_spmv_lower(const sdi_spmv_config *c, const sd_csr *a, const sdi_sp
             arg_kind(l, SDI_SPMV_ARG_I32, rows);
         }
         if (rows > 0 && a->nnz > 0) {
-            LAUNCH(l, "sd_spmv_coo", ceil_div(ceil_div(a->nnz, 32LL * c->chunk) * 32, bl), bl);
+            const int64_t per_warp = 32LL * c->chunk * (c->ipt > 1 ? c->ipt : 1);
+            LAUNCH(l, "sd_spmv_coo", ceil_div(ceil_div(a->nnz, per_warp) * 32, bl), bl);
             arg_array(out, l, "rowind");
             arg_array(out, l, "colind");
             arg_array(out, l, "vals");

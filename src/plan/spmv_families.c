@@ -384,6 +384,8 @@ sd_status sdi_spmv_config_check(const sdi_spmv_config *c, const sdi_spmv_stats *
     case SDI_SPMV_COO:
         if (c->chunk < 1 || c->chunk > 1024)
             return BAD("coo: chunk %d out of [1, 1024]", c->chunk);
+        if (c->ipt != 0 && c->ipt != 1 && c->ipt != 2 && c->ipt != 4 && c->ipt != 8)
+            return BAD("coo: %d entries per lane and step (0, 1, 2, 4 or 8)", c->ipt);
         break;
     case SDI_SPMV_DIA:
         if (c->rpt != 1 && c->rpt != 2 && c->rpt != 4)
@@ -707,12 +709,23 @@ static sd_status family_sweep(int fam, const sdi_spmv_stats *st, const sdi_gpu_p
         if ((s = try_push(l, &c, st, gpu)) != SD_OK)
             return s;
         break;
-    case SDI_SPMV_COO:
+    case SDI_SPMV_COO: {
         c = d;
         c.chunk = 32;
         if ((s = try_push(l, &c, st, gpu)) != SD_OK)
             return s;
+        /* Entries per lane (a scan per 32·ipt entries instead of per 32): chunks of 256 and
+         * 1,024 entries per warp, as the defaults' 8 and 32 steps of 32. */
+        static const int ci[][2] = {{2, 4}, {1, 8}, {8, 4}};
+        for (int i = 0; i < (wide ? 3 : 2); i++) {
+            c = d;
+            c.chunk = ci[i][0];
+            c.ipt = ci[i][1];
+            if ((s = try_push(l, &c, st, gpu)) != SD_OK)
+                return s;
+        }
         break;
+    }
     case SDI_SPMV_DIA:
         c = d;
         c.rpt = 4;

@@ -161,6 +161,7 @@ SDI_HIDDEN sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d);
  * SD_ERR_PARSE when none of the names appear (e.g. ncu could not read the counters). */
 SDI_HIDDEN sd_status sdi_ncu_parse_metrics(const char *text, const char *const *names, int nnames,
                                            double *sums, int *counts, int *kernels);
+#define SDI_NCU_NSTALLS 8
 /* The memory-hierarchy counters of `sparseditto profile` (the paper's Table 1), per
  * execution of an implementation whose launches ncu profiled `runs` times. */
 typedef struct {
@@ -174,9 +175,17 @@ typedef struct {
     double dram_write;     /* bytes */
     double occupancy_pct;  /* achieved: warps active, % of peak, mean over launches */
     double dram_bw;        /* bytes/s: (read + written) / kernel time */
+    double inst_executed;  /* warp instructions executed (smsp__inst_executed.sum) */
+    /* Cycles a warp stood stalled per issued instruction, by reason (sdi_ncu_stall_reason),
+     * weighted over launches by their instructions. */
+    double stall[SDI_NCU_NSTALLS];
 } sdi_ncu_memory;           /* NaN where ncu gave no value */
 /* The metrics to request for sdi_ncu_parse_memory (comma-separated). */
 SDI_HIDDEN const char *sdi_ncu_memory_metrics(void);
+/* The stall reasons of sdi_ncu_memory.stall (and of the search's diagnosis): their count
+ * (SDI_NCU_NSTALLS) and names ("long_scoreboard", ...; NULL out of range). */
+SDI_HIDDEN int sdi_ncu_stall_count(void);
+SDI_HIDDEN const char *sdi_ncu_stall_reason(int i);
 /* Pools `ncu --csv` output of `runs` executions into per-execution figures. SD_ERR_PARSE
  * when none of the metrics appear; SD_ERR_INVALID_ARG when runs < 1. */
 SDI_HIDDEN sd_status sdi_ncu_parse_memory(const char *text, int runs, sdi_ncu_memory *m);

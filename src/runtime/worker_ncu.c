@@ -4,6 +4,7 @@
  * largest warp-stall reasons) that the tuner logs and the agent's next prompt quotes. */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ static const char *const stall_reasons[] = {"long_scoreboard", "short_scoreboard
 #define NSTALLS ((int)(sizeof stall_reasons / sizeof stall_reasons[0]))
 #define STALL_PREFIX "smsp__average_warps_issue_stalled_"
 #define STALL_SUFFIX "_per_issue_active.ratio"
+_Static_assert(NSTALLS == SDI_NCU_NSTALLS, "sdi_ncu_memory.stall holds every stall reason");
 
 const char *sdi_ncu_metrics(void)
 {
@@ -251,23 +253,119 @@ sd_status sdi_ncu_parse_csv(const char *text, sdi_profile_diag *d)
 }
 
 /* Raw sectors and hits pool the hit rates over launches; the .pct forms are the
- * fallback where a GPU lacks the raw counters. */
-static const char *const mem_metrics[] = {
+ * fallback where a GPU lacks the raw counters. Then the warp instructions executed and the
+ * stall reasons (cycles stalled per issued instruction), which say what a kernel waits on. */
+static const char *const mem_fixed[] = {
     "l1tex__t_sector_hit_rate.pct", "l1tex__t_sectors.sum",    "l1tex__t_sector_hits.sum",
     "l1tex__t_requests.sum",        "lts__t_sector_hit_rate.pct", "lts__t_sectors.sum",
     "lts__t_sector_hits.sum",       "lts__t_requests.sum",     "dram__bytes_read.sum",
     "dram__bytes_write.sum",        "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "gpu__time_duration.sum"};
+    "gpu__time_duration.sum",       "smsp__inst_executed.sum"};
 enum { M_L1PCT, M_L1SEC, M_L1HIT, M_L1REQ, M_L2PCT, M_L2SEC, M_L2HIT, M_L2REQ, M_DRAMR, M_DRAMW, M_OCC, M_TIME,
-       M_COUNT };
+       M_INST, M_STALL0, M_COUNT = M_STALL0 + NSTALLS };
+static const char *mem_metrics[M_COUNT];
+static char mem_stall_names[NSTALLS][96];
+static char mem_list[2048];
+static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
+
+static void mem_metrics_build(void)
+{
+    for (int i = 0; i < M_STALL0; i++)
+        mem_metrics[i] = mem_fixed[i];
+    for (int i = 0; i < NSTALLS; i++) {
+        snprintf(mem_stall_names[i], sizeof mem_stall_names[i], "%s%s%s", STALL_PREFIX, stall_reasons[i],
+                 STALL_SUFFIX);
+        mem_metrics[M_STALL0 + i] = mem_stall_names[i];
+    }
+    size_t n = 0;
+    for (int i = 0; i < M_COUNT && n < sizeof mem_list; i++)
+        n += (size_t)snprintf(mem_list + n, sizeof mem_list - n, "%s%s", i ? "," : "", mem_metrics[i]);
+}
 
 const char *sdi_ncu_memory_metrics(void)
 {
-    static char list[1024];
-    if (list[0] == '\0')
-        for (int i = 0; i < M_COUNT; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", mem_metrics[i]);
-    return list;
+    pthread_once(&mem_once, mem_metrics_build);
+    return mem_list;
+}
+
+int sdi_ncu_stall_count(void) { return NSTALLS; }
+
+const char *sdi_ncu_stall_reason(int i) { return i >= 0 && i < NSTALLS ? stall_reasons[i] : NULL; }
+
+/* Adds one launch's values (cur, where has) weighted by its cur[wslot] to num / den, and
+ * clears has for the next launch. */
+static void flush_weighted(const double *cur, bool *has, int nnames, int wslot, double *num, double *den)
+{
+    if (has[wslot] && cur[wslot] > 0)
+        for (int i = 0; i < nnames; i++)
+            if (has[i] && i != wslot) {
+                num[i] += cur[i] * cur[wslot];
+                den[i] += cur[wslot];
+            }
+    memset(has, 0, (size_t)nnames * sizeof *has);
+}
+
+/* Means of per-launch ratios weighted by each launch's value of names[wslot] (ncu's long
+ * form, rows grouped by kernel ID): sum(value × weight) / sum(weight) over the launches that
+ * report both; NaN where none does (or in the raw page, which the caller then averages). */
+static void parse_weighted(const char *text, const char *const *names, int nnames, int wslot, double *out)
+{
+    for (int i = 0; i < nnames; i++)
+        out[i] = NAN;
+    size_t len = strlen(text);
+    char *copy = sdi_malloc(len + 1);
+    double *num = sdi_calloc((size_t)nnames * 3 + 1, sizeof *num);
+    bool *has = sdi_calloc((size_t)nnames + 1, sizeof *has);
+    if (copy == NULL || num == NULL || has == NULL) {
+        sdi_free(copy);
+        sdi_free(num);
+        sdi_free(has);
+        return; /* the weighted means stay NaN: the caller falls back to plain means */
+    }
+    double *den = num + nnames, *cur = num + 2 * nnames;
+    memcpy(copy, text, len + 1);
+    int c_name = -1, c_value = -1, c_kernel = -1;
+    char kernel[64] = "";
+    char *fields[256];
+    for (char *line = copy, *next; line != NULL && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (line[0] != '"')
+            continue;
+        int n = csv_split(line, fields, 256);
+        if (c_name < 0) {
+            for (int i = 0; i < n; i++) {
+                if (strcmp(fields[i], "Metric Name") == 0)
+                    c_name = i;
+                else if (strcmp(fields[i], "Metric Value") == 0)
+                    c_value = i;
+                else if (strcmp(fields[i], "ID") == 0)
+                    c_kernel = i;
+            }
+            if (c_name < 0 || c_value < 0 || c_kernel < 0)
+                break; /* not the long form */
+            continue;
+        }
+        if (n <= c_name || n <= c_value || n <= c_kernel)
+            continue;
+        if (strcmp(fields[c_kernel], kernel) != 0) { /* a new launch: the last one is whole */
+            flush_weighted(cur, has, nnames, wslot, num, den);
+            snprintf(kernel, sizeof kernel, "%s", fields[c_kernel]);
+        }
+        int slot = name_slot(fields[c_name], names, nnames);
+        bool ok;
+        double v = parse_num(fields[c_value], &ok);
+        if (slot >= 0 && ok)
+            cur[slot] = v, has[slot] = true;
+    }
+    flush_weighted(cur, has, nnames, wslot, num, den);
+    for (int i = 0; i < nnames; i++)
+        if (den[i] > 0)
+            out[i] = num[i] / den[i];
+    sdi_free(copy);
+    sdi_free(num);
+    sdi_free(has);
 }
 
 sd_status sdi_ncu_parse_memory(const char *text, int runs, sdi_ncu_memory *m)
@@ -275,6 +373,7 @@ sd_status sdi_ncu_parse_memory(const char *text, int runs, sdi_ncu_memory *m)
     memset(m, 0, sizeof *m);
     if (runs < 1)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_ncu_parse_memory: runs %d < 1", runs);
+    pthread_once(&mem_once, mem_metrics_build);
     double sum[M_COUNT];
     int count[M_COUNT], kernels = 0;
     sd_status s = sdi_ncu_parse_metrics(text, mem_metrics, M_COUNT, sum, count, &kernels);
@@ -295,6 +394,15 @@ sd_status sdi_ncu_parse_memory(const char *text, int runs, sdi_ncu_memory *m)
     m->gpu_us = count[M_TIME] ? sum[M_TIME] / runs * 1e6 : NAN;
     double bytes = (count[M_DRAMR] ? sum[M_DRAMR] : 0) + (count[M_DRAMW] ? sum[M_DRAMW] : 0);
     m->dram_bw = count[M_TIME] && sum[M_TIME] > 0 ? bytes / sum[M_TIME] : NAN;
+    m->inst_executed = count[M_INST] ? sum[M_INST] / runs : NAN;
+    /* Stall ratios: weighted by each launch's instructions (a short zeroing launch beside
+     * the main kernel counts for little), else the mean over launches. */
+    double w[M_COUNT];
+    parse_weighted(text, mem_metrics, M_COUNT, M_INST, w);
+    for (int i = 0; i < NSTALLS; i++) {
+        const int k = M_STALL0 + i;
+        m->stall[i] = !isnan(w[k]) ? w[k] : count[k] ? sum[k] / count[k] : NAN;
+    }
     return SD_OK;
 }
 

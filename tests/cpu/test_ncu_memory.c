@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime/worker.h"
 #include "sdt.h"
@@ -44,6 +45,15 @@ static void test_recorded(void)
               m.l2_requests);
     SDT_CHECK(NEAR(m.occupancy_pct, 40), "occupancy %g", m.occupancy_pct);
     SDT_CHECK(NEAR(m.dram_bw, 2.1e6 / 15e-6), "bandwidth %g", m.dram_bw);
+    /* Warp instructions per execution (3,000 + 1,000), and the stall ratios weighted by each
+     * launch's instructions: long_scoreboard (10·3000 + 2·1000) / 4000 = 8, not the mean 6;
+     * wait (1·3000 + 5·1000) / 4000 = 2, not 3; reasons ncu did not report are NaN. */
+    SDT_CHECK(NEAR(m.inst_executed, 4000), "instructions %g", m.inst_executed);
+    SDT_CHECK(sdi_ncu_stall_count() == SDI_NCU_NSTALLS && strcmp(sdi_ncu_stall_reason(0), "long_scoreboard") == 0 &&
+                  strcmp(sdi_ncu_stall_reason(6), "wait") == 0 && sdi_ncu_stall_reason(SDI_NCU_NSTALLS) == NULL,
+              "stall reasons");
+    SDT_CHECK(NEAR(m.stall[0], 8) && NEAR(m.stall[6], 2), "weighted stalls %g %g", m.stall[0], m.stall[6]);
+    SDT_CHECK(isnan(m.stall[1]) && isnan(m.stall[4]), "unreported stall reasons are NaN");
     /* The search's diagnosis still reads the same output (one parser under both). */
     sdi_profile_diag d;
     SDT_OK(sdi_ncu_parse_csv(text, &d));
@@ -66,6 +76,16 @@ static void test_fallback_and_errors(void)
               m.launches, m.l2_hit_pct, m.l1_hit_pct);
     SDT_CHECK(NEAR(m.dram_read, 4e6) && isnan(m.dram_write) && isnan(m.dram_bw) && isnan(m.l1_requests),
               "missing counters are NaN");
+    /* The raw page cannot pair a launch's ratio with its instructions: the stall ratios are
+     * the mean over launches there. */
+    const char *raw_st = "\"ID\",\"Kernel Name\",\"smsp__inst_executed.sum\","
+                         "\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\"\n"
+                         "\"\",\"\",\"inst\",\"\"\n"
+                         "\"0\",\"k\",\"3000\",\"10\"\n"
+                         "\"1\",\"k\",\"1000\",\"2\"\n";
+    SDT_OK(sdi_ncu_parse_memory(raw_st, 1, &m));
+    SDT_CHECK(NEAR(m.inst_executed, 4000) && NEAR(m.stall[0], 6), "raw page stalls %g %g", m.inst_executed,
+              m.stall[0]);
     /* Sectors counted but hits "n/a" (a counter this ncu lacks): the .pct mean, not 0 %;
      * short time units ("ns", "us") scale like the long ones. */
     const char *na = "\"ID\",\"Kernel Name\",\"l1tex__t_sectors.sum\",\"l1tex__t_sector_hits.sum\","
@@ -76,7 +96,10 @@ static void test_fallback_and_errors(void)
     SDT_OK(sdi_ncu_parse_memory(na, 2, &m));
     SDT_CHECK(NEAR(m.l1_hit_pct, 50) && NEAR(m.gpu_us, 5), "hits n/a: L1 %g %%, time %g us", m.l1_hit_pct, m.gpu_us);
     SDT_CHECK(strstr(sdi_ncu_memory_metrics(), "lts__t_sector_hits.sum") &&
-                  strstr(sdi_ncu_memory_metrics(), "gpu__time_duration.sum"),
+                  strstr(sdi_ncu_memory_metrics(), "gpu__time_duration.sum") &&
+                  strstr(sdi_ncu_memory_metrics(), "smsp__inst_executed.sum") &&
+                  strstr(sdi_ncu_memory_metrics(),
+                         "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"),
               "metrics list: %s", sdi_ncu_memory_metrics());
     /* ncu without counter access prints an error and no metric rows. */
     SDT_STATUS(sdi_ncu_parse_memory("==PROF== Connected to process 1\n==ERROR== ERR_NVGPUCTRPERM - The user does "

@@ -154,6 +154,11 @@ static void add_explicit(void)
     c.block = 128;
     c.chunk = 4;
     add_config(&c);
+    for (int ipt = 2; ipt <= 8; ipt *= 2) { /* entries per lane and step */
+        c.chunk = 3;
+        c.ipt = ipt;
+        add_config(&c);
+    }
     /* x with the L2 evict-last policy (SD_STREAM 2): inline PTX, so every template that
      * gathers x compiles it once here. */
     for (int i = 0; i < g_n; i++) {

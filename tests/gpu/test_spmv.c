@@ -256,6 +256,23 @@ static void test_generators(void)
     }
 }
 
+/* A generated matrix with small-integer values (exact comparison), its stats and its task;
+ * SD_OK or the task's failure (checked and named). */
+static sd_status exact_case(const char *spec, sd_csr *a, sdi_spmv_stats *st, task *t)
+{
+    memset(a, 0, sizeof *a); /* freeable whatever fails */
+    memset(t, 0, sizeof *t);
+    sd_status s = sdi_gen(spec, sdt_seed, a);
+    if (s == SD_OK) {
+        sdi_gen_values(a, SDI_VALUES_SMALL_INT, sdt_seed);
+        s = sdi_spmv_stats_compute(a, st);
+    }
+    if (s == SD_OK)
+        s = task_init(t, a, 1);
+    SDT_CHECK(s == SD_OK, "%s: %s", spec, sd_last_error());
+    return s;
+}
+
 /* The cache hints (SD_STREAM 0 / 1 / 2: matrix evict-first, then also x evict-last in
  * L2) change no result: every family's defaults with each hint, exact values, and SELL /
  * ELL with the hints at unroll 8. The sweeps pick these only for matrices larger than L2,
@@ -265,13 +282,9 @@ static void test_stream_hints(void)
     static const char *const specs[] = {"powerlaw:rows=20000,deg=10", "stencil2d:n=120"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         sd_csr a;
-        SDT_OK(sdi_gen(specs[i], sdt_seed, &a));
-        sdi_gen_values(&a, SDI_VALUES_SMALL_INT, sdt_seed);
         sdi_spmv_stats st;
-        SDT_OK(sdi_spmv_stats_compute(&a, &st));
         task t;
-        sd_status s = task_init(&t, &a, 1);
-        SDT_CHECK(s == SD_OK, "%s: task: %s", specs[i], sd_last_error());
+        sd_status s = exact_case(specs[i], &a, &st, &t);
         int ran = 0;
         for (int f = 0; s == SD_OK && f < SDI_SPMV_NFAMILIES; f++) {
             sdi_spmv_config c;
@@ -292,6 +305,36 @@ static void test_stream_hints(void)
             }
         }
         printf("  %-34s %d hinted plans\n", specs[i], ran);
+        task_free(&t);
+        sd_csr_free(&a);
+    }
+}
+
+/* COO with several entries per lane and step (SD_IPT): rows inside a lane, across lanes,
+ * across steps and chunks, a dense row, empty rows, a matrix whose end falls inside a lane
+ * (the 16-byte loads' scalar fallback); exact values against the CPU reference. */
+static void test_coo_ipt(void)
+{
+    static const char *const specs[] = {"powerlaw:rows=20000,deg=10,max=3000",
+                                        "bimodal:rows=5000,cols=5000,short=0,long=900,frac=0.05",
+                                        "stencil2d:n=50", "uniform:rows=3001,cols=1000,deg=1",
+                                        "banded:n=777,bw=40"};
+    static const int ci[][2] = {{1, 2}, {1, 4}, {3, 4}, {2, 4}, {8, 4}, {1, 8}, {5, 8}, {32, 2}};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        sd_csr a;
+        sdi_spmv_stats st;
+        task t;
+        sd_status s = exact_case(specs[i], &a, &st, &t);
+        sdi_spmv_config c;
+        if (s == SD_OK)
+            s = sdi_spmv_config_default(SDI_SPMV_COO, &st, &g_ctx->props, &c);
+        for (size_t k = 0; s == SD_OK && k < sizeof ci / sizeof ci[0]; k++) {
+            c.chunk = ci[k][0];
+            c.ipt = ci[k][1];
+            run_plan(specs[i], &t, &c, &st);
+        }
+        printf("  %-52s %zu COO lane groupings (nnz %lld)\n", specs[i], sizeof ci / sizeof ci[0],
+               (long long)a.nnz);
         task_free(&t);
         sd_csr_free(&a);
     }
@@ -357,6 +400,7 @@ int main(void)
     printf("# device %s, %d SMs%s\n", g_ctx->props.name, g_ctx->props.sm_count,
            g_quick ? " (quick)" : "");
     SDT_RUN(test_stream_hints);
+    SDT_RUN(test_coo_ipt);
     SDT_RUN(test_edge_cases);
     SDT_RUN(test_generators);
     SDT_RUN(test_real_matrices);
