@@ -4,6 +4,18 @@
 
 #include "formats.h"
 
+int32_t *sdi_fmt_row_indices(const sd_csr *a)
+{
+    int32_t *ri = sdi_malloc_array((size_t)(a->nnz > 0 ? a->nnz : 1), sizeof *ri);
+    if (ri == NULL)
+        return NULL;
+#pragma omp parallel for schedule(dynamic, 1024)
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++)
+            ri[k] = (int32_t)i;
+    return ri;
+}
+
 sd_status sdi_fmt_coo(const sd_csr *a, sdi_devfmt *out)
 {
     int32_t *ri = NULL;
@@ -17,12 +29,8 @@ sd_status sdi_fmt_coo(const sd_csr *a, sdi_devfmt *out)
     memset(out, 0, sizeof *out);
     if (a == NULL || a->rowptr == NULL || (a->nnz > 0 && (a->colind == NULL || a->vals == NULL)))
         return SDI_ERR(SD_ERR_INVALID_ARG, "coo: matrix or its arrays are NULL");
-    ri = sdi_malloc_array((size_t)(a->nnz > 0 ? a->nnz : 1), sizeof *ri);
+    ri = sdi_fmt_row_indices(a);
     SD_CHECK_ALLOC(ri, "coo row indices");
-#pragma omp parallel for schedule(dynamic, 1024)
-    for (int64_t i = 0; i < a->rows; i++)
-        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++)
-            ri[k] = (int32_t)i;
     out->kind = SDI_FMT_COO;
     out->rows = a->rows;
     out->cols = a->cols;

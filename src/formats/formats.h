@@ -147,6 +147,9 @@ SDI_HIDDEN void sdi_merge_path_search(const sd_csr *a, int64_t d, int32_t *row, 
 
 /* Row-major COO (rowind, colind, vals). */
 SDI_HIDDEN sd_status sdi_fmt_coo(const sd_csr *a, sdi_devfmt *out);
+/* The row of every CSR entry (nnz int32; at least one allocated, caller frees); NULL when
+ * host memory runs out. */
+SDI_HIDDEN int32_t *sdi_fmt_row_indices(const sd_csr *a);
 
 /* Column-major ELL: width = longest row, ld = rows rounded up to 32; padding slots have
  * value 0 and the row's last column (0 for an empty row). */

@@ -17,7 +17,16 @@
 //   once when the program is loaded and left zero by every run).
 //   Arguments: (rowptr, colind, vals, chunk_row, chunk_start, chunk_long, long_first, ws,
 //   cnt, B, C).
-// Launch: grid (blocks, K tiles), block SD_WARPS·32. Every kernel also takes the sizes
+// SD_MODE 2 (segments, one launch, no float atomics, bitwise reproducible): nonzero-balanced
+//   over every row, COO style: group g of SD_KL lanes (nzpar 1) takes the entries
+//   [g·CH, (g+1)·CH), rows from rowind. A run of a row that lies inside the segment is
+//   stored; a run cut by a segment boundary stores its partial in ws (slot 1 when the
+//   row starts in this segment, else slot 0) and counts in cnt at (the row's first
+//   segment, K tile); the last to arrive sums the row's partials in segment order. Empty
+//   rows are zeroed by the segment whose entries straddle them (the last segment: the
+//   rows after its last entry; segment 0: the rows before the first).
+//   Arguments: (rowptr, rowind, colind, vals, ws, cnt, B, C, rows, nnz (64-bit), CH, nseg).
+// Launch: grid (blocks, K tiles), block SD_WARPS·32. Modes 0 and 1 also take the sizes
 // (rows, T, CH) and mode 0's SD_KNAME2 / mode 1's SD_KNAME (nchunks, nb_short) after C.
 #include "spmm_common.cuh"
 
@@ -109,6 +118,174 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     const int row = sd_split_chunk(rowptr, colind, vals, chunk_row, chunk_start, B, c, k0, CH, acc);
     if (lane < SD_KL)
         sd_store_row_atomic<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, acc);
+}
+
+#elif SD_MODE == 2
+
+// B vectors of entries loaded before any is used: about 16 floats per lane.
+#define SD_SU ((16 / (SD_CO * SD_V)) < 1 ? 1 : (16 / (SD_CO * SD_V)))
+
+// Zeroes the tile of rows [r0, r1) (empty rows).
+__device__ __forceinline__ void sd_seg_zero(float *__restrict__ C, int r0, int r1, int k0,
+                                            int lane)
+{
+    float z[SD_CO][SD_V];
+#pragma unroll
+    for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+        for (int i = 0; i < SD_V; i++)
+            z[t][i] = 0.0f;
+    for (int r = r0; r < r1; r++)
+        sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)r * SD_K, k0, lane, z);
+}
+
+// A run of `row` cut by a boundary of segment `seg`: its partial goes to ws; the last of the
+// row's segments to arrive sums the partials in segment order and writes C.
+__device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, float *ws,
+                                              int *cnt, float *__restrict__ C, int row, int seg,
+                                              int tile, int k0, int lane, unsigned gmask, int CH,
+                                              const float (&acc)[SD_CO][SD_V])
+{
+    const sd_rp rs = __ldg(rowptr + row), re = __ldg(rowptr + row + 1);
+    const int c0 = (int)(rs / CH), c1 = (int)((re - 1) / CH);
+    sd_store_row<SD_KL, SD_V, SD_CO>(ws + ((long long)seg * 2 + (c0 == seg)) * SD_K, k0, lane,
+                                     acc);
+    __threadfence();
+    __syncwarp(gmask);
+    int *counter = cnt + (long long)c0 * SD_KTILES + tile;
+    int arrived = 0;
+    if (lane == 0)
+        arrived = atomicAdd(counter, 1);
+    arrived = __shfl_sync(gmask, arrived, 0, SD_KL);
+    if (arrived != c1 - c0)
+        return;
+    __threadfence();
+    float sum[SD_CO][SD_V];
+#pragma unroll
+    for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+        for (int i = 0; i < SD_V; i++)
+            sum[t][i] = 0.0f;
+    for (int q = c0; q <= c1; q++) {
+        const float *part = ws + ((long long)q * 2 + (q == c0)) * SD_K;
+#pragma unroll
+        for (int t = 0; t < SD_CO; t++) {
+            const int k = k0 + (t * SD_KL + lane) * SD_V;
+            if (SD_K % SD_KTILE == 0 || k < SD_K) {
+                float x[SD_V];
+                sd_load_cg<SD_V>(part + k, x);
+#pragma unroll
+                for (int i = 0; i < SD_V; i++)
+                    sum[t][i] += x[i];
+            }
+        }
+    }
+    sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, sum);
+    if (lane == 0)
+        *counter = 0;
+}
+
+SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
+    SD_KNAME(const sd_rp *__restrict__ rowptr, const int *__restrict__ rowind,
+             const int *__restrict__ colind, const float *__restrict__ vals, float *ws, int *cnt,
+             const float *__restrict__ B, float *__restrict__ C, int rows, long long nnz, int CH,
+             int nseg)
+{
+    const int seg = (int)blockIdx.x * (SD_WARPS * 32 / SD_KL) + (int)threadIdx.x / SD_KL;
+    if (seg >= nseg)
+        return;
+    const int lane = (int)threadIdx.x % SD_KL;
+    const unsigned gmask = sd_gmask<SD_KL>((int)threadIdx.x & 31);
+    const int tile = SD_KTILES == 1 ? 0 : (int)blockIdx.y;
+    const int k0 = tile * SD_KTILE;
+    const long long s0 = (long long)seg * CH;
+    const long long s1 = s0 + CH < nnz ? s0 + CH : nnz;
+    int cur = s0 < nnz ? __ldg(rowind + s0) : rows;
+    const int prev = s0 > 0 ? __ldg(rowind + s0 - 1) : -1;
+    sd_seg_zero(C, prev + 1, cur, k0, lane); // empty rows before this segment's first
+    if (s1 <= s0)
+        return;
+    const bool head_split = prev == cur; // the first run continues a row of the last segment
+    bool in_head = true;
+    int hrow = -1;
+    float acc[SD_CO][SD_V], hacc[SD_CO][SD_V];
+#pragma unroll
+    for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+        for (int i = 0; i < SD_V; i++)
+            acc[t][i] = hacc[t][i] = 0.0f;
+    for (long long base = s0; base < s1; base += SD_KL) {
+        const int n = s1 - base < SD_KL ? (int)(s1 - base) : SD_KL;
+        int r = 0, c = 0;
+        float v = 0.0f;
+        if (lane < n) {
+            r = __ldg(rowind + base + lane);
+            c = __ldg(colind + base + lane);
+            v = __ldg(vals + base + lane);
+        }
+        for (int j0 = 0; j0 < n; j0 += SD_SU) {
+            int rj[SD_SU];
+            float vj[SD_SU], b[SD_SU][SD_CO][SD_V];
+#pragma unroll
+            for (int u = 0; u < SD_SU; u++) {
+                const int j = j0 + u;
+                rj[u] = __shfl_sync(gmask, r, j, SD_KL);
+                const int cj = __shfl_sync(gmask, c, j, SD_KL);
+                vj[u] = __shfl_sync(gmask, v, j, SD_KL);
+                const float *brow = B + (sd_off)cj * SD_K;
+#pragma unroll
+                for (int t = 0; t < SD_CO; t++) {
+                    const int k = k0 + (t * SD_KL + lane) * SD_V;
+                    if (j < n && (SD_K % SD_KTILE == 0 || k < SD_K))
+                        sd_load<SD_V>(brow + k, b[u][t]);
+                    else
+#pragma unroll
+                        for (int i = 0; i < SD_V; i++)
+                            b[u][t][i] = 0.0f;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < SD_SU; u++) {
+                if (j0 + u >= n)
+                    break;
+                if (rj[u] != cur) { // the run of `cur` ends (uniform in the group)
+                    if (in_head && head_split) {
+                        hrow = cur;
+#pragma unroll
+                        for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+                            for (int i = 0; i < SD_V; i++)
+                                hacc[t][i] = acc[t][i];
+                    } else {
+                        sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)cur * SD_K, k0, lane, acc);
+                    }
+                    in_head = false;
+                    sd_seg_zero(C, cur + 1, rj[u], k0, lane);
+                    cur = rj[u];
+#pragma unroll
+                    for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+                        for (int i = 0; i < SD_V; i++)
+                            acc[t][i] = 0.0f;
+                }
+#pragma unroll
+                for (int t = 0; t < SD_CO; t++)
+#pragma unroll
+                    for (int i = 0; i < SD_V; i++)
+                        acc[t][i] = fmaf(vj[u], b[u][t][i], acc[t][i]);
+            }
+        }
+    }
+    const bool tail_split = s1 < nnz && __ldg(rowind + s1) == cur;
+    const bool split_end = tail_split || (in_head && head_split);
+    if (!split_end)
+        sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)cur * SD_K, k0, lane, acc);
+    if (s1 == nnz)
+        sd_seg_zero(C, cur + 1, rows, k0, lane); // empty rows after the last entry
+    if (hrow >= 0)
+        sd_seg_finish(rowptr, ws, cnt, C, hrow, seg, tile, k0, lane, gmask, CH, hacc);
+    if (split_end)
+        sd_seg_finish(rowptr, ws, cnt, C, cur, seg, tile, k0, lane, gmask, CH, acc);
 }
 
 #else // SD_MODE == 1

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../formats/formats.h"
 #include "../formats/spmm_formats.h"
 #include "spmm_lower.h"
 
@@ -209,9 +210,78 @@ static sd_status lower_row(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_
     return SD_OK;
 }
 
+/* Segments (csr_split, SDI_SPLIT_SEGMENTS): CH consecutive entries per group of klanes
+ * lanes, rows from a COO row index; a run of a row cut by a segment boundary leaves its
+ * partial in ws (two slots per segment: its head run, its tail run) and the last of the
+ * row's segments to arrive (cnt, per the row's first segment and K tile) sums them. */
+static sd_status lower_segments(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_config *c,
+                                int big)
+{
+    int threads = c->warps * 32, gpc = threads / c->klanes;
+    int tiles = sdi_spmm_ktiles(c);
+    /* One segment at least, so that a matrix without entries still has its rows zeroed. */
+    int64_t nseg = a->nnz > 0 ? (a->nnz + c->chunk - 1) / c->chunk : 1;
+    if (nseg >= INT32_MAX)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "csr_split segments: %lld segments exceed int32",
+                       (long long)nseg);
+    double ws_bytes = (double)nseg * 2.0 * c->k * 4.0;
+    if (ws_bytes > (double)(1LL << 30))
+        return SDI_ERR(SD_ERR_UNSUPPORTED,
+                       "csr_split segments: %.0f MiB of segment partials (at most 1 GiB)",
+                       ws_bytes / 1048576.0);
+    l->template_name = "spmm_csr_split.cuh";
+    common_macros(l, c, threads, big);
+    add_macro(l, "SD_WARPS", "%d", c->warps);
+    add_macro(l, "SD_KL", "%d", c->klanes);
+    add_macro(l, "SD_NZ", "%d", 1);
+    add_macro(l, "SD_NZL", "%d", 32 / c->klanes);
+    add_macro(l, "SD_V", "%d", c->vec);
+    add_macro(l, "SD_CO", "%d", c->coarsen);
+    add_macro(l, "SD_MODE", "%d", c->split_mode);
+    name_kernels(l, "csr_split", 1);
+    int irp = -1, iri = -1, ici = -1, iva = -1, iws = -1, icn = -1;
+#define SD_FREE_ALL ((void)0) /* what was added belongs to l (freed by sdi_spmm_lower) */
+    SD_TRY(lower_csr_arrays(l, a, c->rp64, &irp, &ici, &iva));
+    int32_t *ri = sdi_fmt_row_indices(a);
+    if (ri == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the segments' row indices");
+    sd_status s = add_array(l, "rowind", ri, (size_t)a->nnz * 4, SDI_SPMM_ARR_META, 1, NULL, 0,
+                            &iri);
+    if (s != SD_OK) {
+        sdi_free(ri);
+        return s;
+    }
+    SD_TRY(add_array(l, "ws", NULL, (size_t)nseg * 2 * (size_t)c->k * 4, SDI_SPMM_ARR_WORK, 0,
+                     NULL, 0, &iws));
+    SD_TRY(add_array(l, "cnt", NULL, (size_t)nseg * (size_t)tiles * 4, SDI_SPMM_ARR_WORK, 0,
+                     NULL, 0, &icn));
+    l->slots = a->nnz;
+    l->chunks = nseg;
+    l->deterministic = 1;
+    if (a->rows > 0) {
+        sdi_spmm_launch *x = add_launch(l, 0, (nseg + gpc - 1) / gpc, tiles, threads);
+        push_arg(x, arg_array(irp));
+        push_arg(x, arg_array(iri));
+        push_arg(x, arg_array(ici));
+        push_arg(x, arg_array(iva));
+        push_arg(x, arg_array(iws));
+        push_arg(x, arg_array(icn));
+        push_arg(x, arg_b());
+        push_arg(x, arg_c());
+        push_arg(x, arg_i32(a->rows));
+        push_arg(x, arg_i64(a->nnz));
+        push_arg(x, arg_i32(c->chunk));
+        push_arg(x, arg_i32(nseg));
+    }
+#undef SD_FREE_ALL
+    return SD_OK;
+}
+
 static sd_status lower_split(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_config *c,
                              int big)
 {
+    if (c->split_mode == SDI_SPLIT_SEGMENTS)
+        return lower_segments(l, a, c, big);
     sdi_spmm_split sp;
     int threads = c->warps * 32, g = c->klanes * c->nzpar, gpc = threads / g;
     int tiles = sdi_spmm_ktiles(c);

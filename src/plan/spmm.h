@@ -24,8 +24,12 @@ typedef enum {
 /* Dataflow of split rows (SDI_SPMM_CSR_SPLIT). */
 typedef enum {
     SDI_SPLIT_ATOMIC = 0, /* two launches: first chunk of every row written, the rest atomically added */
-    SDI_SPLIT_FIXUP = 1   /* one launch: chunk partials to a workspace, the last chunk of a row
+    SDI_SPLIT_FIXUP = 1,  /* one launch: chunk partials to a workspace, the last chunk of a row
                              to finish sums them in chunk order (no float atomics, deterministic) */
+    SDI_SPLIT_SEGMENTS = 2 /* one launch, nonzero-balanced over every row (COO style): each group of
+                              klanes lanes takes CH consecutive entries, whatever rows they belong
+                              to; runs of a row inside a segment are stored, runs of a row cut by a
+                              segment boundary finish as in FIXUP (T is unused; nzpar = 1) */
 } sdi_split_mode;
 
 /* One SpMM candidate. Every field is part of the generated code or its format; fields a
@@ -41,8 +45,8 @@ typedef struct {
     int32_t coarsen; /* vectors per lane: outputs per thread = vec·coarsen (ParamSpMM F) */
     int32_t regcap;  /* register cap per thread through launch bounds (0 = 64) */
     /* --- CSR split (SDI_SPMM_CSR_SPLIT) */
-    int32_t split_threshold; /* T: rows with more nonzeros are split */
-    int32_t chunk;           /* CH: nonzeros per chunk of a split row (≤ T) */
+    int32_t split_threshold; /* T: rows with more nonzeros are split (segments: = CH) */
+    int32_t chunk;           /* CH: nonzeros per chunk of a split row (≤ T) / per segment */
     int32_t split_mode;      /* sdi_split_mode */
     int32_t long_nzpar;      /* nzpar of the long-row groups (full warps: klanes·long_nzpar = 32) */
     /* --- row windows (SDI_SPMM_CSR_WINDOW) and column windows (SDI_SPMM_COL_WINDOW) */

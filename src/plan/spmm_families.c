@@ -87,7 +87,10 @@ void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap)
     case SDI_SPMM_CSR_SPLIT:
         snprintf(buf, cap, "%s k=%d w=%d kl=%d nz=%d v=%d co=%d T=%d CH=%d %s", n, c->k,
                  c->warps, c->klanes, c->nzpar, c->vec, c->coarsen, c->split_threshold,
-                 c->chunk, c->split_mode == SDI_SPLIT_FIXUP ? "fixup" : "atomic");
+                 c->chunk,
+                 c->split_mode == SDI_SPLIT_SEGMENTS ? "segments"
+                 : c->split_mode == SDI_SPLIT_FIXUP  ? "fixup"
+                                                     : "atomic");
         break;
     case SDI_SPMM_CSR_WINDOW:
         snprintf(buf, cap, "%s k=%d w=%d kl=%d v=%d co=%d rows=%d cap=%d", n, c->k, c->warps,
@@ -205,8 +208,11 @@ sd_status sdi_spmm_config_check(const sdi_spmm_config *c, const sdi_spmm_stats *
               n, c->klanes, c->long_nzpar);
         CHECK(c->chunk >= 1 && c->split_threshold >= c->chunk, "%s: need 1 <= CH (%d) <= T (%d)",
               n, c->chunk, c->split_threshold);
-        CHECK(c->split_mode == SDI_SPLIT_ATOMIC || c->split_mode == SDI_SPLIT_FIXUP,
+        CHECK(c->split_mode == SDI_SPLIT_ATOMIC || c->split_mode == SDI_SPLIT_FIXUP ||
+                  c->split_mode == SDI_SPLIT_SEGMENTS,
               "%s: split_mode %d", n, c->split_mode);
+        CHECK(c->split_mode != SDI_SPLIT_SEGMENTS || c->nzpar == 1,
+              "%s: segments take groups of klanes lanes (nzpar %d, must be 1)", n, c->nzpar);
         break;
     case SDI_SPMM_CSR_WINDOW: {
         int ng = c->warps * 32 / c->klanes;
@@ -310,6 +316,10 @@ static int regcap_for(const sdi_spmm_config *c)
         acc = ppg * c->coarsen * c->vec;
         break;
     }
+    case SDI_SPMM_CSR_SPLIT: /* segments: the head run's copy and 16 floats of B in flight */
+        acc = c->split_mode == SDI_SPLIT_SEGMENTS ? 2 * c->coarsen * c->vec + 16
+                                                  : c->coarsen * c->vec;
+        break;
     default: acc = c->coarsen * c->vec; break;
     }
     int need = acc + 40;
@@ -502,6 +512,21 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
         }
         break;
     case SDI_SPMM_CSR_SPLIT: {
+        /* Segments first: equal nonzeros per group, so no group walks a long row alone
+         * (small skewed matrices, where the longest row's chain of loads is the time). */
+        static const int seg_chunks[] = {32, 16, 64, 128};
+        for (int ci = 0; ci < (level >= 2 ? 4 : 2); ci++)
+            for (int half = 0; half < (level >= 2 && base.coarsen > 1 ? 2 : 1); half++) {
+                c = base;
+                c.split_mode = SDI_SPLIT_SEGMENTS;
+                c.nzpar = 1;
+                c.chunk = c.split_threshold = seg_chunks[ci];
+                c.coarsen = half ? base.coarsen / 2 : base.coarsen;
+                if (st->row_max <= c.chunk / 2)
+                    continue; /* rows fit in a segment: the row-wise template covers it */
+                if ((s = list_push(l, &c, st)) != SD_OK)
+                    return s;
+            }
         if (st->row_max <= 64)
             return SD_OK; /* nothing to split: the row-wise template covers it */
         static const int chunks[] = {64, 256, 1024};

@@ -1,6 +1,6 @@
 /* tests/cpu/test_spmm_compile.c: every SpMM template variant compiles with NVRTC for sm_90
- * (no GPU needed): each template's default at K ∈ {1, 3, 8, 32, 33, 128, 256, 300}, both
- * split dataflows, a raised register cap, every sweep axis and ParamSpMM's (F, V, S) space
+ * (no GPU needed): each template's default at K ∈ {1, 3, 8, 32, 33, 128, 256, 300}, the
+ * three split dataflows, a raised register cap, every sweep axis and ParamSpMM's (F, V, S) space
  * with its W and group variants, deduplicated by kernel name (the name hashes the code's
  * macros); each cubin must hold its kernels' names and compile without warnings.
  * SD_SPMM_COMPILE_ALL=1 compiles every sweep member at every K (several minutes). */
@@ -86,7 +86,7 @@ static void compile_variant(variant *v)
     sdi_cubin_free(&cubin);
 }
 
-/* Every code path of every template: defaults at each K, both split dataflows, a
+/* Every code path of every template: defaults at each K, the three split dataflows, a
  * raised register cap, the θ_H axes of each sweep at a vector-friendly and an odd K,
  * and the ParamSpMM space (whole with SD_SPMM_COMPILE_ALL=1). */
 static void collect(const sd_csr *skewed, const sd_csr *blocky, bool all)
@@ -107,6 +107,10 @@ static void collect(const sd_csr *skewed, const sd_csr *blocky, bool all)
         sdi_spmm_config c;
         if (sdi_spmm_config_default(SDI_SPMM_CSR_SPLIT, k, &st, &c) == SD_OK) {
             c.split_mode = 1 - c.split_mode;
+            add_variant(skewed, &c);
+            c.split_mode = SDI_SPLIT_SEGMENTS;
+            c.nzpar = 1;
+            c.chunk = c.split_threshold = 32;
             add_variant(skewed, &c);
         }
         if (sdi_spmm_config_default(SDI_SPMM_CSR_ROW, k, &st, &c) == SD_OK) {

@@ -1,6 +1,6 @@
 /* tests/gpu/test_spmm.c: every SpMM template and every ParamSpMM ⟨W, F, V, S⟩ (with the
  * sub-warp groups) validated on the device against the CPU reference, on every generator
- * family and edge case (empty rows, 1×1, rectangular, one huge row), at K ∈ {1, 3, 8, 32,
+ * family and edge case (empty rows, 1×1, rectangular, one huge row, no entries), at K ∈ {1, 3, 8, 32,
  * 33, 128, 256, 300}: small-integer values compared exactly (a dropped or doubled product
  * cannot hide), C poisoned with NaN before each run (an unwritten output cannot hide),
  * each program run twice (workspace counters and zeroing re-armed). Plus: uniform values
@@ -35,16 +35,17 @@ static const char *const families[] = {
     "stencil3d27:n=7",
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
-#define NEDGE 5
+#define NEDGE 6
 
 /* Edge cases: 1×1; 6×9 with empty rows (first and last too); one row of 20000 entries
- * among 300 rows of 0–2; 1×4000 (one long row, rectangular); 5000×3 (tall). */
+ * among 300 rows of 0–2; 1×4000 (one long row, rectangular); 5000×3 (tall); 40×30 without
+ * entries (every output row zero). */
 static sd_status edge(int e, sd_csr *out, char *label, size_t cap)
 {
-    static const int rows[NEDGE] = {1, 6, 300, 1, 5000};
-    static const int cols[NEDGE] = {1, 9, 20011, 4000, 3};
+    static const int rows[NEDGE] = {1, 6, 300, 1, 5000, 40};
+    static const int cols[NEDGE] = {1, 9, 20011, 4000, 3, 30};
     static const char *names[NEDGE] = {"1x1", "empty rows", "one huge row", "1x4000",
-                                       "5000x3"};
+                                       "5000x3", "no entries"};
     snprintf(label, cap, "edge: %s", names[e]);
     sdi_coo c;
     sd_status s = sdi_coo_init(&c, rows[e], cols[e], 64);
@@ -151,7 +152,7 @@ static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config 
     return ok;
 }
 
-/* The configurations of one (matrix, K): each template's sweep (level 1), both split
+/* The configurations of one (matrix, K): each template's sweep (level 1), the three split
  * dataflows at two thresholds, forced block / window shapes, and every ParamSpMM
  * configuration. */
 static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int *n)
@@ -166,7 +167,7 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
         s = sdi_spmm_enumerate_pcsr(a, k, 1, &pc, &np);
     sdi_spmm_config *all = NULL;
     if (s == SD_OK) {
-        all = sdi_malloc_array((size_t)(ns + np + 8), sizeof *all);
+        all = sdi_malloc_array((size_t)(ns + np + 12), sizeof *all); /* 6 split + 4 forced */
         if (all == NULL)
             s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "configs");
     }
@@ -181,13 +182,17 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
         sdi_spmm_stats_compute(a, &st);
         static const int thr[2] = {16, 96};
         for (int t = 0; t < 2; t++)
-            for (int mode = 0; mode < 2; mode++) {
+            for (int mode = 0; mode < 3; mode++) {
                 sdi_spmm_config x;
                 if (sdi_spmm_config_default(SDI_SPMM_CSR_SPLIT, k, &st, &x) != SD_OK)
                     continue;
                 x.split_threshold = thr[t];
                 x.chunk = t == 0 ? 16 : 32;
                 x.split_mode = mode;
+                if (mode == SDI_SPLIT_SEGMENTS) { /* segments of 3 and 32 entries */
+                    x.nzpar = 1;
+                    x.chunk = x.split_threshold = t == 0 ? 3 : 32;
+                }
                 if (sdi_spmm_config_check(&x, &st) == SD_OK)
                     all[c++] = x;
             }
@@ -387,7 +392,9 @@ static void test_uniform_values_graph_update(void)
             if (s == SD_OK)
                 s = sdi_reference_dense(&a2, SD_OP_SPMM, b, k, 0, &ref2);
             SDT_CHECK(s == SD_OK, "setup: %s", sd_last_error());
-            for (int t = 0; t < SDI_SPMM_NTEMPLATES && s == SD_OK; t++) {
+            /* every template's default, then csr_split's segments (t = NTEMPLATES) */
+            for (int tt = 0; tt <= SDI_SPMM_NTEMPLATES && s == SD_OK; tt++) {
+                const int t = tt == SDI_SPMM_NTEMPLATES ? SDI_SPMM_CSR_SPLIT : tt;
                 sdi_spmm_config cfg;
                 if (sdi_spmm_config_default(t, k, &st, &cfg) != SD_OK) {
                     sdi_error_clear();
@@ -395,6 +402,10 @@ static void test_uniform_values_graph_update(void)
                 }
                 if (t == SDI_SPMM_CSR_SPLIT) {
                     cfg.split_threshold = cfg.chunk = 16; /* split often */
+                    if (tt == SDI_SPMM_NTEMPLATES) {
+                        cfg.split_mode = SDI_SPLIT_SEGMENTS;
+                        cfg.nzpar = 1;
+                    }
                 }
                 if (t == SDI_SPMM_PCSR) {
                     cfg.pcsr_s = 1;
