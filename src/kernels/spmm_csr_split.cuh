@@ -124,6 +124,8 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
 
 // B vectors of entries loaded before any is used: about 16 floats per lane.
 #define SD_SU ((16 / (SD_CO * SD_V)) < 1 ? 1 : (16 / (SD_CO * SD_V)))
+// Partials of a cut row loaded together by its finisher: about 32 floats per lane, at most 8.
+#define SD_FU ((32 / (SD_CO * SD_V)) < 1 ? 1 : (32 / (SD_CO * SD_V)) > 8 ? 8 : (32 / (SD_CO * SD_V)))
 
 // Zeroes the tile of rows [r0, r1) (empty rows).
 __device__ __forceinline__ void sd_seg_zero(float *__restrict__ C, int r0, int r1, int k0,
@@ -166,19 +168,28 @@ __device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, 
 #pragma unroll
         for (int i = 0; i < SD_V; i++)
             sum[t][i] = 0.0f;
-    for (int q = c0; q <= c1; q++) {
-        const float *part = ws + ((long long)q * 2 + (q == c0)) * SD_K;
+    // SD_FU partials in flight (a long row has many); added in segment order all the same.
+    for (int q0 = c0; q0 <= c1; q0 += SD_FU) {
+        float x[SD_FU][SD_CO][SD_V];
 #pragma unroll
-        for (int t = 0; t < SD_CO; t++) {
-            const int k = k0 + (t * SD_KL + lane) * SD_V;
-            if (SD_K % SD_KTILE == 0 || k < SD_K) {
-                float x[SD_V];
-                sd_load_cg<SD_V>(part + k, x);
+        for (int u = 0; u < SD_FU; u++) {
+            const int q = q0 + u;
+            const float *part = ws + ((long long)q * 2 + (q == c0)) * SD_K;
 #pragma unroll
-                for (int i = 0; i < SD_V; i++)
-                    sum[t][i] += x[i];
+            for (int t = 0; t < SD_CO; t++) {
+                const int k = k0 + (t * SD_KL + lane) * SD_V;
+                if (q <= c1 && (SD_K % SD_KTILE == 0 || k < SD_K))
+                    sd_load_cg<SD_V>(part + k, x[u][t]);
             }
         }
+#pragma unroll
+        for (int u = 0; u < SD_FU; u++)
+#pragma unroll
+            for (int t = 0; t < SD_CO; t++)
+                if (q0 + u <= c1)
+#pragma unroll
+                    for (int i = 0; i < SD_V; i++)
+                        sum[t][i] += x[u][t][i];
     }
     sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, sum);
     if (lane == 0)

@@ -316,8 +316,8 @@ static int regcap_for(const sdi_spmm_config *c)
         acc = ppg * c->coarsen * c->vec;
         break;
     }
-    case SDI_SPMM_CSR_SPLIT: /* segments: the head run's copy and 16 floats of B in flight */
-        acc = c->split_mode == SDI_SPLIT_SEGMENTS ? 2 * c->coarsen * c->vec + 16
+    case SDI_SPMM_CSR_SPLIT: /* segments: the head run's copy, B in flight, the finisher's loads */
+        acc = c->split_mode == SDI_SPLIT_SEGMENTS ? 2 * c->coarsen * c->vec + 24
                                                   : c->coarsen * c->vec;
         break;
     default: acc = c->coarsen * c->vec; break;
@@ -512,8 +512,13 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
         }
         break;
     case SDI_SPMM_CSR_SPLIT: {
-        /* Segments first: equal nonzeros per group, so no group walks a long row alone
-         * (small skewed matrices, where the longest row's chain of loads is the time). */
+        /* Segments (equal nonzeros per group, so that no group walks a long row alone:
+         * small skewed matrices, where the longest row's chain of loads is the time) take
+         * the small sweep's first and third places, so that a search trying three members
+         * tries both dataflows; the wide sweep adds longer segments and half coarsening
+         * after the chunk members. */
+        sdi_spmm_config seg[8];
+        int nseg = 0;
         static const int seg_chunks[] = {32, 16, 64, 128};
         for (int ci = 0; ci < (level >= 2 ? 4 : 2); ci++)
             for (int half = 0; half < (level >= 2 && base.coarsen > 1 ? 2 : 1); half++) {
@@ -522,16 +527,20 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
                 c.nzpar = 1;
                 c.chunk = c.split_threshold = seg_chunks[ci];
                 c.coarsen = half ? base.coarsen / 2 : base.coarsen;
-                if (st->row_max <= c.chunk / 2)
-                    continue; /* rows fit in a segment: the row-wise template covers it */
-                if ((s = list_push(l, &c, st)) != SD_OK)
-                    return s;
+                if (st->row_max > c.chunk / 2) /* else every row fits in a segment */
+                    seg[nseg++] = c;
             }
-        if (st->row_max <= 64)
-            return SD_OK; /* nothing to split: the row-wise template covers it */
+        int used = 0;
+        const int at0 = l->n; /* members after the default */
         static const int chunks[] = {64, 256, 1024};
         for (int ci = 0; ci < 3; ci++)
             for (int mode = 0; mode < 2; mode++) {
+                if (used < nseg && used < 2 && (l->n - at0 == 0 || l->n - at0 == 2)) {
+                    if ((s = list_push(l, &seg[used++], st)) != SD_OK)
+                        return s;
+                }
+                if (st->row_max <= 64)
+                    continue; /* nothing to split in chunks: the row-wise template covers it */
                 c = base;
                 c.chunk = chunks[ci];
                 c.split_threshold = chunks[ci];
@@ -546,6 +555,9 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
                         return s;
                 }
             }
+        for (; used < nseg; used++)
+            if ((s = list_push(l, &seg[used], st)) != SD_OK)
+                return s;
         break;
     }
     case SDI_SPMM_CSR_WINDOW: {
