@@ -501,6 +501,18 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
             if ((s = list_push(l, &c, st)) != SD_OK)
                 return s;
         }
+        /* Wide K (a full warp across one row's tile): narrower tiles with 4 or 2 lane groups
+         * on a row's entries, so that a row's chain of dependent loads is 4 or 2 times
+         * shorter and the grid has that many more K tiles (small matrices, long rows). */
+        if (base.klanes == 32 && base.nzpar == 1 && k >= 64)
+            for (int nz = 4; nz >= 2; nz /= 2) {
+                c = base;
+                c.klanes = 32 / nz;
+                c.nzpar = nz;
+                c.coarsen = 1;
+                if ((s = list_push(l, &c, st)) != SD_OK)
+                    return s;
+            }
         if (level >= 2 && base.vec > 1) {
             c = base;
             c.vec = base.vec / 2;
