@@ -526,9 +526,9 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
     case SDI_SPMM_CSR_SPLIT: {
         /* Segments (equal nonzeros per group, so that no group walks a long row alone:
          * small skewed matrices, where the longest row's chain of loads is the time) take
-         * the small sweep's first and third places, so that a search trying three members
-         * tries both dataflows; the wide sweep adds longer segments and half coarsening
-         * after the chunk members. */
+         * the first and third places after the default, so that a search trying three
+         * members tries both dataflows; the wide sweep adds longer segments and half
+         * coarsening after the chunk members. */
         sdi_spmm_config seg[8];
         int nseg = 0;
         static const int seg_chunks[] = {32, 16, 64, 128};
