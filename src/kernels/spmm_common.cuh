@@ -25,6 +25,11 @@
 #ifndef SD_MINB
 #define SD_MINB 1
 #endif
+// Floats of B a lane keeps in flight in a full batch (sd_row_accum): 32 by default; the
+// lowering sets 16 / 8 with a register cap of 40 / 32, which holds them without spilling.
+#ifndef SD_INFLIGHT
+#define SD_INFLIGHT 32
+#endif
 // Entries per lane whose B loads are issued together in a partial batch.
 #ifndef SD_TAIL_UNROLL
 #define SD_TAIL_UNROLL 4
@@ -131,10 +136,10 @@ __device__ __forceinline__ void sd_row_accum(const int *__restrict__ ci,
             v = __ldg(va + base + lane);
         }
         if (n == G) {
-            // Full batch: UF entries per lane at a time (about 32 floats of B in flight per
-            // lane: enough to cover latency without spilling the accumulators).
-            constexpr int UF = (32 / (CO * V)) < 1 ? 1
-                               : (32 / (CO * V)) > G / NZ ? G / NZ : (32 / (CO * V));
+            // Full batch: UF entries per lane at a time (about SD_INFLIGHT floats of B in
+            // flight per lane: enough to cover latency without spilling the accumulators).
+            constexpr int F = SD_INFLIGHT / (CO * V);
+            constexpr int UF = F < 1 ? 1 : F > G / NZ ? G / NZ : F;
 #pragma unroll 1
             for (int j0 = 0; j0 < G / NZ; j0 += UF) {
 #pragma unroll

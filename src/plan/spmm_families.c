@@ -299,6 +299,7 @@ static int pick_nzpar(int kl, double row_mean)
 /* Register cap from the accumulators a thread keeps (plus about 40 registers of
  * addresses, loads in flight and loop state): 64 for the light variants (8 CTAs of 128
  * threads per SM), more for BSR(16) and wide windows instead of spilling. */
+#define SPMM_REGCAP_LIGHT 40
 static int regcap_for(const sdi_spmm_config *c)
 {
     int acc;
@@ -322,6 +323,17 @@ static int regcap_for(const sdi_spmm_config *c)
         break;
     default: acc = c->coarsen * c->vec; break;
     }
+    /* Row-wise templates with one vector of accumulators per lane (K ≤ 32 at vec 4, narrow
+     * tiles): ptxas fills 64 registers with the unrolled batch's B loads in flight, which caps
+     * occupancy at 50 % (Nsight on the paper-60 twins at K = 8/32, session 22); these rows are
+     * short, their time is the rowptr → colind → B chain, and more warps in flight pay more
+     * than more loads per warp. Segments keep their finisher's partials: 64 from co·vec ≤ 4. */
+    const bool rowwise = c->tmpl == SDI_SPMM_CSR_ROW || c->tmpl == SDI_SPMM_CSR_WINDOW ||
+                         c->tmpl == SDI_SPMM_CSR_SPLIT;
+    if (rowwise && c->coarsen * c->vec <= 4)
+        return c->tmpl == SDI_SPMM_CSR_SPLIT && c->split_mode == SDI_SPLIT_SEGMENTS
+                   ? 64
+                   : SPMM_REGCAP_LIGHT;
     int need = acc + 40;
     return need <= 64 ? 64 : need <= 96 ? 96 : need <= 128 ? 128 : need <= 168 ? 168 : 255;
 }
