@@ -299,7 +299,6 @@ static int pick_nzpar(int kl, double row_mean)
 /* Register cap from the accumulators a thread keeps (plus about 40 registers of
  * addresses, loads in flight and loop state): 64 for the light variants (8 CTAs of 128
  * threads per SM), more for BSR(16) and wide windows instead of spilling. */
-#define SPMM_REGCAP_LIGHT 40
 static int regcap_for(const sdi_spmm_config *c)
 {
     int acc;
@@ -323,17 +322,6 @@ static int regcap_for(const sdi_spmm_config *c)
         break;
     default: acc = c->coarsen * c->vec; break;
     }
-    /* Row-wise templates with one vector of accumulators per lane (K ≤ 32 at vec 4, narrow
-     * tiles): ptxas fills 64 registers with the unrolled batch's B loads in flight, which caps
-     * occupancy at 50 % (Nsight on the paper-60 twins at K = 8/32, session 22); these rows are
-     * short, their time is the rowptr → colind → B chain, and more warps in flight pay more
-     * than more loads per warp. Segments keep their finisher's partials: 64 from co·vec ≤ 4. */
-    const bool rowwise = c->tmpl == SDI_SPMM_CSR_ROW || c->tmpl == SDI_SPMM_CSR_WINDOW ||
-                         c->tmpl == SDI_SPMM_CSR_SPLIT;
-    if (rowwise && c->coarsen * c->vec <= 4)
-        return c->tmpl == SDI_SPMM_CSR_SPLIT && c->split_mode == SDI_SPLIT_SEGMENTS
-                   ? 64
-                   : SPMM_REGCAP_LIGHT;
     int need = acc + 40;
     return need <= 64 ? 64 : need <= 96 ? 96 : need <= 128 ? 128 : need <= 168 ? 168 : 255;
 }
@@ -418,6 +406,20 @@ sd_status sdi_spmm_config_default(int tmpl, int k, const sdi_spmm_stats *st,
 
 /* ------------------------------------------------------------------ sweeps */
 
+/* The light register cap of a sweep member (list_push keeps it): 32 registers and 8 floats
+ * of B in flight per lane (SD_INFLIGHT, spmm_lower.c), full occupancy instead of 64 and 50 %.
+ * Offered where the grid has many waves of short rows: rows ≥ SPMM_LIGHT_ROWS with one
+ * vector of accumulators per lane. As a rule for every matrix it lost on the real set
+ * (our SpMM time +8.5 %: small matrices need the loads in flight, not more warps); on
+ * dblp-2010 and luxembourg_osm it won 16-24 % at K = 8/32/128 (session 22). */
+#define SPMM_REGCAP_LIGHT 32
+#define SPMM_LIGHT_ROWS 50000
+
+static bool light_fits(const sdi_spmm_config *c, const sdi_spmm_stats *st)
+{
+    return st->rows >= SPMM_LIGHT_ROWS && c->coarsen * c->vec <= 4;
+}
+
 typedef struct {
     sdi_spmm_config *v;
     int n, cap;
@@ -426,7 +428,8 @@ typedef struct {
 static sd_status list_push(cfg_list *l, const sdi_spmm_config *cin, const sdi_spmm_stats *st)
 {
     sdi_spmm_config fixed = *cin;
-    fixed.regcap = regcap_for(&fixed); /* sweep members follow the rule's cap */
+    if (fixed.regcap != SPMM_REGCAP_LIGHT)
+        fixed.regcap = regcap_for(&fixed); /* sweep members follow the rule's cap */
     const sdi_spmm_config *c = &fixed;
     sdi_spmm_config tmp = *c;
     if (sdi_spmm_config_check(&tmp, st) != SD_OK) {
@@ -494,6 +497,13 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
     static const int warps_wide[] = {2, 4, 8};
     const int *wl = level >= 2 ? warps_wide : warps_small;
     int nw = level >= 2 ? 3 : 2;
+    /* Many waves of short rows: the default at the light cap, first after it. */
+    if ((tmpl == SDI_SPMM_CSR_ROW || tmpl == SDI_SPMM_CSR_WINDOW) && light_fits(&base, st)) {
+        c = base;
+        c.regcap = SPMM_REGCAP_LIGHT;
+        if ((s = list_push(l, &c, st)) != SD_OK)
+            return s;
+    }
     switch (tmpl) {
     case SDI_SPMM_CSR_ROW:
         for (int w = 0; w < nw; w++)
@@ -582,6 +592,12 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
         for (; used < nseg; used++)
             if ((s = list_push(l, &seg[used], st)) != SD_OK)
                 return s;
+        if (light_fits(&base, st)) { /* the chunked default at the light cap, last */
+            c = base;
+            c.regcap = SPMM_REGCAP_LIGHT;
+            if ((s = list_push(l, &c, st)) != SD_OK)
+                return s;
+        }
         break;
     }
     case SDI_SPMM_CSR_WINDOW: {

@@ -1,6 +1,6 @@
 /* tests/cpu/test_spmm_compile.c: every SpMM template variant compiles with NVRTC for sm_90
  * (no GPU needed): each template's default at K ∈ {1, 3, 8, 32, 33, 128, 256, 300}, the
- * three split dataflows, a raised register cap, every sweep axis and ParamSpMM's (F, V, S) space
+ * three split dataflows, a raised and the light register cap, every sweep axis and ParamSpMM's (F, V, S) space
  * with its W and group variants, deduplicated by kernel name (the name hashes the code's
  * macros); each cubin must hold its kernels' names and compile without warnings.
  * SD_SPMM_COMPILE_ALL=1 compiles every sweep member at every K (several minutes). */
@@ -117,6 +117,13 @@ static void collect(const sd_csr *skewed, const sd_csr *blocky, bool all)
             c.regcap = 128;
             add_variant(skewed, &c);
         }
+        /* the light cap (32 registers, 8 floats of B in flight) of the row-wise templates */
+        static const int light[] = {SDI_SPMM_CSR_ROW, SDI_SPMM_CSR_WINDOW, SDI_SPMM_CSR_SPLIT};
+        for (int t = 0; t < 3; t++)
+            if (sdi_spmm_config_default(light[t], k, &st, &c) == SD_OK) {
+                c.regcap = 32;
+                add_variant(skewed, &c);
+            }
         const bool sweep = all || k == 8 || k == 33 || k == 256;
         if (sweep)
             for (int which = 0; which < 2; which++) {
@@ -200,6 +207,48 @@ static void test_compile_all(void)
     sd_csr_free(&blocky);
 }
 
+/* Many rows of short rows (≥ 50,000) with one vector of accumulators per lane: csr_row and
+ * csr_window offer their default at the light cap (32 registers) first after it, csr_split
+ * last; not with fewer rows or more accumulators (K = 256: two vectors). */
+static void test_light_members(void)
+{
+    static const int32_t rows[] = {60000, 40000};
+    static const int ks[] = {32, 8, 128, 256};
+    for (int r = 0; r < 2; r++) {
+        sd_csr a;
+        SDT_OK(sdi_csr_alloc(&a, rows[r], 1000, rows[r]));
+        for (int32_t i = 0; i <= rows[r]; i++)
+            a.rowptr[i] = i;
+        for (int32_t i = 0; i < rows[r]; i++) {
+            a.colind[i] = i % 1000;
+            a.vals[i] = 1.0f;
+        }
+        for (int q = 0; q < 4; q++) {
+            static const int tm[] = {SDI_SPMM_CSR_ROW, SDI_SPMM_CSR_WINDOW, SDI_SPMM_CSR_SPLIT};
+            for (int t = 0; t < 3; t++) {
+                sdi_spmm_config *v = NULL;
+                int n = 0;
+                SDT_OK(sdi_spmm_enumerate(&a, ks[q], 1u << tm[t], 1, 0, &v, &n));
+                int at = -1, count = 0;
+                for (int i = 0; i < n; i++)
+                    if (v[i].regcap == 32) {
+                        at = i;
+                        count++;
+                    }
+                const bool want = r == 0 && ks[q] != 256;
+                SDT_CHECK(count == (want ? 1 : 0), "%s K = %d, %d rows: %d light members",
+                          sdi_spmm_template_name(tm[t]), ks[q], rows[r], count);
+                if (want && count == 1)
+                    SDT_CHECK(tm[t] == SDI_SPMM_CSR_SPLIT ? at == n - 1 : at == 1,
+                              "%s K = %d: the light member is at %d of %d",
+                              sdi_spmm_template_name(tm[t]), ks[q], at, n);
+                sdi_free(v);
+            }
+        }
+        sd_csr_free(&a);
+    }
+}
+
 /* A kernel that cannot compile is reported with its name and the NVRTC log. */
 static void test_compile_error_reported(void)
 {
@@ -222,6 +271,7 @@ int main(void)
 {
     sdt_init("test_spmm_compile");
     SDT_RUN(test_compile_error_reported);
+    SDT_RUN(test_light_members);
     SDT_RUN(test_compile_all);
     return sdt_finish();
 }

@@ -153,8 +153,8 @@ static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config 
 }
 
 /* The configurations of one (matrix, K): each template's sweep (level 1), the three split
- * dataflows at two thresholds, forced block / window shapes, and every ParamSpMM
- * configuration. */
+ * dataflows at two thresholds, forced block / window shapes, the row-wise templates at the
+ * light register cap, and every ParamSpMM configuration. */
 static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int *n)
 {
     *out = NULL;
@@ -167,7 +167,7 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
         s = sdi_spmm_enumerate_pcsr(a, k, 1, &pc, &np);
     sdi_spmm_config *all = NULL;
     if (s == SD_OK) {
-        all = sdi_malloc_array((size_t)(ns + np + 12), sizeof *all); /* 6 split + 4 forced */
+        all = sdi_malloc_array((size_t)(ns + np + 15), sizeof *all); /* 6 split + 7 forced */
         if (all == NULL)
             s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "configs");
     }
@@ -203,6 +203,17 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
         for (int f = 0; f < 4; f++) {
             sdi_spmm_config x;
             if (sdi_spmm_config_default(forced[f], k, &st, &x) == SD_OK)
+                all[c++] = x;
+        }
+        /* the light register cap (32, 8 floats of B in flight) of the row-wise templates,
+         * which their sweeps offer only from 50,000 rows */
+        static const int light[] = {SDI_SPMM_CSR_ROW, SDI_SPMM_CSR_WINDOW, SDI_SPMM_CSR_SPLIT};
+        for (int f = 0; f < 3; f++) {
+            sdi_spmm_config x;
+            if (sdi_spmm_config_default(light[f], k, &st, &x) != SD_OK)
+                continue;
+            x.regcap = 32;
+            if (sdi_spmm_config_check(&x, &st) == SD_OK)
                 all[c++] = x;
         }
         sdi_error_clear();
