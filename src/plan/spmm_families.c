@@ -408,16 +408,18 @@ sd_status sdi_spmm_config_default(int tmpl, int k, const sdi_spmm_stats *st,
 
 /* The light register cap of a sweep member (list_push keeps it): 32 registers and 8 floats
  * of B in flight per lane (SD_INFLIGHT, spmm_lower.c), full occupancy instead of 64 and 50 %.
- * Offered where the grid has many waves of short rows: rows ≥ SPMM_LIGHT_ROWS with one
- * vector of accumulators per lane. As a rule for every matrix it lost on the real set
- * (our SpMM time +8.5 %: small matrices need the loads in flight, not more warps); on
- * dblp-2010 and luxembourg_osm it won 16-24 % at K = 8/32/128 (session 22). */
+ * Offered where the grid has many waves of short rows: rows ≥ SPMM_LIGHT_ROWS, K ≥ 32 with
+ * one vector of accumulators per lane (the row-wise kernels fill 64 registers there; at
+ * K = 8 they use about 35 anyway, and the member only took search budget from csr_window).
+ * As a rule for every matrix it lost on the real set (our SpMM time +8.5 %: small matrices
+ * need the loads in flight, not more warps); as a member it won up to 25 % at K = 32/128 on
+ * the paper-60 twins and luxembourg_osm (H200, session 22). */
 #define SPMM_REGCAP_LIGHT 32
 #define SPMM_LIGHT_ROWS 50000
 
 static bool light_fits(const sdi_spmm_config *c, const sdi_spmm_stats *st)
 {
-    return st->rows >= SPMM_LIGHT_ROWS && c->coarsen * c->vec <= 4;
+    return st->rows >= SPMM_LIGHT_ROWS && c->k >= 32 && c->coarsen * c->vec <= 4;
 }
 
 typedef struct {
