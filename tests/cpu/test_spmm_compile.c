@@ -1,8 +1,9 @@
 /* tests/cpu/test_spmm_compile.c: every SpMM template variant compiles with NVRTC for sm_90
  * (no GPU needed): each template's default at K ∈ {1, 3, 8, 32, 33, 128, 256, 300}, the
- * three split dataflows, a raised and the light register cap, every sweep axis and ParamSpMM's (F, V, S) space
- * with its W and group variants, deduplicated by kernel name (the name hashes the code's
- * macros); each cubin must hold its kernels' names and compile without warnings.
+ * three split dataflows, a raised and the light register cap, every sweep axis and
+ * ParamSpMM's (F, V, S) space with its W and group variants, deduplicated by kernel name
+ * (the name hashes the code's macros); each cubin must hold its kernels' names and compile
+ * without warnings. The light cap's sweep members: test_light_members.
  * SD_SPMM_COMPILE_ALL=1 compiles every sweep member at every K (several minutes). */
 #include <stdlib.h>
 
