@@ -26,7 +26,7 @@
 #define SD_MINB 1
 #endif
 // Floats of B a lane keeps in flight in a full batch (sd_row_accum): 32 by default; the
-// lowering sets 16 / 8 with a register cap of 40 / 32, which holds them without spilling.
+// lowering sets 8 with the light register cap of 32, which holds them without spilling.
 #ifndef SD_INFLIGHT
 #define SD_INFLIGHT 32
 #endif

@@ -140,9 +140,9 @@ static void common_macros(sdi_spmm_lowered *l, const sdi_spmm_config *c, int thr
     add_macro(l, "SD_RP64", "%d", c->rp64 ? 1 : 0);
     add_macro(l, "SD_BIG", "%d", big);
     add_macro(l, "SD_MINB", "%d", regcap_minb(c, threads));
-    /* light caps (spmm_families.c): fewer B loads in flight per lane, so that they fit */
-    if (c->regcap > 0 && c->regcap <= 40)
-        add_macro(l, "SD_INFLIGHT", "%d", c->regcap <= 32 ? 8 : 16);
+    /* the light cap (spmm_families.c): fewer B loads in flight per lane, so that they fit */
+    if (c->regcap > 0 && c->regcap <= 32)
+        add_macro(l, "SD_INFLIGHT", "%d", 8);
 }
 
 /* Kernel names: sd_spmm_<template>_<16 hex of the macros>; the pattern is not part of
