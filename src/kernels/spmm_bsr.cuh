@@ -27,11 +27,7 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     float acc[SD_BM][SD_CO][SD_V];
 #pragma unroll
     for (int r = 0; r < SD_BM; r++)
-#pragma unroll
-        for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-            for (int i = 0; i < SD_V; i++)
-                acc[r][t][i] = 0.0f;
+        sd_zero(acc[r]);
     sd_rp q0, q1;
     if (ell > 0) {
         q0 = (sd_rp)br * ell;

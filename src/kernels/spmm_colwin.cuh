@@ -27,11 +27,7 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     const int g = (int)threadIdx.x / SD_KL, kl = (int)threadIdx.x % SD_KL;
     const int row = p * SD_PR + g;
     float acc[SD_CO][SD_V];
-#pragma unroll
-    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-        for (int i = 0; i < SD_V; i++)
-            acc[t][i] = 0.0f;
+    sd_zero(acc);
     const int s0 = __ldg(panel_seg + p), s1 = __ldg(panel_seg + p + 1);
     for (int s = s0; s < s1; s++) {
         const int col0 = __ldg(seg_col0 + s);

@@ -87,6 +87,16 @@ template <int V> __device__ __forceinline__ void sd_load_cg(const float *p, floa
         x[i] = __ldcg(p + i);
 }
 
+// a[t][i] = 0 for a lane's CO vectors of V floats (accumulators, partial sums).
+template <int CO, int V> __device__ __forceinline__ void sd_zero(float (&a)[CO][V])
+{
+#pragma unroll
+    for (int t = 0; t < CO; t++)
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            a[t][i] = 0.0f;
+}
+
 // Lanes of the aligned group of G lanes that holds warp lane `lane_w`.
 template <int G> __device__ __forceinline__ unsigned sd_gmask(int lane_w)
 {

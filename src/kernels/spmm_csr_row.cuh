@@ -27,11 +27,7 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     const int k0 = SD_KTILES == 1 ? 0 : (int)blockIdx.y * SD_KTILE;
     const unsigned gmask = sd_gmask<SD_G>((int)threadIdx.x & 31);
     float acc[SD_CO][SD_V];
-#pragma unroll
-    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-        for (int i = 0; i < SD_V; i++)
-            acc[t][i] = 0.0f;
+    sd_zero(acc);
     const sd_rp s = __ldg(rowptr + row), e = __ldg(rowptr + row + 1);
     sd_row_accum<SD_KL, SD_NZ, SD_V, SD_CO>(colind, vals, s, e, B, k0, lane, gmask, acc);
     if (SD_NZ > 1)

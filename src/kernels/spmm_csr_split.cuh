@@ -56,11 +56,7 @@ __device__ __forceinline__ void sd_split_short(const sd_rp *__restrict__ rowptr,
         e = s + CH;
     }
     float acc[SD_CO][SD_V];
-#pragma unroll
-    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-        for (int i = 0; i < SD_V; i++)
-            acc[t][i] = 0.0f;
+    sd_zero(acc);
     sd_row_accum<SD_KL, SD_NZ, SD_V, SD_CO>(colind, vals, s, e, B, k0, lane, gmask, acc);
     if (SD_NZ > 1)
         sd_group_reduce<SD_KL, SD_NZ, SD_V, SD_CO>(gmask, acc);
@@ -82,11 +78,7 @@ __device__ __forceinline__ int sd_split_chunk(const sd_rp *__restrict__ rowptr,
     const sd_rp s = __ldg(chunk_start + c);
     const sd_rp re = __ldg(rowptr + row + 1);
     const sd_rp e = re - s > (sd_rp)CH ? s + CH : re;
-#pragma unroll
-    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-        for (int i = 0; i < SD_V; i++)
-            acc[t][i] = 0.0f;
+    sd_zero(acc);
     sd_row_accum<SD_KL, SD_NZL, SD_V, SD_CO>(colind, vals, s, e, B, k0, lane, 0xffffffffu, acc);
     sd_group_reduce<SD_KL, SD_NZL, SD_V, SD_CO>(0xffffffffu, acc);
     return row;
@@ -132,11 +124,7 @@ __device__ __forceinline__ void sd_seg_zero(float *__restrict__ C, int r0, int r
                                             int lane)
 {
     float z[SD_CO][SD_V];
-#pragma unroll
-    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-        for (int i = 0; i < SD_V; i++)
-            z[t][i] = 0.0f;
+    sd_zero(z);
     for (int r = r0; r < r1; r++)
         sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)r * SD_K, k0, lane, z);
 }
@@ -163,11 +151,7 @@ __device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, 
         return;
     __threadfence();
     float sum[SD_CO][SD_V];
-#pragma unroll
-    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-        for (int i = 0; i < SD_V; i++)
-            sum[t][i] = 0.0f;
+    sd_zero(sum);
     // SD_FU partials in flight (a long row has many); added in segment order all the same.
     for (int q0 = c0; q0 <= c1; q0 += SD_FU) {
         float x[SD_FU][SD_CO][SD_V];
@@ -220,11 +204,8 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     bool in_head = true;
     int hrow = -1;
     float acc[SD_CO][SD_V], hacc[SD_CO][SD_V];
-#pragma unroll
-    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-        for (int i = 0; i < SD_V; i++)
-            acc[t][i] = hacc[t][i] = 0.0f;
+    sd_zero(acc);
+    sd_zero(hacc);
     for (long long base = s0; base < s1; base += SD_KL) {
         const int n = s1 - base < SD_KL ? (int)(s1 - base) : SD_KL;
         int r = 0, c = 0;
@@ -273,11 +254,7 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
                     in_head = false;
                     sd_seg_zero(C, cur + 1, rj[u], k0, lane);
                     cur = rj[u];
-#pragma unroll
-                    for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-                        for (int i = 0; i < SD_V; i++)
-                            acc[t][i] = 0.0f;
+                    sd_zero(acc);
                 }
 #pragma unroll
                 for (int t = 0; t < SD_CO; t++)
@@ -339,11 +316,7 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     __threadfence();
     if (lane < SD_KL) {
         float sum[SD_CO][SD_V];
-#pragma unroll
-        for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-            for (int i = 0; i < SD_V; i++)
-                sum[t][i] = 0.0f;
+        sd_zero(sum);
         for (int q = first; q < first + nch; q++) {
             const float *part = ws + (long long)q * SD_K;
 #pragma unroll

@@ -33,11 +33,7 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     float acc[SD_PPG][SD_CO][SD_V];
 #pragma unroll
     for (int q = 0; q < SD_PPG; q++)
-#pragma unroll
-        for (int t = 0; t < SD_CO; t++)
-#pragma unroll
-            for (int i = 0; i < SD_V; i++)
-                acc[q][t][i] = 0.0f;
+        sd_zero(acc[q]);
     for (sd_rp rb = e0; rb < e1; rb += SD_CAP) {
         const sd_rp left = e1 - rb;
         const int n = left < (sd_rp)SD_CAP ? (int)left : SD_CAP;
