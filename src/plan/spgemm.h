@@ -71,6 +71,12 @@ typedef struct {
                                 spgemm_team.cuh): 0 = the template's threshold (32), -1 =
                                 never, else this threshold. 0 is the default so that a
                                 cached record from before the field reads as before */
+    int32_t cta_u;           /* rows with more products than this get a CTA accumulator (CTA
+                                stripe or table) instead of a lane group's (0 = none: the
+                                rules alone; a record from before the field reads 0). On
+                                small products a row is a chain of dependent loads: a warp
+                                takes ~25 rounds for 3,000 products where a CTA takes ~3
+                                (the search's edit: sdi_sg_cta_threshold) */
 } sdi_spgemm_config;
 
 /* What binning reads: per row of C, u(i) and the first / last column reached. */
@@ -187,6 +193,11 @@ SDI_HIDDEN void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j);
  * (The suspected cause of the adder_dcop twins' 0.86x: one row of 8,487 products in a
  * warp's dense stripe, the other 1,812 rows short; not yet measured on a GPU.) */
 #define SDI_SG_WARP_U 4096
+
+/* The search's CTA-team edit (cta_u): the smallest threshold of 256, 512, … 4096 products
+ * above which the rows with products number at most `slots` (CTAs resident at once: one
+ * wave), and at least one; 0 when even 4096 leaves more rows than that. */
+SDI_HIDDEN int32_t sdi_sg_cta_threshold(const sdi_sg_rowinfo *ri, int64_t slots);
 
 /* Flags of sdi_sg_classify, decided by sdi_sg_schedule_build from the row counts. */
 enum {

@@ -69,6 +69,22 @@ int32_t sdi_sg_resident_ctas(const sdi_sg_limits *lim, int threads, int64_t smem
     return (int32_t)n;
 }
 
+int32_t sdi_sg_cta_threshold(const sdi_sg_rowinfo *ri, int64_t slots)
+{
+    if (ri == NULL || slots <= 0)
+        return 0;
+    enum { NT = 5 };
+    static const int32_t thr[NT] = {256, 512, 1024, 2048, 4096};
+    int64_t above[NT] = {0};
+    for (int32_t i = 0; i < ri->m; i++)
+        for (int t = 0; t < NT && ri->u[i] > thr[t]; t++)
+            above[t]++;
+    for (int t = 0; t < NT; t++)
+        if (above[t] > 0 && above[t] <= slots)
+            return thr[t];
+    return 0;
+}
+
 /* ------------------------------------------------------------------ shapes */
 static int is_group_kind(int kind) { return kind == SDI_SG_GHASH || kind == SDI_SG_GDENSE; }
 
@@ -274,6 +290,8 @@ sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c)
         BAD("fast_compile %d (-1..3)", c->fast_compile);
     if (c->min_lanes != 0 && c->min_lanes != 8 && c->min_lanes != 16 && c->min_lanes != 32)
         BAD("min_lanes %d (0, 8, 16 or 32)", c->min_lanes);
+    if (c->cta_u < 0)
+        BAD("cta_u %d (0 = none, else products per row)", c->cta_u);
     if (c->warp_brow < -1 || c->warp_brow > 65536)
         BAD("warp_brow %d (-1 = off, 0 = the default, or 1..65536 products per entry)",
             c->warp_brow);
@@ -331,6 +349,8 @@ void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t ca
         else
             n += snprintf(buf + n, cap - (size_t)n, " wb=%d", c->warp_brow);
     }
+    if (c->cta_u > 0 && n > 0 && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, " cta>%d", c->cta_u);
     static const char *const fast[] = {"full", "", "min", "mid", "max"};
     if (c->fast_compile != 0 && c->fast_compile >= -1 && c->fast_compile <= 3 && n > 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, " nvrtc=%s", fast[c->fast_compile + 1]);
@@ -363,6 +383,7 @@ void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j)
     FIELD(min_lanes);
     FIELD(fast_compile);
     FIELD(warp_brow);
+    FIELD(cta_u);
     FIELD(ws_budget);
     FIELD(chunk_rows);
 #undef FIELD
@@ -399,9 +420,11 @@ void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32
         return;
     }
     const int gl = lanes_for_u(u, c->min_lanes);
-    /* A few long rows: no lane group of their own (SDI_SG_WARP_U). */
-    const int groups = !((flags & SDI_SG_FEW_LONG) && u > SDI_SG_WARP_U &&
-                         (c->family == SDI_SPGEMM_HASH || c->family == SDI_SPGEMM_HYBRID));
+    /* A few long rows (SDI_SG_WARP_U), or the rows above the configuration's cta_u: no
+     * lane group of their own. */
+    const int groups = !(((flags & SDI_SG_FEW_LONG) && u > SDI_SG_WARP_U &&
+                          (c->family == SDI_SPGEMM_HASH || c->family == SDI_SPGEMM_HYBRID)) ||
+                         (c->cta_u > 0 && u > c->cta_u));
     const int cd_max = cdense_max_lw(c->threads, lim);
     const int lspan = ceil_log2(span);
     /* Dense stripe first where the span is narrow relative to the distinct columns: no

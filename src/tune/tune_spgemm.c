@@ -425,7 +425,7 @@ static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask, int p_min)
 
 /* Group hash tables above 2^SG_EDIT_GH slots go to CTA tables in the edits below. */
 #define SG_EDIT_GH 10
-#define SG_MAX_EDITS 3
+#define SG_MAX_EDITS 4
 
 /* The winner's edits, measured after the sweeps (each one candidate; their slots kept from
  * the refinement when the budget allows, else past it, like the full-optimisation build):
@@ -447,7 +447,12 @@ static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask, int p_min)
  *   the bound, so every row still fits. Large products never reach the sweeps that vary
  *   load and table kinds.
  * - group tables capped alone, at the winner's load, when it has group tables above
- *   2^SG_EDIT_GH slots (the same occupancy, tables half full at most). */
+ *   2^SG_EDIT_GH slots (the same occupancy, tables half full at most).
+ * - CTA teams for the longest rows (cta_u, sdi_sg_cta_threshold), when the winner leaves
+ *   rows above the threshold to lane groups and those rows fit in one wave of CTAs. On
+ *   small products each row is a chain of dependent loads: session 23 (H200, Nsight) saw
+ *   USAir97's 302 rows of up to 3,395 products in one warp each take 64 us in the numeric
+ *   kernel (39 CTAs on 132 SMs), Si2's 769 rows 56 us. */
 static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
 {
     const sdi_tune_result *r = t->r;
@@ -477,6 +482,21 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
         out[n] = *w;
         out[n].ghash_max_lcap = SG_EDIT_GH;
         n++;
+    }
+    if (w->cta_u == 0 && w->force_kind < 0) {
+        sdi_sg_limits lim;
+        sdi_sg_limits_from_props(&t->ctx->props, &lim);
+        const int64_t slots = (int64_t)lim.sm_count * sdi_sg_resident_ctas(&lim, w->threads, 0);
+        const int32_t x = sdi_sg_cta_threshold(sdi_spgemm_operands_rowinfo(t->ops), slots);
+        bool groups_above = false;
+        for (int b = 0; b < s->nbins && x > 0; b++)
+            groups_above |= (s->bins[b].kind == SDI_SG_GHASH || s->bins[b].kind == SDI_SG_GDENSE) &&
+                            s->bins[b].nrows > 0 && s->bins[b].u_max > x;
+        if (groups_above) {
+            out[n] = *w;
+            out[n].cta_u = x;
+            n++;
+        }
     }
     return n;
 }

@@ -107,6 +107,19 @@ static void test_presets_and_checks(void)
         SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
         SDT_CHECK(strstr(sd_last_error(), "warp_brow") != NULL, "message names warp_brow");
     }
+    /* CTA teams above cta_u products: 0 (every preset) undescribed, a threshold described,
+     * negative refused. */
+    c = preset(SDI_SPGEMM_DENSE);
+    SDT_CHECK(c.cta_u == 0, "preset cta_u %d", c.cta_u);
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, "cta>") == NULL, "default cta_u described: '%s'", buf);
+    c.cta_u = 512;
+    SDT_OK(sdi_spgemm_config_check(&c));
+    sdi_spgemm_config_describe(&c, buf, sizeof buf);
+    SDT_CHECK(strstr(buf, " cta>512") != NULL, "'%s' says cta>512", buf);
+    c.cta_u = -1;
+    SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "cta_u") != NULL, "message names cta_u");
 }
 
 static void classify(const sdi_spgemm_config *c, int64_t u, int64_t span, int want_kind,
@@ -188,6 +201,34 @@ static void test_row_rules(void)
                   sdi_spgemm_family_name(few[k].family), few[k].flags, (long long)few[k].u,
                   (long long)few[k].span, sdi_sg_kind_name(kind), g, p,
                   sdi_sg_kind_name(few[k].kind), few[k].g, few[k].p);
+    }
+    /* cta_u: rows above it take the CTA kind their span and bound call for (any family),
+     * rows at it and tiny rows keep theirs. USAir97's A·A: 3,395 products over 332 columns
+     * (a CTA stripe: 2^10 columns at least), G51's 3,037 over 1,000. */
+    struct {
+        int family;
+        int32_t cta;
+        int64_t u, span;
+        int32_t n;
+        int kind, g, p;
+    } ct[] = {
+        {SDI_SPGEMM_DENSE, 256, 3395, 332, 332, SDI_SG_CDENSE, 0, 10},
+        {SDI_SPGEMM_DENSE, 0, 3395, 332, 332, SDI_SG_GDENSE, 32, 9},
+        {SDI_SPGEMM_DENSE, 3395, 3395, 332, 332, SDI_SG_GDENSE, 32, 9},
+        {SDI_SPGEMM_HYBRID, 256, 3037, 1000, 1000, SDI_SG_CDENSE, 0, 10},
+        {SDI_SPGEMM_HASH, 256, 1000, 1000000, 1 << 24, SDI_SG_CHASH, 0, 11},
+        {SDI_SPGEMM_HASH, 256, 200, 1000000, 1 << 24, SDI_SG_GHASH, 16, 9},
+        {SDI_SPGEMM_TILED, 256, 30, 1000000, 1 << 24, SDI_SG_TINY, 0, 32},
+    };
+    for (size_t k = 0; k < sizeof ct / sizeof ct[0]; k++) {
+        sdi_spgemm_config cc = preset(ct[k].family);
+        cc.cta_u = ct[k].cta;
+        sdi_sg_classify(&cc, &lim, ct[k].n, ct[k].u, ct[k].span, 0, &kind, &g, &p);
+        SDT_CHECK(kind == ct[k].kind && g == ct[k].g && p == ct[k].p,
+                  "%s cta>%d u=%lld span=%lld: got %s g=%d p=%d, want %s g=%d p=%d",
+                  sdi_spgemm_family_name(ct[k].family), ct[k].cta, (long long)ct[k].u,
+                  (long long)ct[k].span, sdi_sg_kind_name(kind), g, p,
+                  sdi_sg_kind_name(ct[k].kind), ct[k].g, ct[k].p);
     }
 }
 
@@ -336,6 +377,46 @@ static void check_schedule(const char *what, const sdi_spgemm_config *c, const r
     sdi_sg_schedule_describe(&s, buf, sizeof buf);
     SDT_CHECK(buf[0] != '\0', "%s: describe", what);
     sdi_sg_schedule_free(&s);
+}
+
+/* The CTA-team edit's threshold: the smallest of 256 … 4096 whose rows above it fit the
+ * slots, 0 when none does or no row passes 256. */
+static void test_cta_threshold(void)
+{
+    int64_t u[10] = {10, 300, 300, 600, 600, 600, 5000, 0, 2000, 100};
+    int32_t lo[10] = {0}, hi[10] = {0};
+    sdi_sg_rowinfo ri = {10, 10, u, lo, hi, 1};
+    /* above 256: 7 rows; 512: 5; 1024: 2; 2048: 1; 4096: 1 */
+    SDT_CHECK(sdi_sg_cta_threshold(&ri, 7) == 256, "7 slots: %d", sdi_sg_cta_threshold(&ri, 7));
+    SDT_CHECK(sdi_sg_cta_threshold(&ri, 6) == 512, "6 slots: %d", sdi_sg_cta_threshold(&ri, 6));
+    SDT_CHECK(sdi_sg_cta_threshold(&ri, 2) == 1024, "2 slots: %d", sdi_sg_cta_threshold(&ri, 2));
+    SDT_CHECK(sdi_sg_cta_threshold(&ri, 1) == 2048, "1 slot: %d", sdi_sg_cta_threshold(&ri, 1));
+    SDT_CHECK(sdi_sg_cta_threshold(&ri, 0) == 0, "no slots");
+    SDT_CHECK(sdi_sg_cta_threshold(NULL, 8) == 0, "no rows");
+    int64_t small[3] = {10, 256, 200};
+    sdi_sg_rowinfo rs = {3, 3, small, lo, hi, 1};
+    SDT_CHECK(sdi_sg_cta_threshold(&rs, 100) == 0, "no row above 256");
+    /* a schedule under the edit verifies, and no group bin holds a row above it */
+    rows_t r;
+    SDT_CHECK(rows_make(&r, 20000, 1 << 16, 5), "rows");
+    const sdi_sg_limits lim = h200_limits();
+    for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
+        sdi_spgemm_config c = preset(f);
+        c.cta_u = 512;
+        sdi_sg_schedule sc;
+        sd_status st = sdi_sg_schedule_build(&c, &lim, &r.ri, &sc);
+        SDT_OK(st);
+        if (st != SD_OK)
+            continue;
+        SDT_OK(sdi_sg_schedule_verify(&c, &lim, &r.ri, &sc));
+        for (int b = 0; b < sc.nbins; b++)
+            SDT_CHECK(!(sc.bins[b].kind == SDI_SG_GHASH || sc.bins[b].kind == SDI_SG_GDENSE) ||
+                          sc.bins[b].u_max <= 512,
+                      "%s: a group bin with u_max %lld", sdi_spgemm_family_name(f),
+                      (long long)sc.bins[b].u_max);
+        sdi_sg_schedule_free(&sc);
+    }
+    rows_free(&r);
 }
 
 static void test_schedules(void)
@@ -887,6 +968,7 @@ int main(void)
     sdt_init("test_spgemm_bins");
     SDT_RUN(test_presets_and_checks);
     SDT_RUN(test_row_rules);
+    SDT_RUN(test_cta_threshold);
     SDT_RUN(test_wide_stripe);
     SDT_RUN(test_smem_formulas);
     SDT_RUN(test_schedule_details);
