@@ -27,6 +27,18 @@ static sdi_spgemm_config preset(int f)
     return c;
 }
 
+/* c passes the checks, and its description names `want` (or, with want NULL, not `absent`). */
+static void described(const sdi_spgemm_config *c, const char *want, const char *absent)
+{
+    char buf[256];
+    SDT_OK(sdi_spgemm_config_check(c));
+    sdi_spgemm_config_describe(c, buf, sizeof buf);
+    if (want != NULL)
+        SDT_CHECK(strstr(buf, want) != NULL, "'%s' does not say '%s'", buf, want);
+    else
+        SDT_CHECK(strstr(buf, absent) == NULL, "'%s' says '%s'", buf, absent);
+}
+
 static void test_presets_and_checks(void)
 {
     for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
@@ -74,16 +86,11 @@ static void test_presets_and_checks(void)
     SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
     /* The NVRTC level: -1..3, named in the description only when set. */
     c = preset(SDI_SPGEMM_HYBRID);
-    char buf[256];
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, "nvrtc=") == NULL, "default level not described: '%s'", buf);
+    described(&c, NULL, "nvrtc=");
     c.fast_compile = 1;
-    SDT_OK(sdi_spgemm_config_check(&c));
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, " nvrtc=min") != NULL, "'%s' says nvrtc=min", buf);
+    described(&c, " nvrtc=min", NULL);
     c.fast_compile = -1;
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, " nvrtc=full") != NULL, "'%s' says nvrtc=full", buf);
+    described(&c, " nvrtc=full", NULL);
     c.fast_compile = 4;
     SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "fast_compile") != NULL, "message names fast_compile");
@@ -91,16 +98,11 @@ static void test_presets_and_checks(void)
      * -1 = off and a threshold are described; below -1 or past 65536 refused. */
     c = preset(SDI_SPGEMM_HYBRID);
     SDT_CHECK(c.warp_brow == 0, "preset warp_brow %d", c.warp_brow);
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, "wb=") == NULL, "default warp_brow described: '%s'", buf);
+    described(&c, NULL, "wb=");
     c.warp_brow = -1;
-    SDT_OK(sdi_spgemm_config_check(&c));
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, " wb=off") != NULL, "'%s' says wb=off", buf);
+    described(&c, " wb=off", NULL);
     c.warp_brow = 128;
-    SDT_OK(sdi_spgemm_config_check(&c));
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, " wb=128") != NULL, "'%s' says wb=128", buf);
+    described(&c, " wb=128", NULL);
     const int32_t bad_wb[] = {-2, 65537};
     for (size_t k = 0; k < 2; k++) {
         c.warp_brow = bad_wb[k];
@@ -111,12 +113,9 @@ static void test_presets_and_checks(void)
      * negative refused. */
     c = preset(SDI_SPGEMM_DENSE);
     SDT_CHECK(c.cta_u == 0, "preset cta_u %d", c.cta_u);
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, "cta>") == NULL, "default cta_u described: '%s'", buf);
+    described(&c, NULL, "cta>");
     c.cta_u = 512;
-    SDT_OK(sdi_spgemm_config_check(&c));
-    sdi_spgemm_config_describe(&c, buf, sizeof buf);
-    SDT_CHECK(strstr(buf, " cta>512") != NULL, "'%s' says cta>512", buf);
+    described(&c, " cta>512", NULL);
     c.cta_u = -1;
     SDT_STATUS(sdi_spgemm_config_check(&c), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "cta_u") != NULL, "message names cta_u");
