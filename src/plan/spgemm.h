@@ -194,9 +194,10 @@ SDI_HIDDEN void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j);
  * warp's dense stripe, the other 1,812 rows short; not yet measured on a GPU.) */
 #define SDI_SG_WARP_U 4096
 
-/* The search's CTA-team edit (cta_u): the smallest threshold of 256, 512, … 4096 products
- * above which the rows with products number at most `slots` (CTAs resident at once: one
+/* The search's CTA-team edit (cta_u): the smallest threshold of SDI_SG_CTA_MIN_U (256), 512,
+ * … 4096 products above which the rows number at most `slots` (CTAs resident at once: one
  * wave), and at least one; 0 when even 4096 leaves more rows than that. */
+#define SDI_SG_CTA_MIN_U 256
 SDI_HIDDEN int32_t sdi_sg_cta_threshold(const sdi_sg_rowinfo *ri, int64_t slots);
 
 /* Flags of sdi_sg_classify, decided by sdi_sg_schedule_build from the row counts. */

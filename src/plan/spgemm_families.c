@@ -74,7 +74,7 @@ int32_t sdi_sg_cta_threshold(const sdi_sg_rowinfo *ri, int64_t slots)
     if (ri == NULL || slots <= 0)
         return 0;
     enum { NT = 5 };
-    static const int32_t thr[NT] = {256, 512, 1024, 2048, 4096};
+    static const int32_t thr[NT] = {SDI_SG_CTA_MIN_U, 512, 1024, 2048, 4096};
     int64_t above[NT] = {0};
     for (int32_t i = 0; i < ri->m; i++)
         for (int t = 0; t < NT && ri->u[i] > thr[t]; t++)

@@ -483,16 +483,18 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
         out[n].ghash_max_lcap = SG_EDIT_GH;
         n++;
     }
-    if (w->cta_u == 0 && w->force_kind < 0) {
+    /* (the rows' scan only where a lane group holds a row above the smallest threshold) */
+    int64_t group_umax = 0;
+    for (int b = 0; b < s->nbins; b++)
+        if ((s->bins[b].kind == SDI_SG_GHASH || s->bins[b].kind == SDI_SG_GDENSE) && s->bins[b].nrows > 0 &&
+            s->bins[b].u_max > group_umax)
+            group_umax = s->bins[b].u_max;
+    if (w->cta_u == 0 && w->force_kind < 0 && group_umax > SDI_SG_CTA_MIN_U) {
         sdi_sg_limits lim;
         sdi_sg_limits_from_props(&t->ctx->props, &lim);
         const int64_t slots = (int64_t)lim.sm_count * sdi_sg_resident_ctas(&lim, w->threads, 0);
         const int32_t x = sdi_sg_cta_threshold(sdi_spgemm_operands_rowinfo(t->ops), slots);
-        bool groups_above = false;
-        for (int b = 0; b < s->nbins && x > 0; b++)
-            groups_above |= (s->bins[b].kind == SDI_SG_GHASH || s->bins[b].kind == SDI_SG_GDENSE) &&
-                            s->bins[b].nrows > 0 && s->bins[b].u_max > x;
-        if (groups_above) {
+        if (x > 0 && group_umax > x) {
             out[n] = *w;
             out[n].cta_u = x;
             n++;
