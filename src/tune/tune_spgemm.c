@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "../analysis/analysis.h"
 #include "../plan/plan.h"
 #include "tune.h"
@@ -299,46 +301,79 @@ static void precompile_batch(sg_tuner *t, const sdi_spgemm_config *v, int n)
     t->r->ms_compile += (sdi_now() - t0) * 1e3;
 }
 
-/* One sweep level of several families: up to take[i] new configurations of family
- * fams[i] (nothing past the budget), all compiled in one parallel batch first (NVRTC is
- * thread-safe; the executors then find their modules in the memo), then tried family by
- * family. One batch instead of one per family: a SpGEMM unit takes seconds to compile,
- * and a family's few units alone leave most host cores idle. */
-static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfams, int level,
-                                const int *take)
+/* A sweep level's picks: up to take[i] new configurations of family fams[i] (at most
+ * `left` in all), none already tried nor among also[0 … nalso). Family i's picks are
+ * (*all)[first[i] … first[i] + cnt[i]); *all is the caller's to free. */
+static sd_status sweep_pick(const sg_tuner *t, const int *fams, int nfams, int level,
+                            const int *take, int left, const sdi_spgemm_config *also, int nalso,
+                            sdi_spgemm_config **all, int *first, int *cnt, int *total)
 {
     enum { PER = 64 };
-    /* Family i's picks are all[first[i] … first[i] + cnt[i]): one packed batch. */
-    sdi_spgemm_config *all = sdi_calloc((size_t)(nfams > 0 ? nfams : 1) * PER, sizeof *all);
-    int first[NF] = {0}, cnt[NF] = {0};
-    if (all == NULL)
+    *total = 0;
+    *all = sdi_calloc((size_t)(nfams > 0 ? nfams : 1) * PER, sizeof **all);
+    if (*all == NULL)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM sweep");
-    int total = 0, left = t->budget - t->used;
     for (int i = 0; i < nfams && i < NF; i++) {
         sdi_spgemm_config *v = NULL;
         int n = 0;
         sd_status s = sdi_spgemm_enumerate(&t->sm, 1u << fams[i], level, PER, &v, &n);
         if (s != SD_OK) {
             sdi_free(v);
-            sdi_free(all);
             return s;
         }
-        first[i] = total;
+        first[i] = *total;
+        cnt[i] = 0;
         for (int j = 0; j < n && cnt[i] < take[i] && cnt[i] < PER && left > 0; j++) {
             v[j].fast_compile = t->search_fast;
             int dup = 0;
             for (int q = 0; q < t->ntried && !dup; q++)
                 dup = memcmp(&t->tried[q], &v[j], sizeof v[j]) == 0;
+            for (int q = 0; q < nalso && !dup; q++)
+                dup = memcmp(&also[q], &v[j], sizeof v[j]) == 0;
             if (!dup) {
-                all[total++] = v[j];
+                (*all)[(*total)++] = v[j];
                 cnt[i]++;
                 left--;
             }
         }
         sdi_free(v);
     }
-    precompile_batch(t, all, total);
-    sd_status s = SD_OK;
+    return SD_OK;
+}
+
+/* Compiles v[0 … n) and extra[0 … nextra) in one parallel batch. */
+static sd_status precompile_with(sg_tuner *t, const sdi_spgemm_config *v, int n,
+                                 const sdi_spgemm_config *extra, int nextra)
+{
+    if (nextra <= 0) {
+        precompile_batch(t, v, n);
+        return SD_OK;
+    }
+    sdi_spgemm_config *all = sdi_calloc((size_t)(n + nextra), sizeof *all);
+    if (all == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM batch");
+    if (n > 0)
+        memcpy(all, v, (size_t)n * sizeof *all);
+    memcpy(all + n, extra, (size_t)nextra * sizeof *all);
+    precompile_batch(t, all, n + nextra);
+    sdi_free(all);
+    return SD_OK;
+}
+
+/* One sweep level of several families (sweep_pick's picks), all compiled in one parallel
+ * batch first together with extra[0 … nextra) (configurations a later step will try: see
+ * sdi_tune_spgemm), then tried family by family. One batch instead of one per family: a
+ * SpGEMM unit takes seconds to compile, and a family's few units alone leave most host
+ * cores idle. */
+static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfams, int level,
+                                const int *take, const sdi_spgemm_config *extra, int nextra)
+{
+    sdi_spgemm_config *all = NULL;
+    int first[NF] = {0}, cnt[NF] = {0}, total = 0;
+    sd_status s = sweep_pick(t, fams, nfams, level, take, t->budget - t->used, NULL, 0, &all,
+                             first, cnt, &total);
+    if (s == SD_OK)
+        s = precompile_with(t, all, total, extra, nextra);
     for (int i = 0; i < nfams && i < NF && s == SD_OK; i++) {
         int before = t->used;
         for (int j = 0; j < cnt[i] && t->used - before < take[i] && s == SD_OK; j++)
@@ -503,15 +538,53 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
     return n;
 }
 
+/* The iterations' share of each family: 3/5 of the budget left once `used` were tried,
+ * split evenly (large products: one each). */
+static void iteration_takes(const sg_tuner *t, int nf, int big, int used, int *take)
+{
+    int per = (t->budget - used) * 3 / 5 / (nf > 0 ? nf : 1);
+    if (per < 1)
+        per = 1;
+    for (int i = 0; i < nf; i++)
+        take[i] = big ? 1 : per;
+}
+
+/* Whether the host has cores to spare for compiling configurations that may never be
+ * tried (the winner's edits and full build, ahead of knowing the winner): a batch of a
+ * few candidates leaves most of a 16-core host idle while its longest unit compiles, but
+ * on a host of 2 cores the guesses would queue before the candidates. */
+#define SG_SPECULATE_THREADS 8
+static bool speculative_ok(void)
+{
+    return omp_get_max_threads() >= SG_SPECULATE_THREADS;
+}
+
+/* The best so far rebuilt with full optimisation, when the candidates compile at a fast
+ * level (what the search's last step measures). */
+static bool full_build_of_best(const sg_tuner *t, sdi_spgemm_config *out)
+{
+    if (t->search_fast <= 0 || t->r->ours_trial < 0 || t->r->best.kind != SDI_IMPL_SPGEMM)
+        return false;
+    *out = t->r->best.spgemm_cfg;
+    out->fast_compile = -1;
+    return true;
+}
+
 static sd_status try_winner_edits(sg_tuner *t)
 {
-    sdi_spgemm_config v[SG_MAX_EDITS];
+    sdi_spgemm_config v[SG_MAX_EDITS + 1];
     const int n = winner_edits(t, v);
     if (n == 0)
         return SD_OK;
     if (t->budget < t->used + n)
         t->budget = t->used + n;
-    precompile_batch(t, v, n);
+    /* The winner's full build joins the edits' batch (speculative_ok): when no edit wins,
+     * the last step finds it in the memo (alone it took 1.4-2.2 s a product on the H200's
+     * host, session 23). Compiled only: the same candidates run as without it. */
+    int nc = n;
+    if (speculative_ok() && full_build_of_best(t, &v[nc]))
+        nc++;
+    precompile_batch(t, v, nc);
     sd_status s = SD_OK;
     for (int i = 0; i < n && s == SD_OK; i++)
         s = try_config(t, 3, &v[i]);
@@ -644,7 +717,10 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
                      "(<= 32) sums without float atomics",
                      (long long)t->sm.u_max);
     } else {
-        /* Round 1: every family's preset, in ranking order. */
+        /* Round 1: every family's preset, in ranking order. The iterations' level-1 picks
+         * compile in the same batch: which configurations they are does not depend on the
+         * presets' times (only the order of families does), and one batch keeps the host's
+         * cores busy where two in a row each wait for their longest unit. */
         sdi_spgemm_config pre[NF];
         int np = 0;
         for (int i = 0; i < nf; i++) {
@@ -652,29 +728,40 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
                 pre[np++].fast_compile = t->search_fast;
             sdi_error_clear();
         }
-        precompile_batch(t, pre, np);
-        for (int i = 0; i < np; i++)
-            SD_TRY(try_config(t, 1, &pre[i]));
         /* Large products: each candidate costs seconds; the presets and a short sweep. */
         const int big = t->sm.u_total > SG_BIG_PRODUCTS;
+        int take[NF] = {0};
+        iteration_takes(t, nf, big, t->used + np, take);
+        {
+            sdi_spgemm_config *next = NULL;
+            int first[NF], cnt[NF], nnext = 0;
+            sd_status s = sweep_pick(t, fams, nf, 1, take, t->budget - t->used - np, pre, np,
+                                     &next, first, cnt, &nnext);
+            if (s == SD_OK)
+                s = precompile_with(t, pre, np, next, nnext);
+            sdi_free(next);
+            SD_TRY(s);
+        }
+        for (int i = 0; i < np; i++)
+            SD_TRY(try_config(t, 1, &pre[i]));
         int order[NF];
         memcpy(order, fams, sizeof order);
         order_by_time(t, order, nf);
-        int per = (t->budget - t->used) * 3 / 5 / (nf > 0 ? nf : 1);
-        if (per < 1)
-            per = 1;
-        int take[NF] = {0};
-        for (int i = 0; i < nf; i++)
-            take[i] = big ? 1 : per;
-        SD_TRY(sweep_families(t, 2, order, nf, 1, take));
+        iteration_takes(t, nf, big, t->used, take);
+        SD_TRY(sweep_families(t, 2, order, nf, 1, take, NULL, 0));
         if (big)
             SD_TRY(transfer_threads(t, fams, nf));
         /* Refinement: the two fastest families that produced a valid candidate, the first
          * with half of what is left, the second with the rest (the budget caps the sum),
-         * less the slots of the winner's edits (as many as the best so far would take). */
+         * less the slots of the winner's edits (as many as the best so far would take). The
+         * edits of the best so far and its full-optimisation build compile in the
+         * refinement's batch when the host has cores to spare (speculative_ok): when the
+         * refinement keeps the winner, as it mostly does, the last two steps find their
+         * units in the memo instead of compiling them one short batch at a time. */
         order_by_time(t, order, nf);
-        sdi_spgemm_config edits[SG_MAX_EDITS];
-        int edit_slots = winner_edits(t, edits);
+        sdi_spgemm_config edits[SG_MAX_EDITS + 1];
+        const int nedits = winner_edits(t, edits);
+        int edit_slots = nedits;
         if (edit_slots > t->budget - t->used - 1)
             edit_slots = t->budget - t->used - 1 > 0 ? t->budget - t->used - 1 : 0;
         t->budget -= edit_slots;
@@ -684,7 +771,13 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
         if (remaining > 0 && !big && nref > 0) {
             take[0] = nref == 1 ? remaining : (remaining + 1) / 2;
             take[1] = remaining;
-            SD_TRY(sweep_families(t, 3, order, nref, 2, take));
+            int nspec = 0;
+            if (speculative_ok()) {
+                nspec = nedits;
+                if (full_build_of_best(t, &edits[nspec]))
+                    nspec++;
+            }
+            SD_TRY(sweep_families(t, 3, order, nref, 2, take, edits, nspec));
         }
         t->budget += edit_slots;
         SD_TRY(try_winner_edits(t));
@@ -697,9 +790,8 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
 
     /* Candidates compiled for speed of compilation: the winner is built again with full
      * optimisation and measured (validated like any candidate; the faster build stays). */
-    if (t->search_fast > 0 && out->ours_trial >= 0) {
-        sdi_spgemm_config full = out->best.spgemm_cfg;
-        full.fast_compile = -1;
+    sdi_spgemm_config full;
+    if (full_build_of_best(t, &full)) {
         t->budget = t->used + 1;
         precompile_batch(t, &full, 1);
         SD_TRY(try_config(t, 4, &full));
