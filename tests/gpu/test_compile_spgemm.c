@@ -167,11 +167,12 @@ static bool same_plan(const char *x, const char *y)
 
 /* Whether the winner is one of the winner's edits: a round-3 trial (the refinement's and
  * the edits' round) with an edit's mark: the warp path off (the sweeps leave it on),
- * load 100, or group tables capped at 2^10 slots (SG_EDIT_GH in tune_spgemm.c). */
+ * load 100, group tables capped at 2^10 slots (SG_EDIT_GH in tune_spgemm.c), or CTA teams
+ * above a threshold (cta_u). */
 static bool winner_is_edit(const sdi_jvalue *trials, const char *config)
 {
     if (strstr(config, " wb=off") == NULL && strstr(config, " load=100 ") == NULL &&
-        strstr(config, " gh=10 ") == NULL)
+        strstr(config, " gh=10 ") == NULL && strstr(config, " cta>") == NULL)
         return false;
     for (int i = 0; trials != NULL && i < trials->n; i++)
         if (sdi_jget_number(&trials->items[i], "round", 0) == 3 &&
@@ -217,7 +218,8 @@ static void dump_search(const char *config, const sdi_jvalue *bins, const sdi_jv
  * that is itself an edit (winner_is_edit) only shows that edits ran: its bins are not
  * those of the plan the edits came from (session 16, H200: the group-cap edit won on the
  * hash-row product and moved its longest rows to CTA tables, rows the plan before the
- * edit, and so its edits, had not had). Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
+ * edit, and so its edits, had not had; session 24: the CTA-team edit won on it the same
+ * way, its 23 longest rows moved to CTA tables). Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
  * and one of hash rows (256 products over 100,000 columns); cuSPARSE is left out so that
  * the plan is ours. Across the four compiles at least one edit must have been measured. */
 static void test_winner_edits(void)
@@ -263,7 +265,8 @@ static void test_winner_edits(void)
                 SDT_CHECK(bins != NULL, "%s: the plan has no lowering bins", what);
                 if (winner_is_edit(trials, config)) {
                     /* its bins are the edit's, not those of the plan the edits came from */
-                    SDT_CHECK(flip || load || edit_tried(trials, " gh=10 "),
+                    SDT_CHECK(flip || load || edit_tried(trials, " gh=10 ") ||
+                                  edit_tried(trials, " cta>"),
                               "%s: an edited winner without edit trials", what);
                 } else {
                     SDT_CHECK(flip == (cta_rows && !env), "%s: flip tried %d, CTA rows %d",
