@@ -390,8 +390,13 @@ static __device__ __forceinline__ void sg_seg_global(const sd_spgemm_args &a, in
 
 // ------------------------------------------------------------------ compaction
 // Copies the one-phase rows of scan tile `tile` (SD_SG_SCAN_TILE rows) from the staging
-// area into C. crow_s (tile rows + 1) holds the tile's C row pointers; the copy is
-// spread evenly over the CTA by the prefix of the one-phase rows' counts.
+// area into C. crow_s (tile rows + 1) holds the tile's C row pointers. Lane groups of G
+// lanes (4 … 32, the same for the whole CTA) take a row each: G covers the tile's mean row
+// and grows to a warp when a row is far longer than the mean (one-phase rows are short:
+// u ≤ one_phase_max_u), so no lane searches for its row. (Until session 25 the copy was
+// spread evenly over the CTA, each entry finding its row by a 10-step binary search in
+// shared memory: on 47-entry rows that made the copy instruction-bound, a quarter of the
+// product's time.)
 template <int T>
 struct SgCopyScratch {
     SgCtaScratch<T> cta;
@@ -408,7 +413,7 @@ static __device__ __forceinline__ void sg_copy_tile(const sd_spgemm_args &a, int
     const int r0 = tile * SD_SG_SCAN_TILE;
     const int nr = min(SD_SG_SCAN_TILE, a.m - r0);
     int f[ITEMS];
-    int mine = 0;
+    int mine = 0, longest = 0;
 #pragma unroll
     for (int q = 0; q < ITEMS; q++) {
         const int j = (int)threadIdx.x * ITEMS + q;
@@ -421,6 +426,7 @@ static __device__ __forceinline__ void sg_copy_tile(const sd_spgemm_args &a, int
                 s->crow[j] = a.crow[r];
         }
         mine += f[q];
+        longest = max(longest, f[q]);
     }
     int total;
     int run = tm.excl_scan(mine, total);
@@ -433,18 +439,41 @@ static __device__ __forceinline__ void sg_copy_tile(const sd_spgemm_args &a, int
     }
     if (threadIdx.x == 0)
         s->fpre[nr] = total;
-    __syncthreads();
-    for (int t = (int)threadIdx.x; t < total; t += T) {
-        int j = 0;
-#pragma unroll
-        for (int st = SD_SG_SCAN_TILE / 2; st > 0; st >>= 1)
-            if (j + st < nr && s->fpre[j + st] <= t)
-                j += st;
-        const int off = t - s->fpre[j];
-        const sd_offset src = a.ub[r0 + j] + off;
-        const sd_offset dst = s->crow[j] + off;
-        a.ccol[dst] = a.tcol[src];
-        a.cval[dst] = a.tval[src];
+    if (total == 0) // uniform: no one-phase row in the tile
+        return;
+    longest = tm.max(longest); // ends with a barrier: fpre is complete
+    const int mean = (total + nr - 1) / nr;
+    int lg = 2; // G = 4 lanes at least
+    while (lg < 5 && (1 << lg) < mean)
+        lg++;
+    if (longest > (16 << lg))
+        lg = 5;
+    const int G = 1 << lg;
+    const int gl = (int)threadIdx.x & (G - 1);
+    for (int j = (int)threadIdx.x >> lg; j < nr; j += T >> lg) {
+        const int len = s->fpre[j + 1] - s->fpre[j];
+        if (len == 0)
+            continue;
+        const sd_offset src = a.ub[r0 + j];
+        const sd_offset dst = s->crow[j];
+        // Two entries a lane in flight: the loads of both are issued before the stores.
+        for (int o = gl; o < len; o += 2 * G) {
+            const bool two = o + G < len;
+            const sd_index c0 = a.tcol[src + o];
+            const sd_value v0 = a.tval[src + o];
+            sd_index c1 = 0;
+            sd_value v1 = 0.f;
+            if (two) {
+                c1 = a.tcol[src + o + G];
+                v1 = a.tval[src + o + G];
+            }
+            a.ccol[dst + o] = c0;
+            a.cval[dst + o] = v0;
+            if (two) {
+                a.ccol[dst + o + G] = c1;
+                a.cval[dst + o + G] = v1;
+            }
+        }
     }
 }
 

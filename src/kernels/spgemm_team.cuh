@@ -406,51 +406,49 @@ static __device__ __forceinline__ void sg_bitonic(const Team &tm, int *keys, flo
     }
 }
 
+// One pass of the rank write: the keys first·size + lane (one a lane) are ranked against
+// all n compacted keys, read two at a time (a table starts at least 8-byte aligned: a
+// group's at g·2^LCAP ints, a CTA's after SgCtaScratch), and written with their values to
+// their ranks. A row of n keys takes ⌈n / size⌉ passes, so a short row pays one compare a
+// key; until session 25 every row paid 4 or 8 (R/2 or R registers a lane), and the two
+// instantiations cost more NVRTC time than this single pass in a loop.
+template <class Team>
+static __device__ __forceinline__ void sg_rank_pass(const Team &tm, const int *keys,
+                                                    const float *vals, int n, int first,
+                                                    sd_index *dcol, sd_value *dval)
+{
+    const int s = tm.lane + first * Team::size;
+    const int my = s < n ? keys[s] : SD_SG_EMPTY;
+    int rk = 0;
+    const int n2 = n & ~1;
+    for (int q = 0; q < n2; q += 2) {
+        const int2 k = *(const int2 *)(keys + q);
+        rk += (k.x < my) + (k.y < my);
+    }
+    if (n2 < n)
+        rk += keys[n2] < my;
+    if (s < n) {
+        dcol[rk] = my;
+        dval[rk] = vals[s];
+    }
+}
+
 // Writes the n compacted entries of keys/vals[0, n) in column order to dcol/dval[0, n).
-// Up to 8 keys a lane (4 a thread in a CTA): by rank. When the table (cap
-// slots, a power of two) is at most half full and the keys span at most 16·cap columns:
-// by an occupancy bitmap of the span in the free upper halves of keys and vals, whose
-// popcount prefix gives every key its rank in O(n + span/32). Otherwise: bitonic sort.
+// Up to 8 keys a lane (4 a thread in a CTA): by rank, a pass per key a lane
+// (sg_rank_pass). When the table (cap slots, a power of two) is at most half full and the
+// keys span at most 16·cap columns: by an occupancy bitmap of the span in the free upper
+// halves of keys and vals, whose popcount prefix gives every key its rank in
+// O(n + span/32). Otherwise: bitonic sort.
 template <class Team>
 static __device__ __forceinline__ void sg_write_sorted(const Team &tm, int *keys, float *vals,
                                                        int n, int cap, sd_index *dcol,
                                                        sd_value *dval)
 {
-    // By rank: each lane holds up to R of the keys in registers and ranks them all in
-    // one pass over the keys (broadcast reads, R compares per key read).
     constexpr int R = Team::size <= 32 ? 8 : 4;
     if (n <= R * Team::size) {
-        int my[R], rk[R];
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            const int s = tm.lane + r * Team::size;
-            my[r] = s < n ? keys[s] : SD_SG_EMPTY;
-            rk[r] = 0;
-        }
-        const int rmax = (n + Team::size - 1) / Team::size; // keys per lane, ≤ R
-        if (rmax <= R / 2) {
-            for (int q = 0; q < n; q++) {
-                const int kq = keys[q];
-#pragma unroll
-                for (int r = 0; r < R / 2; r++)
-                    rk[r] += kq < my[r];
-            }
-        } else {
-            for (int q = 0; q < n; q++) {
-                const int kq = keys[q];
-#pragma unroll
-                for (int r = 0; r < R; r++)
-                    rk[r] += kq < my[r];
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            const int s = tm.lane + r * Team::size;
-            if (s < n) {
-                dcol[rk[r]] = my[r];
-                dval[rk[r]] = vals[s];
-            }
-        }
+        const int passes = (n + Team::size - 1) / Team::size; // keys a lane, ≤ R
+        for (int p = 0; p < passes; p++)
+            sg_rank_pass(tm, keys, vals, n, p, dcol, dval);
         tm.sync();
         return;
     }
