@@ -93,8 +93,11 @@ def main():
     tasks = [t for t in done if t.get("speedup") is not None]
     failed = [t for t in done if t.get("speedup") is None]
     lines = ["# sd_compile end to end against the best cuSPARSE variant (combined)", ""]
+    # Combined runs span sessions: the header names the first and the last date.
+    dates = sorted(r["date"] for r in runs)
+    when = dates[0] if dates[0] == dates[-1] else "%s to %s" % (dates[0], dates[-1])
     lines.append("Date %s; GPU %s; set %s; budget %s; runs: %s." % (
-        runs[0]["date"], runs[0]["gpu"], runs[0]["set"], runs[0]["budget"], ", ".join(ins)))
+        when, runs[0]["gpu"], runs[0]["set"], runs[0]["budget"], ", ".join(ins)))
     if replaced:
         lines.append("")
         lines.append("%d task%s measured again by a later file: the later record counts." % (
