@@ -419,14 +419,18 @@ static __device__ __forceinline__ void sg_rank_pass(const Team &tm, const int *k
 {
     const int s = tm.lane + first * Team::size;
     const int my = s < n ? keys[s] : SD_SG_EMPTY;
-    int rk = 0;
+    // k < my as the sign bit of k − my (keys and my lie in [0, 2^31 − 1]: no overflow), added
+    // with one shift-add; two counts, so that the adds of a pair do not wait on each other.
+    unsigned r0 = 0u, r1 = 0u;
     const int n2 = n & ~1;
     for (int q = 0; q < n2; q += 2) {
         const int2 k = *(const int2 *)(keys + q);
-        rk += (k.x < my) + (k.y < my);
+        r0 += (unsigned)(k.x - my) >> 31;
+        r1 += (unsigned)(k.y - my) >> 31;
     }
     if (n2 < n)
-        rk += keys[n2] < my;
+        r0 += (unsigned)(keys[n2] - my) >> 31;
+    const int rk = (int)(r0 + r1);
     if (s < n) {
         dcol[rk] = my;
         dval[rk] = vals[s];
