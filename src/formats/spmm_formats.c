@@ -1,9 +1,88 @@
 /* src/formats/spmm_formats.c: SpMM builders: split-row chunk lists, row windows,
  * column-window packing, BSR / blocked-ELL / tensor-core tiles, with round trips. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "spmm_formats.h"
+
+/* ------------------------------------------------------------------ distinct keys */
+
+/* Distinct keys colind / width in one group of rows [r0, r1): marks in `mark` stamped with
+ * the group's number (unique, so a mark never needs clearing); with `list`, the keys in
+ * first-seen order. Column windows (panels × windows) and blocks (block rows × block
+ * columns) are both this count. */
+static int64_t group_keys(const sd_csr *a, int32_t r0, int32_t r1, int width, int32_t *mark,
+                          int32_t stamp, int32_t *list)
+{
+    int64_t n = 0;
+    for (int32_t i = r0; i < r1; i++)
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+            int32_t w = a->colind[k] / width;
+            if (mark[w] != stamp) {
+                mark[w] = stamp;
+                if (list)
+                    list[n] = w;
+                n++;
+            }
+        }
+    return n;
+}
+
+/* The marks of all threads together stay under this many bytes (one thread always runs). */
+#define KEYS_MARK_BYTES ((size_t)1 << 30)
+
+/* Sum and maximum over the groups of group_rows rows of their distinct keys colind / width
+ * (keys < nkeys). In parallel, each thread with its own marks: the sweeps count blocks and
+ * windows of every candidate size before building any, and serially the delaunay_n24 twin
+ * (10^8 entries, random access into 4·10^6 marks) took ~3 s a count on the H200's host,
+ * 13 s of a 65-s SpMM compile (session 26). The result does not depend on the threads. */
+static sd_status keys_per_group(const sd_csr *a, int group_rows, int width, int32_t nkeys,
+                                int64_t *total, int64_t *widest)
+{
+    *total = 0;
+    *widest = 0;
+    const int32_t ngroups = a->rows > 0 ? (int32_t)(((int64_t)a->rows + group_rows - 1) / group_rows) : 0;
+    const size_t mark_bytes = (nkeys > 0 ? (size_t)nkeys : 1) * sizeof(int32_t);
+    int team = omp_get_max_threads();
+    if ((int64_t)team > ngroups / 256)
+        team = ngroups / 256; /* small matrices: one thread, no team to start */
+    if ((size_t)team * mark_bytes > KEYS_MARK_BYTES)
+        team = (int)(KEYS_MARK_BYTES / mark_bytes);
+    if (team < 1)
+        team = 1;
+    int64_t sum = 0, most = 0;
+    bool oom = false;
+#pragma omp parallel num_threads(team) reduction(+ : sum) reduction(max : most)
+    {
+        int32_t *mark = sdi_malloc(mark_bytes);
+        bool have = mark != NULL;
+        if (!have) {
+#pragma omp atomic write
+            oom = true;
+        } else {
+            for (int32_t w = 0; w < nkeys; w++)
+                mark[w] = -1;
+        }
+#pragma omp for schedule(static)
+        for (int32_t g = 0; g < ngroups; g++) {
+            if (!have)
+                continue;
+            const int32_t r0 = g * group_rows;
+            const int32_t r1 = a->rows - r0 > group_rows ? r0 + group_rows : a->rows;
+            const int64_t n = group_keys(a, r0, r1, width, mark, g, NULL);
+            sum += n;
+            if (n > most)
+                most = n;
+        }
+        sdi_free(mark);
+    }
+    if (oom)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for %d key marks", nkeys);
+    *total = sum;
+    *widest = most;
+    return SD_OK;
+}
 
 /* ------------------------------------------------------------------ split rows */
 
@@ -203,45 +282,13 @@ void sdi_spmm_colwin_free(sdi_spmm_colwin *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Distinct windows of one panel: marks in `mark` (ncw entries, stamped with panel+1). */
-static int64_t panel_windows(const sd_csr *a, int32_t r0, int32_t r1, int width, int32_t *mark,
-                             int32_t stamp, int32_t *list)
-{
-    int64_t n = 0;
-    for (int32_t i = r0; i < r1; i++)
-        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
-            int32_t w = a->colind[k] / width;
-            if (mark[w] != stamp) {
-                mark[w] = stamp;
-                if (list)
-                    list[n] = w;
-                n++;
-            }
-        }
-    return n;
-}
-
 sd_status sdi_spmm_colwin_count(const sd_csr *a, int panel_rows, int width, int64_t *nseg)
 {
-    int32_t *mark = NULL;
-#define SD_FREE_ALL sdi_free(mark)
     *nseg = 0;
     if (panel_rows < 1 || width < 1)
         return SDI_ERR(SD_ERR_INVALID_ARG, "column windows: panel_rows and width must be >= 1");
-    int32_t ncw = a->cols / width + 1;
-    mark = sdi_malloc_array((size_t)ncw, sizeof *mark);
-    SD_CHECK_ALLOC(mark, "window marks");
-    for (int32_t w = 0; w < ncw; w++)
-        mark[w] = -1;
-    int64_t n = 0;
-    for (int32_t r0 = 0, p = 0; r0 < a->rows; r0 += panel_rows, p++) {
-        int32_t r1 = r0 + panel_rows < a->rows ? r0 + panel_rows : a->rows;
-        n += panel_windows(a, r0, r1, width, mark, p, NULL);
-    }
-    *nseg = n;
-    sdi_free(mark);
-#undef SD_FREE_ALL
-    return SD_OK;
+    int64_t widest = 0;
+    return keys_per_group(a, panel_rows, width, a->cols / width + 1, nseg, &widest);
 }
 
 sd_status sdi_spmm_colwin_build(const sd_csr *a, int panel_rows, int width,
@@ -293,7 +340,7 @@ sd_status sdi_spmm_colwin_build(const sd_csr *a, int panel_rows, int width,
     for (int32_t p = 0; p < npanels; p++) {
         int32_t r0 = p * panel_rows;
         int32_t r1 = r0 + panel_rows < a->rows ? r0 + panel_rows : a->rows;
-        int64_t n = panel_windows(a, r0, r1, width, mark, p, list);
+        int64_t n = group_keys(a, r0, r1, width, mark, p, list);
         sdi_sort_i32(list, n);
         /* Count entries per (segment, row), then prefix sums inside each segment. */
         for (int64_t q = 0; q < n; q++) {
@@ -406,49 +453,15 @@ void sdi_spmm_tc_slot_rows(int bm, int e, int *r, int *c)
     *c = t + 4 * (i / halves);
 }
 
-/* Block columns of one block row into list (marks stamped with the block row). */
-static int64_t brow_blocks(const sd_csr *a, int32_t br, int bm, int bn, int32_t *mark,
-                           int32_t *list)
-{
-    int64_t n = 0;
-    int32_t r0 = br * bm, r1 = r0 + bm < a->rows ? r0 + bm : a->rows;
-    for (int32_t i = r0; i < r1; i++)
-        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
-            int32_t bc = a->colind[k] / bn;
-            if (mark[bc] != br) {
-                mark[bc] = br;
-                if (list)
-                    list[n] = bc;
-                n++;
-            }
-        }
-    return n;
-}
-
 sd_status sdi_spmm_blocks_count(const sd_csr *a, int bm, int bn, int64_t *nblocks,
                                 int64_t *max_per_brow)
 {
-    int32_t *mark = NULL;
-#define SD_FREE_ALL sdi_free(mark)
     *nblocks = 0;
     *max_per_brow = 0;
     if (bm < 1 || bn < 1)
         return SDI_ERR(SD_ERR_INVALID_ARG, "blocks: block sizes must be >= 1");
-    int32_t bcols = (a->cols + bn - 1) / bn;
-    mark = sdi_malloc_array(bcols > 0 ? (size_t)bcols : 1, sizeof *mark);
-    SD_CHECK_ALLOC(mark, "block marks");
-    for (int32_t j = 0; j < bcols; j++)
-        mark[j] = -1;
-    int32_t brows = (a->rows + bm - 1) / bm;
-    for (int32_t br = 0; br < brows; br++) {
-        int64_t n = brow_blocks(a, br, bm, bn, mark, NULL);
-        *nblocks += n;
-        if (n > *max_per_brow)
-            *max_per_brow = n;
-    }
-    sdi_free(mark);
-#undef SD_FREE_ALL
-    return SD_OK;
+    return keys_per_group(a, bm, bn, (int32_t)(((int64_t)a->cols + bn - 1) / bn), nblocks,
+                          max_per_brow);
 }
 
 sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc_layout,
@@ -529,13 +542,13 @@ sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc
     for (int32_t br = 0; br < brows; br++) {
         if (out->browptr)
             out->browptr[br] = at;
-        int64_t n = brow_blocks(a, br, bm, bn, mark, list);
+        const int32_t r0 = br * bm, r1 = r0 + bm < a->rows ? r0 + bm : a->rows;
+        int64_t n = group_keys(a, r0, r1, bn, mark, br, list);
         sdi_sort_i32(list, n);
         for (int64_t q = 0; q < n; q++) {
             pos[list[q]] = (int32_t)q;
             out->bcolidx[at + q] = list[q];
         }
-        int32_t r0 = br * bm, r1 = r0 + bm < a->rows ? r0 + bm : a->rows;
         for (int32_t i = r0; i < r1; i++)
             for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
                 int32_t bc = a->colind[k] / bn;

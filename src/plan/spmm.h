@@ -101,6 +101,12 @@ SDI_HIDDEN sd_status sdi_spmm_config_check(const sdi_spmm_config *c, const sdi_s
 SDI_HIDDEN sd_status sdi_spmm_config_default(int tmpl, int k, const sdi_spmm_stats *st,
                                              sdi_spmm_config *out);
 
+/* Whether the column windows of c (SDI_SPMM_COL_WINDOW) are dense enough to stage: on
+ * average each staged B row serves at least two entries (else staging reads more of B than
+ * the entries do). The sweep keeps only such members, and the tuner's default of the
+ * family the same way. */
+SDI_HIDDEN sd_status sdi_spmm_colwin_dense(const sd_csr *a, const sdi_spmm_config *c, bool *dense);
+
 /* The candidate set: for each template enabled in tmpl_mask (bit t = template t; 0 = all),
  * a small θ_H sweep of legal configurations, at most cap in total (round-robin over the
  * templates so that a small cap still covers each). *out is allocated (caller frees with

@@ -455,6 +455,17 @@ static sd_status list_push(cfg_list *l, const sdi_spmm_config *cin, const sdi_sp
 
 static int nw_of(int level) { return level >= 2 ? 3 : 2; }
 
+sd_status sdi_spmm_colwin_dense(const sd_csr *a, const sdi_spmm_config *c, bool *dense)
+{
+    *dense = false;
+    int64_t nseg = 0;
+    const sd_status s = sdi_spmm_colwin_count(a, c->win_rows, c->cw_width, &nseg);
+    if (s != SD_OK)
+        return s;
+    *dense = nseg > 0 && (double)a->nnz / (double)nseg >= 2.0 * c->cw_width;
+    return SD_OK;
+}
+
 /* Members of one template's sweep at `level` appended to l. */
 static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm_stats *st,
                                 int level, cfg_list *l)
@@ -467,8 +478,7 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
     }
     bool blocks = tmpl == SDI_SPMM_BSR || tmpl == SDI_SPMM_BELL || tmpl == SDI_SPMM_BSR_TC;
     if (tmpl == SDI_SPMM_COL_WINDOW) {
-        /* Only where windows are dense: on average each staged B row serves at least two
-         * entries (else staging reads more of B than the entries do). */
+        /* Only where windows are dense (sdi_spmm_colwin_dense). */
         static const int widths[] = {16, 32, 64};
         static const int cw_warps[2][3] = {{4, 8, 0}, {2, 4, 8}};
         for (int wi = 0; wi < 3; wi++)
@@ -477,10 +487,10 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
                 c.warps = level == 0 ? base.warps : cw_warps[level >= 2][w];
                 c.win_rows = c.warps * 32 / c.klanes;
                 c.cw_width = widths[wi];
-                int64_t nseg = 0;
-                if ((s = sdi_spmm_colwin_count(a, c.win_rows, c.cw_width, &nseg)) != SD_OK)
+                bool dense = false;
+                if ((s = sdi_spmm_colwin_dense(a, &c, &dense)) != SD_OK)
                     return s;
-                if (nseg == 0 || (double)a->nnz / (double)nseg < 2.0 * c.cw_width)
+                if (!dense)
                     continue;
                 if ((s = list_push(l, &c, st)) != SD_OK)
                     return s;

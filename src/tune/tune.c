@@ -214,6 +214,21 @@ static sd_status family_configs(tuner *t, int f, int level, sdi_impl **out, int 
         nv = s == SD_OK ? 1 : 0;
         if (s != SD_OK)
             sdi_error_clear();
+        if (nv == 1 && f == SDI_SPMM_COL_WINDOW) {
+            /* The sweep's rule for the default too: sparse windows stage more of B than
+             * the entries read (delaunay_n24's twin at K = 256, session 26: 15x slower than
+             * the best plan, and 7 s of its compile to pack 10^8 entries). */
+            bool dense = false;
+            s = sdi_spmm_colwin_dense(t->a, v, &dense);
+            if (s != SD_OK) {
+                sdi_free(v);
+                return s;
+            }
+            if (!dense) {
+                sdi_log(2, "col_window: windows too sparse to stage, default not tried");
+                nv = 0;
+            }
+        }
     } else {
         s = sdi_spmm_enumerate(t->a, t->k, 1u << f, level, 64, &v, &nv);
         if (s != SD_OK) {

@@ -242,6 +242,53 @@ static void test_pcsr_threads(void)
     sd_csr_free(&a);
 }
 
+/* Block and window counts (the sweeps' screens) in parallel: the same sums and maxima with
+ * one thread and with four, and the builders' (serial) numbers; a failed mark allocation
+ * inside the team is a status on the calling thread, nothing leaked. */
+static void test_counts_threads(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("powerlaw:rows=300000,deg=5,alpha=1.8,max=3000", 12, &a));
+    const int threads0 = omp_get_max_threads();
+    static const int sizes[][2] = {{1, 1}, {2, 2}, {4, 4}, {16, 8}, {3, 7}};
+    for (int q = 0; q < 5; q++) {
+        const int bm = sizes[q][0], bn = sizes[q][1];
+        int64_t nb1 = -1, w1 = -1, nb4 = -2, w4 = -2, ns1 = -1, ns4 = -2;
+        omp_set_num_threads(1);
+        SDT_OK(sdi_spmm_blocks_count(&a, bm, bn, &nb1, &w1));
+        SDT_OK(sdi_spmm_colwin_count(&a, bm, 8 * bn, &ns1));
+        omp_set_num_threads(4);
+        SDT_OK(sdi_spmm_blocks_count(&a, bm, bn, &nb4, &w4));
+        SDT_OK(sdi_spmm_colwin_count(&a, bm, 8 * bn, &ns4));
+        SDT_CHECK(nb1 == nb4 && w1 == w4, "blocks %dx%d: 1 thread %lld / %lld, 4 threads %lld / %lld",
+                  bm, bn, (long long)nb1, (long long)w1, (long long)nb4, (long long)w4);
+        SDT_CHECK(ns1 == ns4, "windows %dx%d: 1 thread %lld, 4 threads %lld", bm, 8 * bn,
+                  (long long)ns1, (long long)ns4);
+        sdi_spmm_blocks b;
+        SDT_OK(sdi_spmm_blocks_build(&a, bm, bn, 0, 0, &b));
+        SDT_CHECK(b.nblocks == nb4, "blocks %dx%d: built %lld, counted %lld", bm, bn,
+                  (long long)b.nblocks, (long long)nb4);
+        sdi_spmm_blocks_free(&b);
+        sdi_spmm_colwin c;
+        SDT_OK(sdi_spmm_colwin_build(&a, bm, 8 * bn, &c));
+        SDT_CHECK(c.nseg == ns4, "windows %dx%d: built %lld, counted %lld", bm, 8 * bn,
+                  (long long)c.nseg, (long long)ns4);
+        sdi_spmm_colwin_free(&c);
+    }
+    long long live0 = sdi_alloc_live_bytes();
+    for (long n = 0; n < 3; n++) {
+        int64_t nb = 0, w = 0;
+        sdi_alloc_fail_after(n);
+        sd_status st = sdi_spmm_blocks_count(&a, 2, 2, &nb, &w);
+        sdi_alloc_fail_after(-1);
+        SDT_CHECK(st == SD_ERR_OUT_OF_MEMORY && strstr(sd_last_error(), "marks") != NULL,
+                  "failure at allocation %ld: status %d, '%s'", n, st, sd_last_error());
+        SDT_CHECK(sdi_alloc_live_bytes() == live0, "leak after failing at allocation %ld", n);
+    }
+    omp_set_num_threads(threads0);
+    sd_csr_free(&a);
+}
+
 static void test_pcsr_example(void)
 {
     /* Rows of lengths 3, 0, 4, 1 with V = 2: padding 1 + 0 + 0 + 1 → PR_2 = 10 / 8. */
@@ -509,6 +556,7 @@ int main(void)
     SDT_RUN(test_pcsr_example);
     SDT_RUN(test_pcsr_round_trip);
     SDT_RUN(test_pcsr_threads);
+    SDT_RUN(test_counts_threads);
     SDT_RUN(test_builders_round_trip);
     SDT_RUN(test_tc_slots);
     SDT_RUN(test_plan_families);
