@@ -892,6 +892,12 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
         sdi_json_string(j, tr->config);
         sdi_json_key(j, "status");
         sdi_json_string(j, sd_status_string(tr->status));
+        if (tr->edit_src > 0) { /* only on edits: other records stay as they were */
+            sdi_json_key(j, "edit_of");
+            sdi_json_int(j, tr->edit_src - 1);
+            sdi_json_key(j, "edit");
+            sdi_json_string(j, tr->edit);
+        }
         if (tr->status == SD_OK) {
             sdi_json_key(j, "time");
             sdi_timing_json(j, &tr->t);

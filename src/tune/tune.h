@@ -25,6 +25,13 @@ typedef struct {
      * (two from SDI_TUNE_BRIEF_LONG_US) from SDI_TUNE_BRIEF_US (the winner is measured
      * again in full, its trial then FULL). */
     sdi_measured measured;
+    /* An edit of another trial (the SpGEMM winner's edits, tune_spgemm.c): that trial's
+     * index in trials plus one, and which edit. Stored plus one so that 0 means none: the
+     * five places that make trials all memset them, and a forgotten −1 would name trial 0
+     * as a source without anything noticing. The record writes the index itself. */
+    int edit_src;
+    char edit[16]; /* its mark in the configuration: "wb=off", "load=100", "gh=10",
+                      "cta>512"; "wb=on" takes " wb=off" out */
 } sdi_trial;
 
 /* A candidate whose first timed execution is this many times slower than the search's best

@@ -10,6 +10,7 @@
  * allocation from the device inputs (DESIGN.md). The device operands (A, B or Aᵀ, the
  * u(i) / span analysis) are built once and lent to every candidate; the winner keeps
  * them. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +197,15 @@ static sd_status produce(void *arg, cudaStream_t stream, sd_device_csr *c)
     return sdi_impl_run_spgemm(NULL, im, stream, c);
 }
 
-static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg)
+/* Which trial an edit came from (its index in trials) and the edit's mark (sdi_trial.edit). */
+typedef struct {
+    int src;
+    char mark[16];
+} sg_edit;
+
+/* Builds, validates and times one configuration; keeps it as the best when it is. edit
+ * (NULL for all but the winner's edits) names the trial it edits in the record. */
+static sd_status try_one(sg_tuner *t, int round, const sdi_spgemm_config *cfg, const sg_edit *edit)
 {
     sdi_tune_result *r = t->r;
     if (r->ntrials >= SDI_TUNE_MAX_TRIALS || t->used >= t->budget)
@@ -220,6 +229,10 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     sdi_trial *tr = &r->trials[r->ntrials++];
     memset(tr, 0, sizeof *tr);
     tr->round = round;
+    if (edit != NULL) {
+        tr->edit_src = edit->src + 1;
+        snprintf(tr->edit, sizeof tr->edit, "%s", edit->mark);
+    }
     sdi_impl_family(&cand, tr->family, sizeof tr->family);
     sdi_impl_describe(&cand, tr->config, sizeof tr->config);
 
@@ -285,6 +298,11 @@ static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg
     if (t->ctx->broken)
         return SDI_ERR(SD_ERR_CUDA, "%s", t->ctx->broken_reason);
     return SD_OK;
+}
+
+static sd_status try_config(sg_tuner *t, int round, const sdi_spgemm_config *cfg)
+{
+    return try_one(t, round, cfg, NULL);
 }
 
 /* Compiles a batch of configurations in parallel before they are tried (NVRTC is
@@ -458,6 +476,20 @@ static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask, int p_min)
     return false;
 }
 
+/* Edit i of trial src, when why is not NULL: its mark, as the configuration shows it
+ * (sdi_spgemm_config_describe; "wb=on" removes " wb=off"). */
+static void edit_mark(sg_edit *why, int i, int src, const char *fmt, ...) SDI_PRINTF(4, 5);
+static void edit_mark(sg_edit *why, int i, int src, const char *fmt, ...)
+{
+    if (why == NULL)
+        return;
+    why[i].src = src;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why[i].mark, sizeof why[i].mark, fmt, ap);
+    va_end(ap);
+}
+
 /* Group hash tables above 2^SG_EDIT_GH slots go to CTA tables in the edits below. */
 #define SG_EDIT_GH 10
 #define SG_MAX_EDITS 4
@@ -487,8 +519,10 @@ static bool has_rows_of(const sdi_sg_schedule *s, unsigned mask, int p_min)
  *   rows above the threshold to lane groups and those rows fit in one wave of CTAs. On
  *   small products each row is a chain of dependent loads: session 23 (H200, Nsight) saw
  *   USAir97's 302 rows of up to 3,395 products in one warp each take 64 us in the numeric
- *   kernel (39 CTAs on 132 SMs), Si2's 769 rows 56 us. */
-static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
+ *   kernel (39 CTAs on 132 SMs), Si2's 769 rows 56 us.
+ * why (may be NULL) receives, for the record, each edit's source (the winner's trial) and
+ * mark. */
+static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out, sg_edit *why)
 {
     const sdi_tune_result *r = t->r;
     if (r->ours_trial < 0 || r->best.kind != SDI_IMPL_SPGEMM || r->best.sg_exec == NULL)
@@ -502,7 +536,7 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
         has_rows_of(s, 1u << SDI_SG_CHASH | 1u << SDI_SG_CDENSE | 1u << SDI_SG_GLOBAL, INT32_MIN)) {
         out[n] = *w;
         out[n].warp_brow = w->warp_brow < 0 ? 0 : -1;
-        n++;
+        edit_mark(why, n++, r->ours_trial, w->warp_brow < 0 ? "wb=on" : "wb=off");
     }
     const bool big_groups = has_rows_of(s, 1u << SDI_SG_GHASH, SG_EDIT_GH);
     if (has_rows_of(s, 1u << SDI_SG_GHASH | 1u << SDI_SG_CHASH, INT32_MIN) &&
@@ -511,12 +545,12 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
         out[n].load_pct = 100;
         if (out[n].ghash_max_lcap > SG_EDIT_GH)
             out[n].ghash_max_lcap = SG_EDIT_GH;
-        n++;
+        edit_mark(why, n++, r->ours_trial, "load=100");
     }
     if (big_groups && w->load_pct < 100) {
         out[n] = *w;
         out[n].ghash_max_lcap = SG_EDIT_GH;
-        n++;
+        edit_mark(why, n++, r->ours_trial, "gh=%d", SG_EDIT_GH);
     }
     /* (the rows' scan only where a lane group holds a row above the smallest threshold) */
     int64_t group_umax = 0;
@@ -532,7 +566,7 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out)
         if (x > 0 && group_umax > x) {
             out[n] = *w;
             out[n].cta_u = x;
-            n++;
+            edit_mark(why, n++, r->ours_trial, "cta>%d", (int)x);
         }
     }
     return n;
@@ -573,7 +607,8 @@ static bool full_build_of_best(const sg_tuner *t, sdi_spgemm_config *out)
 static sd_status try_winner_edits(sg_tuner *t)
 {
     sdi_spgemm_config v[SG_MAX_EDITS + 1];
-    const int n = winner_edits(t, v);
+    sg_edit why[SG_MAX_EDITS];
+    const int n = winner_edits(t, v, why);
     if (n == 0)
         return SD_OK;
     if (t->budget < t->used + n)
@@ -587,7 +622,7 @@ static sd_status try_winner_edits(sg_tuner *t)
     precompile_batch(t, v, nc);
     sd_status s = SD_OK;
     for (int i = 0; i < n && s == SD_OK; i++)
-        s = try_config(t, 3, &v[i]);
+        s = try_one(t, 3, &v[i], &why[i]);
     return s;
 }
 
@@ -760,7 +795,7 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
          * units in the memo instead of compiling them one short batch at a time. */
         order_by_time(t, order, nf);
         sdi_spgemm_config edits[SG_MAX_EDITS + 1];
-        const int nedits = winner_edits(t, edits);
+        const int nedits = winner_edits(t, edits, NULL);
         int edit_slots = nedits;
         if (edit_slots > t->budget - t->used - 1)
             edit_slots = t->budget - t->used - 1 > 0 ? t->budget - t->used - 1 : 0;

@@ -1,12 +1,14 @@
 /* tests/cpu/test_spgemm_tune_offline.c: the SpGEMM compiler without a GPU: analysis,
  * ranking, the families' first-round plans scheduled on the host u(i) / spans, lowering
  * and NVRTC for sm_90, stopped before measurement; A·A, A·Aᵀ, a general A·B, an empty
- * product, argument errors; and the cache key of an A·B kernel covering B's pattern. */
+ * product, argument errors; the record naming an edit trial's source; and the cache key
+ * of an A·B kernel covering B's pattern. */
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
 #include "analysis/gpu.h"
 #include "cache/cache.h"
+#include "core/json_parse.h"
 #include "gen/gen.h"
 #include "sdt.h"
 #include "tune/tune.h"
@@ -56,6 +58,9 @@ static void offline(const char *what, const sd_csr *a, const sd_csr *b, double w
     SDT_CHECK(rec.buf != NULL && strstr(rec.buf, "\"features\":{\"rows\":") != NULL &&
                   strstr(rec.buf, "\"shape_class\"") != NULL,
               "%s: features in the record", what);
+    SDT_CHECK(rec.buf != NULL && strstr(rec.buf, "\"edit_of\"") == NULL &&
+                  strstr(rec.buf, "\"edit\"") == NULL,
+              "%s: no trial is an edit", what);
     sdi_json_free(&rec);
     sdi_json_free(&j);
     sdi_tune_result_free(r);
@@ -177,6 +182,49 @@ static void test_search_fast(void)
     sd_csr_free(&a);
 }
 
+/* An edit trial (the search's winner's edits) carries "edit_of", its source's index, and
+ * "edit" in the record; the others carry neither, as they did before the keys, including
+ * trial 0, which a zeroed trial would name if the index were stored as is. */
+static void test_record_names_edits(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("stencil2d:n=20", 3, &a));
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    SDT_CHECK(r != NULL, "calloc");
+    if (r != NULL && sdi_tune_spgemm_offline(&a, NULL, -1, &gpu, 3, 0, r, NULL) == SD_OK &&
+        r->ntrials == 3) {
+        r->trials[2].edit_src = 1 + 1; /* trial 2 edits trial 1 */
+        snprintf(r->trials[2].edit, sizeof r->trials[2].edit, "gh=10");
+        sdi_json rec;
+        sdi_json_init(&rec, 0);
+        sdi_tune_result_json(r, &rec);
+        SDT_OK(sdi_json_finish(&rec));
+        sdi_jvalue v = {0};
+        SDT_OK(sdi_json_parse(rec.buf != NULL ? rec.buf : "{}", -1, &v));
+        const sdi_jvalue *tr = sdi_jget(&v, "trials");
+        SDT_CHECK(tr != NULL && tr->n == 3, "%d trials in the record", tr ? tr->n : -1);
+        for (int i = 0; tr != NULL && i < tr->n; i++) {
+            const sdi_jvalue *t = &tr->items[i];
+            if (i == 2)
+                SDT_CHECK(sdi_jget_number(t, "edit_of", -1) == 1 &&
+                              strcmp(sdi_jget_string(t, "edit", ""), "gh=10") == 0,
+                          "trial 2: edit_of %g, edit %s", sdi_jget_number(t, "edit_of", -1),
+                          sdi_jget_string(t, "edit", "?"));
+            else
+                SDT_CHECK(sdi_jget(t, "edit_of") == NULL && sdi_jget(t, "edit") == NULL,
+                          "trial %d is no edit", i);
+        }
+        sdi_jvalue_free(&v);
+        sdi_json_free(&rec);
+    } else {
+        SDT_CHECK(0, "offline SpGEMM: %s (%d trials)", sd_last_error(), r ? r->ntrials : -1);
+    }
+    if (r != NULL)
+        sdi_tune_result_free(r);
+    free(r);
+    sd_csr_free(&a);
+}
+
 /* The cache key of A·B covers B's pattern: same A and same B sizes, B's pattern differs
  * → another key; A·A's key has no general-B flag. */
 static void test_cache_key_covers_b(void)
@@ -232,6 +280,7 @@ int main(void)
     SDT_RUN(test_general_a_times_b);
     SDT_RUN(test_empty_product);
     SDT_RUN(test_search_fast);
+    SDT_RUN(test_record_names_edits);
     SDT_RUN(test_cache_key_covers_b);
     return sdt_finish();
 }

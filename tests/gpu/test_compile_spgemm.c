@@ -5,7 +5,8 @@
  * matrix and a product with nnz(C) = 0; the second compile of a pattern is a cache hit
  * with the same C; update_values; deterministic mode (bitwise-identical repeated runs);
  * describe's SpGEMM JSON; sd_device_csr_free waits for work still queued on C; the search's
- * edits of its winner (warp per B row flipped, smaller hash tables); linked units. Small
+ * edits of its winner (warp per B row flipped, smaller hash tables), each checked against
+ * the trial the search record names as its source; linked units. Small
  * budgets keep it under a minute. Skipped (exit 77) without a device. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -165,12 +166,6 @@ static bool same_plan(const char *x, const char *y)
     return nx == ny && strncmp(x, y, nx) == 0;
 }
 
-/* The marks of the winner's edits in a configuration's description: the warp path off
- * (the sweeps leave it on), load 100, group tables capped at 2^10 slots (SG_EDIT_GH in
- * tune_spgemm.c), CTA teams above a threshold (cta_u). */
-static const char *const edit_marks[] = {" wb=off", " load=100 ", " gh=10 ", " cta>"};
-enum { NMARKS = sizeof edit_marks / sizeof *edit_marks };
-
 /* Whether a round-3 trial (the winner's edits) has marker in its configuration. */
 static bool edit_tried(const sdi_jvalue *trials, const char *marker)
 {
@@ -181,29 +176,106 @@ static bool edit_tried(const sdi_jvalue *trials, const char *marker)
     return false;
 }
 
-/* Whether a round-3 trial has any edit's mark. */
-static bool any_edit_tried(const sdi_jvalue *trials)
+/* Whether a configuration has a mark that only the winner's edits put there: the warp
+ * path off, load 100, CTA teams (cta_u). The group-table cap " gh=10 " is a sweep entry
+ * too (spgemm_families.c, wide_sweep). */
+static bool edit_only_mark(const char *config)
 {
-    for (int m = 0; m < NMARKS; m++)
-        if (edit_tried(trials, edit_marks[m]))
+    static const char *const marks[] = {" wb=off", " load=100 ", " cta>"};
+    for (size_t m = 0; m < sizeof marks / sizeof *marks; m++)
+        if (strstr(config, marks[m]) != NULL)
             return true;
     return false;
 }
 
-/* Whether the winner is one of the winner's edits: a round-3 trial (the refinement's and
- * the edits' round) with an edit's mark. */
-static bool winner_is_edit(const sdi_jvalue *trials, const char *config)
+/* The length of a configuration field's key: "gh" of "gh=10", "cta" of "cta>512". */
+static size_t field_key(const char *field, size_t len)
 {
-    bool marked = false;
-    for (int m = 0; m < NMARKS && !marked; m++)
-        marked = strstr(config, edit_marks[m]) != NULL;
-    if (!marked)
-        return false;
-    for (int i = 0; trials != NULL && i < trials->n; i++)
-        if (sdi_jget_number(&trials->items[i], "round", 0) == 3 &&
-            same_plan(sdi_jget_string(&trials->items[i], "config", ""), config))
+    size_t k = 0;
+    while (k < len && field[k] != '=' && field[k] != '>')
+        k++;
+    return k;
+}
+
+/* Whether the len bytes at field are one of the space-separated fields of list. */
+static bool has_field(const char *list, const char *field, size_t len)
+{
+    for (const char *p = list; *p != '\0';) {
+        p += strspn(p, " ");
+        const size_t n = strcspn(p, " ");
+        if (n == len && n > 0 && strncmp(p, field, len) == 0)
             return true;
+        p += n;
+    }
     return false;
+}
+
+/* Counts into *n the fields of x that y lacks; whether each has a key among keys. */
+static bool fields_differ_in(const char *x, const char *y, const char *keys, int *n)
+{
+    bool ok = true;
+    for (const char *p = x; *p != '\0';) {
+        p += strspn(p, " ");
+        const size_t len = strcspn(p, " ");
+        if (len > 0 && !has_field(y, p, len)) {
+            (*n)++;
+            ok = ok && has_field(keys, p, field_key(p, len));
+        }
+        p += len;
+    }
+    return ok;
+}
+
+/* Edit trial i against the trial it names as its source (the record's "edit_of"): an
+ * earlier trial that validated, whose configuration differs from the edit's in the edit's
+ * fields only, with the edit's mark (the record's "edit") in the edit's (winner_edits:
+ * "wb=off" / "wb=on" the warp path, "load=100" the load with group tables capped at 2^10,
+ * "gh=10" the cap alone, "cta>N" CTA teams). Returns whether it holds. */
+static bool check_edit(const char *what, const sdi_jvalue *trials, int i)
+{
+    const sdi_jvalue *e = &trials->items[i];
+    const double src = sdi_jget_number(e, "edit_of", -1);
+    const char *mark = sdi_jget_string(e, "edit", "");
+    const char *config = sdi_jget_string(e, "config", "");
+    if (!(src >= 0 && src < i && src == (int)src) || mark[0] == '\0') {
+        SDT_CHECK(0, "%s: trial %d, edit \"%s\", names trial %g as its source", what, i, mark, src);
+        return false;
+    }
+    const sdi_jvalue *s = &trials->items[(int)src];
+    const char *sconfig = sdi_jget_string(s, "config", "");
+    bool ok = strcmp(sdi_jget_string(s, "status", ""), sd_status_string(SD_OK)) == 0 &&
+              sdi_jget_number(s, "round", 99) <= sdi_jget_number(e, "round", 0);
+    SDT_CHECK(ok, "%s: trial %d's source, trial %g, did not validate before it (%s, round %g)",
+              what, i, src, sdi_jget_string(s, "status", "?"), sdi_jget_number(s, "round", -1));
+    bool marked;
+    if (strcmp(mark, "wb=on") == 0)
+        marked = strstr(config, " wb=") == NULL && has_field(sconfig, "wb=off", 6);
+    else
+        marked = has_field(config, mark, strlen(mark));
+    const char *gh = strstr(config, " gh=");
+    if (strcmp(mark, "load=100") == 0)
+        marked = marked && gh != NULL && atoi(gh + 4) <= 10;
+    char keys[32]; /* the fields the edit may change */
+    snprintf(keys, sizeof keys, "%.*s%s", (int)field_key(mark, strlen(mark)), mark,
+             strcmp(mark, "load=100") == 0 ? " gh" : "");
+    int n = 0;
+    const bool only = fields_differ_in(config, sconfig, keys, &n) &&
+                      fields_differ_in(sconfig, config, keys, &n);
+    SDT_CHECK(marked && only && n > 0,
+              "%s: trial %d is not edit \"%s\" of trial %g:\n      %s\n   vs %s", what, i, mark,
+              src, config, sconfig);
+    return ok && marked && only && n > 0;
+}
+
+/* The trial of the winner's plan that is one of the winner's edits (it names its source),
+ * else -1. The round-4 rebuild of an edited winner at full optimisation names none. */
+static int winner_edit(const sdi_jvalue *trials, const char *config)
+{
+    for (int i = 0; trials != NULL && i < trials->n; i++)
+        if (sdi_jget(&trials->items[i], "edit_of") != NULL &&
+            same_plan(sdi_jget_string(&trials->items[i], "config", ""), config))
+            return i;
+    return -1;
 }
 
 /* On a failed expectation: the winner, its bins and every trial, to tell from the log
@@ -217,11 +289,15 @@ static void dump_search(const char *config, const sdi_jvalue *bins, const sdi_jv
                sdi_jget_number(&bins->items[i], "lanes", -1),
                sdi_jget_number(&bins->items[i], "size", -1),
                sdi_jget_number(&bins->items[i], "rows", -1));
-    for (int i = 0; trials != NULL && i < trials->n; i++)
-        printf("    trial %2d round %.0f %-9s %s\n", i,
-               sdi_jget_number(&trials->items[i], "round", -1),
-               sdi_jget_string(&trials->items[i], "status", "?"),
-               sdi_jget_string(&trials->items[i], "config", "?"));
+    for (int i = 0; trials != NULL && i < trials->n; i++) {
+        const sdi_jvalue *tr = &trials->items[i];
+        printf("    trial %2d round %.0f %-9s %s", i, sdi_jget_number(tr, "round", -1),
+               sdi_jget_string(tr, "status", "?"), sdi_jget_string(tr, "config", "?"));
+        if (sdi_jget(tr, "edit_of") != NULL)
+            printf(" (edit %s of trial %.0f)", sdi_jget_string(tr, "edit", "?"),
+                   sdi_jget_number(tr, "edit_of", -1));
+        printf("\n");
+    }
 }
 
 /* The search measures its winner's edits (tune_spgemm.c, winner_edits), each validated
@@ -230,11 +306,13 @@ static void dump_search(const char *config, const sdi_jvalue *bins, const sdi_jv
  * without the path), smaller hash tables (load 100) when it has hash rows. Which plan wins
  * depends on the GPU's timings, so each edit is checked against the winner's own schedule
  * (the plan's lowering bins): tried when it applies, not tried when it does not. A winner
- * that is itself an edit (winner_is_edit) only shows that edits ran: its bins are not
- * those of the plan the edits came from (session 16, H200: the group-cap edit won on the
- * hash-row product and moved its longest rows to CTA tables, rows the plan before the
- * edit, and so its edits, had not had; session 24: the CTA-team edit won on it the same
- * way, its 23 longest rows moved to CTA tables). Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
+ * that is itself an edit (winner_edit) has the bins of the edit, not those of the plan the
+ * edits came from (session 16, H200: the group-cap edit won on the hash-row product and
+ * moved its longest rows to CTA tables, rows the plan before the edit, and so its edits,
+ * had not had; session 24: the CTA-team edit won on it the same way, its 23 longest rows
+ * moved to CTA tables): it is checked against its source instead, the trial the record
+ * names (check_edit), as is every edit trial; a trial with a mark only edits make
+ * (edit_only_mark) must name one. Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
  * and one of hash rows (256 products over 100,000 columns); cuSPARSE is left out so that
  * the plan is ours. Across the four compiles at least one edit must have been measured. */
 static void test_winner_edits(void)
@@ -278,18 +356,30 @@ static void test_winner_edits(void)
                 const bool load = edit_tried(trials, " load=100 ");
                 edits += flip + load;
                 SDT_CHECK(bins != NULL, "%s: the plan has no lowering bins", what);
-                if (winner_is_edit(trials, config)) {
-                    /* its bins are the edit's, not those of the plan the edits came from */
-                    SDT_CHECK(any_edit_tried(trials),
-                              "%s: an edited winner without edit trials", what);
-                } else {
+                bool ok = true;
+                for (int i = 0; trials != NULL && i < trials->n; i++) {
+                    const sdi_jvalue *tr = &trials->items[i];
+                    if (sdi_jget(tr, "edit_of") != NULL) {
+                        ok = check_edit(what, trials, i) && ok;
+                    } else if (sdi_jget_number(tr, "round", 0) == 3 &&
+                               edit_only_mark(sdi_jget_string(tr, "config", ""))) {
+                        SDT_CHECK(0, "%s: trial %d has an edit's mark but names no source", what, i);
+                        ok = false;
+                    }
+                }
+                if (winner_edit(trials, config) < 0) {
+                    /* not an edit: the edits came from the winner's own plan and bins */
+                    SDT_CHECK(!edit_only_mark(config),
+                              "%s: the winner has an edit's mark but is no edit trial", what);
                     SDT_CHECK(flip == (cta_rows && !env), "%s: flip tried %d, CTA rows %d",
                               what, flip, cta_rows);
                     SDT_CHECK(load == hash_rows, "%s: load 100 tried %d, hash rows %d (%s)",
                               what, load, hash_rows, config);
-                    if (flip != (cta_rows && !env) || load != hash_rows)
-                        dump_search(config, bins, trials);
+                    ok = ok && !edit_only_mark(config) && flip == (cta_rows && !env) &&
+                         load == hash_rows;
                 }
+                if (!ok)
+                    dump_search(config, bins, trials);
             } else {
                 SDT_CHECK(0, "%s: no describe JSON", what);
             }
