@@ -33,12 +33,12 @@ static int64_t group_keys(const sd_csr *a, int32_t r0, int32_t r1, int width, in
 #define KEYS_MARK_BYTES ((size_t)1 << 30)
 
 /* Sum and maximum over the groups of group_rows rows of their distinct keys colind / width
- * (keys < nkeys). In parallel, each thread with its own marks: the sweeps count blocks and
+ * (keys < nkeys; `what` names them in an error). In parallel, each thread with its own marks: the sweeps count blocks and
  * windows of every candidate size before building any, and serially the delaunay_n24 twin
  * (10^8 entries, random access into 4·10^6 marks) took ~3 s a count on the H200's host,
  * 13 s of a 65-s SpMM compile (session 26). The result does not depend on the threads. */
 static sd_status keys_per_group(const sd_csr *a, int group_rows, int width, int32_t nkeys,
-                                int64_t *total, int64_t *widest)
+                                const char *what, int64_t *total, int64_t *widest)
 {
     *total = 0;
     *widest = 0;
@@ -78,7 +78,7 @@ static sd_status keys_per_group(const sd_csr *a, int group_rows, int width, int3
         sdi_free(mark);
     }
     if (oom)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for %d key marks", nkeys);
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for %d %s marks", nkeys, what);
     *total = sum;
     *widest = most;
     return SD_OK;
@@ -288,7 +288,7 @@ sd_status sdi_spmm_colwin_count(const sd_csr *a, int panel_rows, int width, int6
     if (panel_rows < 1 || width < 1)
         return SDI_ERR(SD_ERR_INVALID_ARG, "column windows: panel_rows and width must be >= 1");
     int64_t widest = 0;
-    return keys_per_group(a, panel_rows, width, a->cols / width + 1, nseg, &widest);
+    return keys_per_group(a, panel_rows, width, a->cols / width + 1, "window", nseg, &widest);
 }
 
 sd_status sdi_spmm_colwin_build(const sd_csr *a, int panel_rows, int width,
@@ -460,8 +460,8 @@ sd_status sdi_spmm_blocks_count(const sd_csr *a, int bm, int bn, int64_t *nblock
     *max_per_brow = 0;
     if (bm < 1 || bn < 1)
         return SDI_ERR(SD_ERR_INVALID_ARG, "blocks: block sizes must be >= 1");
-    return keys_per_group(a, bm, bn, (int32_t)(((int64_t)a->cols + bn - 1) / bn), nblocks,
-                          max_per_brow);
+    return keys_per_group(a, bm, bn, (int32_t)(((int64_t)a->cols + bn - 1) / bn), "block",
+                          nblocks, max_per_brow);
 }
 
 sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc_layout,
