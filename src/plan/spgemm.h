@@ -154,6 +154,10 @@ typedef struct {
     int64_t *ub;      /* m + 1 staging offsets (owned; NULL without one-phase rows) */
     int64_t ub_total; /* staging entries */
     int32_t out_ub;   /* C allocated at ub_total entries before the kernels */
+    /* > 0: two-phase rows, C allocated at this bound of nnz(C) (Σ min(u(i), span(i)))
+     * before the kernels, so the numeric stage follows the scan without the host's wait
+     * for nnz(C); the configuration's out_ub where one-phase staging does not apply */
+    int64_t eager_cap;
     int32_t need_rowlo;
     int64_t gwidth;   /* global stripes: columns (multiple of 32) and slots */
     int64_t gslots;

@@ -610,6 +610,18 @@ static sd_status add_segment(sdi_sg_schedule *s, int fuse, int max_segs, int sta
     return SD_OK;
 }
 
+/* A bound of nnz(C): no row of C holds more entries than its products or its span. */
+static int64_t c_bound(const sdi_sg_rowinfo *ri)
+{
+    int64_t bound = 0;
+    for (int32_t i = 0; i < ri->m; i++)
+        if (ri->u[i] > 0) {
+            const int64_t span = (int64_t)ri->hi[i] - ri->lo[i] + 1;
+            bound += ri->u[i] < span ? ri->u[i] : span;
+        }
+    return bound;
+}
+
 sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
                                 const sdi_sg_rowinfo *ri, sdi_sg_schedule *out)
 {
@@ -823,6 +835,16 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         if (!s->bins[b].one_phase)
             all_one = 0;
     s->out_ub = c->out_ub && all_one && s->ub_total > 0 && s->ub_total * 8 <= (512ll << 20);
+    /* Two-phase rows under out_ub: C's arrays at a bound of nnz(C) before the kernels too.
+     * The wait for nnz(C) between the scan and the numeric stage (a device-to-host copy,
+     * the host's wake-up, two allocations and the stage's launches) is most of a small
+     * product's time beyond its kernels (G51, session 27: ~15 of 59 us). */
+    s->eager_cap = 0;
+    if (c->out_ub && !s->out_ub) {
+        const int64_t bound = c_bound(ri);
+        if (bound > 0 && bound * 8 <= (512ll << 20))
+            s->eager_cap = bound;
+    }
 
     /* Global stripes: as wide as the widest such row, as many slots as the budget left
      * allows (rows beyond run in later waves of the same CTAs). */
@@ -1064,6 +1086,10 @@ sd_status sdi_sg_schedule_verify(const sdi_spgemm_config *c, const sdi_sg_limits
         FAIL("%d copy segments", copies);
     if (s->out_ub && !any_one)
         FAIL("upper-bound output without one-phase rows");
+    /* The numeric stage writes C before anyone knows nnz(C): the bound must hold. */
+    if (s->eager_cap > 0 && (s->out_ub || s->eager_cap != c_bound(ri)))
+        FAIL("eager output of %lld entries (bound %lld, ub-out %d)", (long long)s->eager_cap,
+             (long long)c_bound(ri), s->out_ub);
 #undef FAIL
     SD_FREE_ALL;
     return SD_OK;
@@ -1103,7 +1129,7 @@ void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap)
                 st2++;
         }
         snprintf(buf + o, cap - o, "%slaunches %d+scan+%d%s", o > 0 ? " | " : "", st1, st2,
-                 s->out_ub ? " ub-out" : "");
+                 s->out_ub ? " ub-out" : s->eager_cap > 0 ? " eager-out" : "");
     }
 }
 
@@ -1147,6 +1173,8 @@ void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j)
     sdi_json_int(j, st2);
     sdi_json_key(j, "out_ub");
     sdi_json_bool(j, s->out_ub != 0);
+    sdi_json_key(j, "out_eager"); /* C at a bound of nnz(C): no wait before stage 2 */
+    sdi_json_int(j, s->eager_cap);
     sdi_json_key(j, "staging_entries");
     sdi_json_int(j, s->ub_total);
     sdi_json_key(j, "global_slots");

@@ -982,8 +982,11 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     }
     SD_TRY(out_alloc(e, alloc, &crow, ((size_t)m + 1) * 8, stream, "C's row pointers"));
     int64_t cap = 0;
-    if (s->out_ub) {
-        cap = s->ub_total;
+    /* eager: C at a bound of nnz(C) now, the numeric stage right after the scan, one wait
+     * for nnz(C) at the end (sdi_sg_schedule.eager_cap). */
+    const bool eager = !s->out_ub && s->eager_cap > 0 && m > 0;
+    if (s->out_ub || eager) {
+        cap = s->out_ub ? s->ub_total : s->eager_cap;
         SD_TRY(out_alloc(e, alloc, &ccol, (size_t)cap * 4, stream, "C's columns"));
         SD_TRY(out_alloc(e, alloc, &cval, (size_t)cap * 4, stream, "C's values"));
     }
@@ -1013,6 +1016,8 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
         SD_TRY(sdi_cuda_status(e->ctx,
                                cudaLaunchKernel((const void *)e->scan->kernel, g, b, params, 0, stream),
                                "launching", e->scan->name));
+        if (eager)
+            SD_TRY(run_stage(e, 2, stream));
         SD_TRY(sdi_cuda_status(e->ctx, cudaMemcpyAsync(e->h_nnz, (const int64_t *)crow + m, 8,
                                                        cudaMemcpyDeviceToHost, stream),
                                "reading nnz(C) of", "sd_spgemm_scan"));
@@ -1023,12 +1028,12 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
         SD_TRY(sdi_cuda_status(e->ctx, cudaMemsetAsync(crow, 0, 8, stream), "clearing",
                                "C's row pointers"));
     }
-    if (nnz < 0 || (s->out_ub && nnz > cap)) {
+    if (nnz < 0 || ((s->out_ub || eager) && nnz > cap)) {
         SD_FREE_ALL;
         return SDI_ERR(SD_ERR_INTERNAL, "spgemm: nnz(C) = %lld is out of range (capacity %lld)",
                        (long long)nnz, (long long)cap);
     }
-    if (!s->out_ub) {
+    if (!s->out_ub && !eager) {
         cap = nnz;
         SD_TRY(out_alloc(e, alloc, &ccol, (size_t)nnz * 4, stream, "C's columns"));
         SD_TRY(out_alloc(e, alloc, &cval, (size_t)nnz * 4, stream, "C's values"));

@@ -334,6 +334,19 @@ static void check_schedule(const char *what, const sdi_spgemm_config *c, const r
                 SDT_CHECK(h0 == h, "%s: launch %d fuses 32-entry lists with other kinds", what, l);
             }
     }
+    /* eager output: only under out_ub where one-phase staging does not apply, never past
+     * 512 MiB; a bound of nnz(C) (verify recomputes it): no row holds more than its
+     * products or its span */
+    SDT_CHECK(s.eager_cap == 0 || (c->out_ub && !s.out_ub && s.eager_cap * 8 <= (512ll << 20)),
+              "%s: eager output of %lld entries (out_ub %d / %d)", what, (long long)s.eager_cap,
+              c->out_ub, s.out_ub);
+    if (c->out_ub && !s.out_ub && s.eager_cap == 0) {
+        int64_t bound = 0;
+        for (int32_t i = 0; i < r->m; i++)
+            bound += r->u[i] > 0 ? (r->u[i] < r->hi[i] - r->lo[i] + 1 ? r->u[i] : r->hi[i] - r->lo[i] + 1) : 0;
+        SDT_CHECK(bound == 0 || bound * 8 > (512ll << 20), "%s: no eager output for a bound of %lld",
+                  what, (long long)bound);
+    }
     /* staging: prefix of u over one-phase rows, within half the budget */
     if (s.ub != NULL) {
         SDT_CHECK(s.ub[s.m] == s.ub_total, "%s: staging total", what);
@@ -490,6 +503,9 @@ static void test_schedule_details(void)
             SDT_CHECK(s.ub[i] == want_ub[i], "ub[%d] = %lld", i, (long long)s.ub[i]);
     }
     SDT_CHECK(!s.out_ub, "upper-bound output with two-phase bins");
+    /* ... but C at a bound of nnz(C) before the kernels (out_ub set): Σ min(u, span) =
+     * 5 + 300 + min(4000, 129) + min(200000, 100000) */
+    SDT_CHECK(s.eager_cap == 100434, "eager output of %lld entries", (long long)s.eager_cap);
     SDT_CHECK(s.gwidth == 100000 && s.gslots == 1, "global width %lld slots %lld",
               (long long)s.gwidth, (long long)s.gslots);
     /* one global row of 2·10^5 products: parts mode, windows of ≤ 2^15 products */
