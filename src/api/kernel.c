@@ -36,13 +36,16 @@ struct sd_kernel {
 /* What a cache entry stores to rebuild the winner (binary, versioned by the cache key's
  * library and generator versions). */
 typedef struct {
-    int32_t kind, op, k, reserved;
+    int32_t kind, op, k;
+    int32_t flags; /* IMPL_VENDOR_PLAIN; 0 in entries older than the flag (graph replay) */
     sdi_spmv_config spmv;
     sdi_spmm_config spmm;
     char vendor[48];
     sdi_spgemm_config spgemm;
     int32_t aat, general_b; /* SpGEMM product */
 } impl_record;
+
+#define IMPL_VENDOR_PLAIN 1 /* cuSPARSE's calls run plainly (sdi_impl.vendor_plain) */
 
 static pthread_mutex_t g_search_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -293,6 +296,7 @@ static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int 
     kern->impl.spmm_cfg = r.spmm;
     memcpy(kern->impl.vendor_name, r.vendor, sizeof r.vendor);
     kern->impl.vendor_name[sizeof kern->impl.vendor_name - 1] = '\0';
+    kern->impl.vendor_plain = (r.flags & IMPL_VENDOR_PLAIN) != 0;
     kern->impl.spgemm_cfg = r.spgemm;
     kern->impl.sg_aat = r.aat;
     kern->impl.sg_b = kern->has_b ? &kern->b : NULL;
@@ -337,6 +341,7 @@ static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_k
     r.spmv = kern->impl.spmv_cfg;
     r.spmm = kern->impl.spmm_cfg;
     snprintf(r.vendor, sizeof r.vendor, "%s", kern->impl.vendor_name);
+    r.flags = kern->impl.vendor_plain ? IMPL_VENDOR_PLAIN : 0;
     r.spgemm = kern->impl.spgemm_cfg;
     r.aat = kern->impl.sg_aat;
     r.general_b = kern->has_b;

@@ -308,7 +308,10 @@ int cmd_compile(int argc, char **argv)
             const sdi_jvalue *vendor = sdi_jget(plan, "vendor"), *vgraph = sdi_jget(win, "vendor_graph");
             if (vendor && vendor->boolean)
                 printf("  runs      cuSPARSE's own kernels%s\n",
-                       vgraph && vgraph->boolean ? ", replayed as a CUDA graph (timed that way)" : "");
+                       vgraph && vgraph->boolean ? ", replayed as a CUDA graph (timed that way)"
+                       : sdi_jget(cs, "graph_time") ? ", called plainly (a graph replay was slower in "
+                                                     "one of the two times)"
+                                                   : "");
             if (!(vendor && vendor->boolean) && strcmp(sdi_jget_string(plan, "family", ""), "agent") != 0) {
                 const char *vo = sdi_jget_string(plan, "vo_label", "");
                 if (vo[0])

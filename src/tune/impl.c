@@ -206,8 +206,10 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
         if (im->op == SD_OP_SPGEMM)
             SD_TRY(sdi_vendor_spgemm_create(ctx, a, im->sg_b, im->sg_aat, im->vendor_name,
                                             &im->sg_vendor));
-        else
-            SD_TRY(sdi_vendor_create(ctx, a, im->op, im->k, im->vendor_name, &im->vendor));
+        else {
+            const sdi_vendor_options vo = {.no_graph = im->vendor_plain};
+            SD_TRY(sdi_vendor_create_ex(ctx, a, im->op, im->k, im->vendor_name, &vo, &im->vendor));
+        }
         break;
     case SDI_IMPL_SPGEMM: {
         if (im->sg_ops == NULL) {

@@ -32,6 +32,9 @@ typedef struct {
     const sdi_spmv_stats *spmv_st;
     sdi_spmm_config spmm_cfg;
     char vendor_name[48];
+    /* SpMV/SpMM vendor: cuSPARSE's calls run plainly, never replayed as a graph (the
+     * search found the replay slower in one of the two times) */
+    bool vendor_plain;
     /* SpGEMM: the product. sg_b is a general B (borrowed; NULL for A·A / A·Aᵀ); sg_aat
      * 1 for A·Aᵀ. sg_ops (device operands) may be lent by the tuner, which shares them
      * between candidates; sdi_impl_build creates them (owned) when NULL. */

@@ -73,6 +73,15 @@ static inline bool sdi_tune_vendor_wins(const sdi_timing *ours, const sdi_timing
            vendor->pipelined_us < ours->pipelined_us;
 }
 
+/* Whether cuSPARSE's fallback runs replayed as a graph (graph = the replay's timing, mean
+ * 0 when not measured; plain = its own calls'): only when the replay is no slower in
+ * either time. Plain calls are the baseline itself, so a fallback chosen this way, and
+ * any plan of ours that beats it (sdi_tune_vendor_wins), is below 1.0x in neither. */
+static inline bool sdi_tune_vendor_replays(const sdi_timing *graph, const sdi_timing *plain)
+{
+    return graph->mean_us > 0 && !sdi_tune_vendor_wins(graph, plain);
+}
+
 /* Called after each trial (progress on a TTY); may be NULL. */
 typedef void (*sdi_tune_progress_fn)(void *arg, const char *stage, const sdi_trial *trial,
                                      double best_us);

@@ -1,6 +1,7 @@
 /* tests/cpu/test_tune_rules.c: the search's decision rules that need no GPU (tune.h):
  * when cuSPARSE's best variant runs instead of our winner (faster per execution or
- * pipelined), the screening factor and the brief protocol's threshold. */
+ * pipelined), when that fallback runs replayed as a graph, the screening factor and the
+ * brief protocol's threshold. */
 #include "tune/tune.h"
 #include "sdt.h"
 
@@ -32,6 +33,31 @@ static void test_vendor_wins(void)
     SDT_CHECK(!sdi_tune_vendor_wins(&ours, &vend), "cuSPARSE unmeasured: ours runs");
 }
 
+/* The fallback's graph replay only where it is no slower than cuSPARSE's own calls in
+ * either time; then it, and any plan of ours beating it, is below 1.0x in neither. */
+static void test_vendor_replays(void)
+{
+    sdi_timing graph, plain, ours;
+    graph = timing(6, 4.5), plain = timing(8.6, 4.8);
+    SDT_CHECK(sdi_tune_vendor_replays(&graph, &plain), "replay faster in both: replayed");
+    /* GD06_Java SpMM K = 8 (session 22): replay 6.06 / 5.12 us, calls 8.60 / 4.81 us */
+    graph = timing(6.06, 5.12), plain = timing(8.60, 4.81);
+    SDT_CHECK(!sdi_tune_vendor_replays(&graph, &plain), "replay slower pipelined: plain calls");
+    graph = timing(9, 4), plain = timing(8.6, 4.8);
+    SDT_CHECK(!sdi_tune_vendor_replays(&graph, &plain), "replay slower per execution: plain calls");
+    graph = timing(0, 0), plain = timing(8.6, 4.8);
+    SDT_CHECK(!sdi_tune_vendor_replays(&graph, &plain), "replay not measured: plain calls");
+    graph = timing(8.6, 4.8), plain = timing(8.6, 4.8);
+    SDT_CHECK(sdi_tune_vendor_replays(&graph, &plain), "a tie replays");
+    /* The decision chain keeps every winner at or under the plain calls in both times:
+     * our plan 6.49 / 4.91 us beats the replay per execution but not the calls pipelined. */
+    graph = timing(6.06, 5.12), plain = timing(8.60, 4.81), ours = timing(6.49, 4.91);
+    const sdi_timing *vt = sdi_tune_vendor_replays(&graph, &plain) ? &graph : &plain;
+    const sdi_timing *win = sdi_tune_vendor_wins(&ours, vt) ? vt : &ours;
+    SDT_CHECK(win == &plain, "GD06_Java's chain ends at cuSPARSE's own calls");
+    SDT_CHECK(!sdi_tune_vendor_wins(win, &plain), "the winner is no slower than the baseline");
+}
+
 static void test_screen_and_brief(void)
 {
     SDT_CHECK(sdi_tune_screen_factor(10) == SDI_TUNE_SCREEN, "short executions screened at 8x");
@@ -50,6 +76,7 @@ int main(void)
 {
     sdt_init("test_tune_rules");
     SDT_RUN(test_vendor_wins);
+    SDT_RUN(test_vendor_replays);
     SDT_RUN(test_screen_and_brief);
     return sdt_finish();
 }

@@ -10,6 +10,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "runtime/vendor.h"
 #include "sdt.h"
 #include "tune/tune.h"
 
@@ -229,14 +230,42 @@ static void test_search_brief(void)
             if (tasks[q].op != SD_OP_SPGEMM && sdi_program_graphs_enabled())
                 SDT_CHECK(r->vendor_graph_t.mean_us > 0,
                           "%s: cuSPARSE's best measured replayed as a graph", what);
-            /* A cuSPARSE winner is timed as its executor runs: replayed as a graph when
-             * the graph was measured (SpMV / SpMM with graphs on). */
-            if (r->winner_is_vendor) {
-                const bool g = r->vendor_graph_t.mean_us > 0;
-                SDT_CHECK(r->winner_vendor_graph == g &&
+            /* A cuSPARSE winner is timed as its executor runs: replayed as a graph where
+             * the replay is no slower than the plain calls in either time, plainly
+             * otherwise (and then its executor never replays). Whoever won is no slower
+             * than cuSPARSE's own calls in either time. */
+            if (r->baseline != NULL && r->vendor_best >= 0) {
+                const sdi_timing *plain = &r->baseline->v[r->vendor_best].timing;
+                SDT_CHECK(!sdi_tune_vendor_wins(&r->best_t, plain),
+                          "%s: the winner (%.2f / %.2f us) no slower than cuSPARSE's calls "
+                          "(%.2f / %.2f us)", what, r->best_t.mean_us, r->best_t.pipelined_us,
+                          plain->mean_us, plain->pipelined_us);
+            }
+            if (r->winner_is_vendor && tasks[q].op != SD_OP_SPGEMM) {
+                const bool g = sdi_tune_vendor_replays(&r->vendor_graph_t,
+                                                       &r->baseline->v[r->vendor_best].timing);
+                SDT_CHECK(r->winner_vendor_graph == g && r->best.vendor_plain == !g &&
                               r->best_t.mean_us == (g ? r->vendor_graph_t.mean_us
                                                       : r->baseline->v[r->vendor_best].timing.mean_us),
                           "%s: cuSPARSE's win timed as it runs (graph %d)", what, (int)g);
+                /* Runs on the same pointers: from the second on, a replaying executor
+                 * would replay. */
+                const int kk = tasks[q].op == SD_OP_SPMM ? tasks[q].k : 1;
+                float *d_in = NULL, *d_out = NULL;
+                const bool mem = cudaMalloc((void **)&d_in, (size_t)a.cols * kk * sizeof(float)) == cudaSuccess &&
+                                 cudaMalloc((void **)&d_out, (size_t)a.rows * kk * sizeof(float)) == cudaSuccess;
+                SDT_CHECK(mem, "%s: device buffers for the fallback's runs", what);
+                const long g0 = sdi_vendor_graph_runs(r->best.vendor);
+                sd_status rs = SD_OK;
+                for (int i = 0; i < 3 && mem && rs == SD_OK; i++)
+                    rs = sdi_impl_run(g_ctx, &r->best, d_in, d_out, g_ctx->stream);
+                SDT_CHECK(rs == SD_OK && cudaStreamSynchronize(g_ctx->stream) == cudaSuccess,
+                          "%s: the fallback runs: %s", what, sd_last_error());
+                const long replays = sdi_vendor_graph_runs(r->best.vendor) - g0;
+                SDT_CHECK(!mem || (g ? replays == 2 : replays == 0),
+                          "%s: %ld of 3 runs replayed (graph %d)", what, replays, (int)g);
+                cudaFree(d_in);
+                cudaFree(d_out);
             }
             printf("  %-6s winner %s %.1f us (in full), %d candidates brief\n", what,
                    r->trials[r->ours_trial].config, r->trials[r->ours_trial].t.mean_us, brief);
