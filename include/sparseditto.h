@@ -239,7 +239,9 @@ typedef struct {
 } sd_device_csr;
 /* C = A·A or A·Aᵀ (or A·B for sd_compile_spgemm kernels); columns strictly increasing
  * per row, 64-bit row pointers. Allocates c_out's device arrays (stream-ordered, from
- * the device's default memory pool; an empty C has no column or value arrays) and waits
+ * the device's default memory pool; an empty C has no column or value arrays; the column
+ * and value arrays may be allocated at an upper bound of nnz(C), of which the first nnz(C)
+ * entries are C's) and waits
  * once on `stream` for nnz(C); the last kernels may still run on `stream` when it
  * returns. c_out is owned by the caller: free it with sd_device_csr_free. Not for graph
  * capture. Statuses: SD_ERR_INVALID_ARG (NULL, a kernel of another operator),
