@@ -491,6 +491,7 @@ static sd_status retime_finalists(sg_tuner *t)
     for (int k = 1; k < nfin; k++) {
         /* trials and tried are appended together (try_one): the same index */
         sdi_impl *c = &cand[n];
+        memset(c, 0, sizeof *c); /* a failed build's leftovers go */
         c->kind = SDI_IMPL_SPGEMM;
         c->op = SD_OP_SPGEMM;
         c->k = 1;
