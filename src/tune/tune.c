@@ -915,6 +915,18 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
                 sdi_json_key(j, "brief");
                 sdi_json_bool(j, true);
             }
+            if (tr->retimed) { /* only on finalists: other records stay as they were */
+                sdi_json_key(j, "retimed");
+                sdi_json_begin_object(j);
+                sdi_json_key(j, "search_mean_us");
+                sdi_json_number(j, tr->search_mean_us);
+                sdi_json_key(j, "round_mean_us");
+                sdi_json_begin_array(j);
+                for (int q = 0; q < 2; q++)
+                    sdi_json_number(j, tr->round_mean_us[q]);
+                sdi_json_end_array(j);
+                sdi_json_end_object(j);
+            }
         } else {
             sdi_json_key(j, "detail");
             sdi_json_string(j, tr->detail);

@@ -32,6 +32,11 @@ typedef struct {
     int edit_src;
     char edit[16]; /* its mark in the configuration: "wb=off", "load=100", "gh=10",
                       "cta>512"; "wb=on" takes " wb=off" out */
+    /* A finalist timed again side by side with the others (SpGEMM, tune_spgemm.c): t is
+     * then its last round's timing; the search's own mean and each round's stay here. */
+    int retimed;
+    double search_mean_us;
+    double round_mean_us[2];
 } sdi_trial;
 
 /* A candidate whose first timed execution is this many times slower than the search's best
@@ -81,6 +86,12 @@ static inline bool sdi_tune_vendor_replays(const sdi_timing *graph, const sdi_ti
 {
     return graph->mean_us > 0 && !sdi_tune_vendor_wins(graph, plain);
 }
+
+/* The finalists of a search (SpGEMM's final rounds, tune_spgemm.c): the winner's index
+ * first, then up to cap - 1 other valid trials timed in full (neither brief nor screened)
+ * within `within` × the winner's time, fastest first; their count. */
+SDI_HIDDEN int sdi_tune_finalists(const sdi_trial *trials, int ntrials, int winner, double within,
+                                  int cap, int *out);
 
 /* Called after each trial (progress on a TTY); may be NULL. */
 typedef void (*sdi_tune_progress_fn)(void *arg, const char *stage, const sdi_trial *trial,

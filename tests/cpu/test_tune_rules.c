@@ -58,6 +58,30 @@ static void test_vendor_replays(void)
     SDT_CHECK(!sdi_tune_vendor_wins(win, &plain), "the winner is no slower than the baseline");
 }
 
+/* SpGEMM's final rounds take the winner and the closest valid candidates timed in full. */
+static void test_finalists(void)
+{
+    sdi_trial tr[7];
+    memset(tr, 0, sizeof tr);
+    const double us[7] = {60, 70, 75, 90, 65, 62, 50};
+    for (int i = 0; i < 7; i++)
+        tr[i].t = timing(us[i], us[i]);
+    tr[4].measured = SDI_MEASURED_BRIEF;    /* 65 us, but brief */
+    tr[5].status = SD_ERR_VALIDATION;       /* 62 us, but invalid */
+    tr[6].measured = SDI_MEASURED_SCREENED; /* 50 us? a screened single execution */
+    int fin[3];
+    int n = sdi_tune_finalists(tr, 7, 0, 1.3, 3, fin);
+    SDT_CHECK(n == 3 && fin[0] == 0 && fin[1] == 1 && fin[2] == 2,
+              "winner 0, then 70 and 75 us within 78 us: %d [%d %d %d]", n, fin[0], fin[1], fin[2]);
+    n = sdi_tune_finalists(tr, 7, 0, 1.2, 3, fin);
+    SDT_CHECK(n == 2 && fin[1] == 1, "within 72 us: only 70 us (%d)", n);
+    n = sdi_tune_finalists(tr, 7, 3, 1.3, 2, fin);
+    SDT_CHECK(n == 2 && fin[0] == 3 && fin[1] == 0, "cap 2 from trial 3: the fastest other (%d)", n);
+    n = sdi_tune_finalists(tr, 7, 0, 1.0, 3, fin);
+    SDT_CHECK(n == 1, "nothing within 1.0x: the winner alone (%d)", n);
+    SDT_CHECK(sdi_tune_finalists(tr, 7, -1, 1.3, 3, fin) == 0, "no winner: none");
+}
+
 static void test_screen_and_brief(void)
 {
     SDT_CHECK(sdi_tune_screen_factor(10) == SDI_TUNE_SCREEN, "short executions screened at 8x");
@@ -77,6 +101,7 @@ int main(void)
     sdt_init("test_tune_rules");
     SDT_RUN(test_vendor_wins);
     SDT_RUN(test_vendor_replays);
+    SDT_RUN(test_finalists);
     SDT_RUN(test_screen_and_brief);
     return sdt_finish();
 }

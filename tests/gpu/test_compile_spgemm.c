@@ -331,8 +331,11 @@ static void test_winner_edits(void)
             snprintf(what, sizeof what, "edits: %s%s", specs[m], env ? ", warp path off" : "");
             if (env)
                 setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
+            /* the edits are the search winner's: no final rounds may swap it */
+            setenv("SPARSEDITTO_SG_FINALISTS", "0", 1);
             sd_kernel *k = compile(what, &a, NULL, &o, 0);
             unsetenv("SPARSEDITTO_SG_WARP_BROW");
+            unsetenv("SPARSEDITTO_SG_FINALISTS");
             if (k == NULL)
                 continue;
             char *json = malloc(1 << 22);
@@ -391,6 +394,93 @@ static void test_winner_edits(void)
         sd_csr_free(&a);
     }
     SDT_CHECK(edits > 0, "no winner's edit measured in four compiles");
+}
+
+/* The final rounds (tune_spgemm.c, retime_finalists): on small products the winner and
+ * the valid candidates timed in full within 1.3x of it (at most three) are timed again
+ * side by side; the winner is the finalist with the lowest sum of its rounds' means, and
+ * its last round's time is the one the search reports. */
+static void test_finalists(void)
+{
+    static const char *specs[] = {"uniform:rows=2000,cols=2000,deg=8",
+                                  "powerlaw:rows=3000,deg=6,alpha=2.0,max=300",
+                                  "stencil2d:n=60"};
+    sd_compile_options o = quick();
+    o.use_cache = 0;
+    o.allow_vendor = 0;
+    int rounds = 0;
+    for (size_t m = 0; m < sizeof specs / sizeof *specs; m++) {
+        sd_csr a;
+        make(specs[m], &a);
+        char what[128];
+        snprintf(what, sizeof what, "finalists: %s", specs[m]);
+        sd_kernel *k = compile(what, &a, NULL, &o, 0);
+        if (k == NULL) {
+            sd_csr_free(&a);
+            continue;
+        }
+        char *json = malloc(1 << 22);
+        sdi_jvalue d = {0};
+        if (json != NULL && sd_kernel_describe(k, json, 1 << 22) == SD_OK &&
+            sdi_json_parse(json, (long)strlen(json), &d) == SD_OK) {
+            const sdi_jvalue *search = sdi_jget(&d, "search");
+            const sdi_jvalue *trials = sdi_jget(search, "trials");
+            const double win_us = sdi_jget_number(sdi_jget(sdi_jget(search, "winner"), "time"), "mean_us", -1);
+            const char *config = sdi_jget_string(sdi_jget(&d, "plan"), "config", "");
+            int nfin = 0, wi = -1;
+            double best_search = 1e300, win_sum = -1, min_sum = 1e300;
+            for (int i = 0; trials != NULL && i < trials->n; i++) {
+                const sdi_jvalue *tr = &trials->items[i];
+                if (strcmp(sdi_jget_string(tr, "config", ""), config) == 0)
+                    wi = i;
+                const sdi_jvalue *rt = sdi_jget(tr, "retimed");
+                if (rt == NULL)
+                    continue;
+                nfin++;
+                const double sm = sdi_jget_number(rt, "search_mean_us", -1);
+                const sdi_jvalue *rm = sdi_jget(rt, "round_mean_us");
+                const double r0 = rm && rm->n == 2 ? rm->items[0].number : -1;
+                const double r1 = rm && rm->n == 2 ? rm->items[1].number : -1;
+                const double tm = sdi_jget_number(sdi_jget(tr, "time"), "mean_us", -2);
+                SDT_CHECK(r0 > 0 && r1 > 0 && tm == r1, "%s: trial %d: rounds %.2f, %.2f, time %.2f",
+                          what, i, r0, r1, tm);
+                if (sm < best_search)
+                    best_search = sm;
+                if (r0 + r1 < min_sum)
+                    min_sum = r0 + r1;
+                if (strcmp(sdi_jget_string(tr, "config", ""), config) == 0)
+                    win_sum = r0 + r1;
+            }
+            SDT_CHECK(nfin == 0 || nfin >= 2, "%s: %d finalist(s)", what, nfin);
+            SDT_CHECK(nfin <= 3, "%s: %d finalists (at most 3)", what, nfin);
+            if (nfin >= 2) {
+                rounds++;
+                SDT_CHECK(win_sum == min_sum, "%s: the winner's rounds %.2f, the lowest %.2f",
+                          what, win_sum, min_sum);
+                SDT_CHECK(wi >= 0 && win_us == sdi_jget_number(sdi_jget(&trials->items[wi], "time"), "mean_us", -3),
+                          "%s: the search reports the winner's last round (%.2f us)", what, win_us);
+            }
+            /* every candidate timed in full within 1.3x of the search's best was a finalist
+             * unless three were taken */
+            for (int i = 0; trials != NULL && i < trials->n && nfin > 0 && nfin < 3; i++) {
+                const sdi_jvalue *tr = &trials->items[i];
+                if (sdi_jget(tr, "retimed") != NULL || strcmp(sdi_jget_string(tr, "status", ""), "success") != 0 ||
+                    sdi_jget(tr, "brief") != NULL || sdi_jget(tr, "screened") != NULL)
+                    continue;
+                const double tm = sdi_jget_number(sdi_jget(tr, "time"), "mean_us", 1e300);
+                SDT_CHECK(tm > 1.3 * best_search, "%s: trial %d (%.2f us) within 1.3x of %.2f us "
+                          "but no finalist", what, i, tm, best_search);
+            }
+        } else {
+            SDT_CHECK(0, "%s: no describe JSON", what);
+        }
+        sdi_jvalue_free(&d);
+        free(json);
+        run_check(what, k, &a, NULL, NULL);
+        sd_kernel_destroy(k);
+        sd_csr_free(&a);
+    }
+    SDT_CHECK(rounds > 0, "no search of three small products had two finalists");
 }
 
 /* Linked units (SPARSEDITTO_SG_LINK=1: a dispatch kernel and one relocatable function per
@@ -644,6 +734,7 @@ int main(void)
     }
     SDT_RUN(test_products);
     SDT_RUN(test_winner_edits);
+    SDT_RUN(test_finalists);
     SDT_RUN(test_linked_products);
     SDT_RUN(test_long_row);
     SDT_RUN(test_general_ab_and_edges);
