@@ -105,6 +105,44 @@ if python3 bench/compare_compile.py bench/results/search_switches/q_off.json >/d
 fi
 echo "cli_plots: compare_compile.py compares two runs"
 
+# 1d. ncu_launches.py: launch by launch from a `profile --keep` folder. The fixture (2
+# executions x 2 launches, ns and us units) gives 10 and 5 us per execution; a run count that
+# does not divide the launches fails with status 1 and prints nothing; an empty folder is
+# status 2; a plan labels the launches by block count and stage; the committed session 28
+# reports are reproduced byte for byte from their CSVs.
+mkdir -p "$tmp/ncu" "$tmp/ncu_empty"
+cp tests/data/ncu_memory.csv "$tmp/ncu/ours.csv"
+python3 bench/ncu_launches.py "$tmp/ncu" --runs 2 > "$tmp/ncu.md"
+grep -q '^| 0 | sd_spmv_csr_vector_1a2b3c | (1024, 1, 1) | (256, 1, 1) | 10.0 | 67 % |' "$tmp/ncu.md" &&
+  grep -q '^| 1 | .* | 5.0 | 33 % |' "$tmp/ncu.md" && grep -q '2 launch(es) an execution, 15.0 us' "$tmp/ncu.md" ||
+  fail "ncu_launches.py: the fixture's launches are not 10 and 5 us: $(cat "$tmp/ncu.md")"
+set +e
+python3 bench/ncu_launches.py "$tmp/ncu" --runs 3 > "$tmp/ncu3.md" 2>/dev/null; rc3=$?
+python3 bench/ncu_launches.py "$tmp/ncu_empty" > /dev/null 2>&1; rc0=$?
+set -e
+[ "$rc3" = 1 ] && [ ! -s "$tmp/ncu3.md" ] || fail "ncu_launches.py --runs 3 on 4 launches: status $rc3, output $(wc -c < "$tmp/ncu3.md") bytes"
+[ "$rc0" = 2 ] || fail "ncu_launches.py on an empty folder: status $rc0 (want 2)"
+s28=bench/results/session28/c2
+cat > "$tmp/plan.json" <<'JSON'
+{"plan": {"lowering": {"launches": [
+  {"stage": 1, "blocks": 10, "segments": 1, "smem": 114688},
+  {"stage": 2, "blocks": 10, "segments": 1, "smem": 229376},
+  {"stage": 2, "blocks": 42, "segments": 2, "smem": 135240}]}}}
+JSON
+python3 bench/ncu_launches.py "$s28/prof_Schenk_IBMNA_c-50" --plan "$tmp/plan.json" > "$tmp/plan.md"
+grep -q '^| 0 | sd_sg_d766d116969c437c | (10, 1, 1) .* | stage 1, 1 segment(s), smem 114688 B |$' "$tmp/plan.md" &&
+  grep -q '^| 1 | .* | (42, 1, 1) .* |  |$' "$tmp/plan.md" &&
+  grep -q '^| 4 | sd_spgemm_scan .* | scan |$' "$tmp/plan.md" &&
+  grep -q '^| 5 | .* | (10, 1, 1) .* | stage 2, 1 segment(s), smem 229376 B |$' "$tmp/plan.md" &&
+  grep -q '^| 6 | .* | (42, 1, 1) .* | stage 2, 2 segment(s), smem 135240 B |$' "$tmp/plan.md" ||
+  fail "ncu_launches.py --plan: labels wrong: $(grep '^| [0-9]' "$tmp/plan.md" | head -7)"
+for d in "$s28"/prof_*/; do
+  d=${d%/}
+  (cd "$s28" && python3 ../../../ncu_launches.py "$(basename "$d")") | cmp - "$d/launches.md" ||
+    fail "ncu_launches.py no longer reproduces $d/launches.md"
+done
+echo "cli_plots: ncu_launches.py reads launches, runs, plans and reproduces session 28's reports"
+
 # 2. bench/sets/quick.txt lists bench_suite.c's quick set (quick_gen, then quick_real).
 {
   sed -n '/^static const char \*quick_gen\[\] = {/,/^};/p' src/cli/bench_suite.c | grep -o '"[^"]*"'
