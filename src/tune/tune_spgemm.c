@@ -431,7 +431,11 @@ static sd_status measure_winner_in_full(sg_tuner *t)
  * dense_stripe at 55 us in one call and hybrid at 82 us in another). The winner and up to
  * SG_FINALISTS - 1 valid candidates within SG_FINAL_WITHIN of it, each measured with the
  * full protocol in SG_FINAL_ROUNDS interleaved rounds; the lowest sum of the rounds' means
- * wins, and its last round's timing is the one reported and compared with cuSPARSE. */
+ * wins, and its last round's timing is the one reported and compared with cuSPARSE.
+ * It seldom finds a second finalist: the candidates are built at NVRTC's fast level and the
+ * winner's full build runs 24-35 % faster, so few fall within SG_FINAL_WITHIN of it (session
+ * 28, H200: 25 small products 5.32x with the rounds, 5.28x without; rebuilding the other
+ * families' best at full optimisation as competitors changed nothing either). */
 #define SG_FINAL_MAX_US 2000.0 /* winners up to 2 ms: the rounds cost ~0.1 s at most */
 #define SG_FINAL_WITHIN 1.3
 #define SG_FINALISTS 3
