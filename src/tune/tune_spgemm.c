@@ -203,6 +203,20 @@ typedef struct {
     char mark[16];
 } sg_edit;
 
+/* A candidate of cfg on the tuner's product, not yet built (the device operands lent: the
+ * tuner owns them). */
+static void candidate_of(const sg_tuner *t, const sdi_spgemm_config *cfg, sdi_impl *im)
+{
+    memset(im, 0, sizeof *im);
+    im->kind = SDI_IMPL_SPGEMM;
+    im->op = SD_OP_SPGEMM;
+    im->k = 1;
+    im->spgemm_cfg = *cfg;
+    im->sg_b = t->b;
+    im->sg_aat = t->aat;
+    im->sg_ops = t->ops;
+}
+
 /* Builds, validates and times one configuration; keeps it as the best when it is. edit
  * (NULL for all but the winner's edits) names the trial it edits in the record. */
 static sd_status try_one(sg_tuner *t, int round, const sdi_spgemm_config *cfg, const sg_edit *edit)
@@ -214,14 +228,7 @@ static sd_status try_one(sg_tuner *t, int round, const sdi_spgemm_config *cfg, c
         if (memcmp(&t->tried[i], cfg, sizeof *cfg) == 0)
             return SD_OK;
     sdi_impl cand;
-    memset(&cand, 0, sizeof cand);
-    cand.kind = SDI_IMPL_SPGEMM;
-    cand.op = SD_OP_SPGEMM;
-    cand.k = 1;
-    cand.spgemm_cfg = *cfg;
-    cand.sg_b = t->b;
-    cand.sg_aat = t->aat;
-    cand.sg_ops = t->ops; /* lent: the tuner owns them */
+    candidate_of(t, cfg, &cand);
     if (t->opt->deterministic && sdi_impl_uses_atomics(&cand))
         return SD_OK;
     t->tried[t->ntried++] = *cfg;
@@ -440,6 +447,8 @@ static sd_status measure_winner_in_full(sg_tuner *t)
 #define SG_FINAL_WITHIN 1.3
 #define SG_FINALISTS 3
 #define SG_FINAL_ROUNDS 2
+_Static_assert(SG_FINAL_ROUNDS == sizeof ((sdi_trial *)0)->round_mean_us / sizeof(double),
+               "sdi_trial.round_mean_us holds one mean a final round");
 int sdi_tune_finalists(const sdi_trial *trials, int ntrials, int winner, double within, int cap,
                        int *out)
 {
@@ -495,14 +504,7 @@ static sd_status retime_finalists(sg_tuner *t)
     for (int k = 1; k < nfin; k++) {
         /* trials and tried are appended together (try_one): the same index */
         sdi_impl *c = &cand[n];
-        memset(c, 0, sizeof *c); /* a failed build's leftovers go */
-        c->kind = SDI_IMPL_SPGEMM;
-        c->op = SD_OP_SPGEMM;
-        c->k = 1;
-        c->spgemm_cfg = t->tried[fin[k]];
-        c->sg_b = t->b;
-        c->sg_aat = t->aat;
-        c->sg_ops = t->ops; /* lent: the tuner owns them */
+        candidate_of(t, &t->tried[fin[k]], c); /* a failed build's leftovers go */
         if (sdi_impl_build(t->ctx, t->a, c, NULL, 0) != SD_OK) {
             sdi_log(1, "finalist %s could not be built again: %s", r->trials[fin[k]].config,
                     sd_last_error());
