@@ -2,6 +2,7 @@
  * properties, CUDA error mapping with sticky-error detection, the device allocation
  * hooks with fault injection, and checked host <-> device copies. */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -199,6 +200,17 @@ sd_status sdi_ctx_enter(sd_context *ctx)
 static atomic_long g_dev_fail_after = -1;
 static atomic_long g_dev_count = 0;
 static atomic_long g_dev_live = 0;
+static atomic_size_t g_dev_fail_above = 0;
+
+void sdi_device_alloc_fail_above(size_t bytes) { atomic_store(&g_dev_fail_above, bytes); }
+
+/* Whether the injected faults take this allocation (the n-th since the count was reset). */
+static bool injected_failure(long n, size_t bytes)
+{
+    const long limit = atomic_load(&g_dev_fail_after);
+    const size_t above = atomic_load(&g_dev_fail_above);
+    return (limit >= 0 && n >= limit) || (above > 0 && bytes > above);
+}
 
 long sdi_device_alloc_fail_after(long n)
 {
@@ -225,8 +237,7 @@ sd_status sdi_device_malloc(sd_context *ctx, void **p, size_t bytes, const char 
     if (bytes == 0)
         return SD_OK;
     long n = atomic_fetch_add(&g_dev_count, 1);
-    long limit = atomic_load(&g_dev_fail_after);
-    if (limit >= 0 && n >= limit)
+    if (injected_failure(n, bytes))
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
                        "out of device memory allocating %zu bytes for %s (injected failure)",
                        bytes, what);
@@ -274,8 +285,7 @@ sd_status sdi_device_malloc_async(sd_context *ctx, void **p, size_t bytes, cudaS
     if (bytes == 0)
         return SD_OK;
     long n = atomic_fetch_add(&g_dev_count, 1);
-    long limit = atomic_load(&g_dev_fail_after);
-    if (limit >= 0 && n >= limit)
+    if (injected_failure(n, bytes))
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
                        "out of device memory allocating %zu bytes for %s (injected failure)",
                        bytes, what);

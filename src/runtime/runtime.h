@@ -170,6 +170,10 @@ SDI_HIDDEN void sdi_device_free_async(void *p, cudaStream_t stream);
  * one fails with SD_ERR_OUT_OF_MEMORY; n < 0 turns it off. Returns the number of device
  * allocations made since the last call. Process-wide; tests only. */
 SD_API long sdi_device_alloc_fail_after(long n);
+/* Fault injection by size: every device allocation of more than `bytes` fails with
+ * SD_ERR_OUT_OF_MEMORY (a device whose free memory holds the exact output but not an
+ * upper bound of it); 0 turns it off. Process-wide; tests only. */
+SD_API void sdi_device_alloc_fail_above(size_t bytes);
 /* Device allocations made through the hooks and not yet freed (leak checks). */
 SD_API long sdi_device_alloc_live(void);
 /* Free bytes on the current device now (cudaMemGetInfo; 0 when unknown, which makes the

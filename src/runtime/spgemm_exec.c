@@ -984,11 +984,32 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     int64_t cap = 0;
     /* eager: C at a bound of nnz(C) now, the numeric stage right after the scan, one wait
      * for nnz(C) at the end (sdi_sg_schedule.eager_cap). */
-    const bool eager = !s->out_ub && s->eager_cap > 0 && m > 0;
-    if (s->out_ub || eager) {
-        cap = s->out_ub ? s->ub_total : s->eager_cap;
+    bool eager = !s->out_ub && s->eager_cap > 0 && m > 0;
+    if (s->out_ub) {
+        cap = s->ub_total;
         SD_TRY(out_alloc(e, alloc, &ccol, (size_t)cap * 4, stream, "C's columns"));
         SD_TRY(out_alloc(e, alloc, &cval, (size_t)cap * 4, stream, "C's values"));
+    } else if (eager) {
+        /* The bound is only a speed-up: where the device cannot hold it, C is allocated at
+         * nnz(C) after the scan, as without it (the bound may exceed nnz(C) by up to
+         * 512 MiB; a product whose exact C fits must not fail for it). */
+        cap = s->eager_cap;
+        sd_status st = out_alloc(e, alloc, &ccol, (size_t)cap * 4, stream, "C's columns");
+        if (st == SD_OK)
+            st = out_alloc(e, alloc, &cval, (size_t)cap * 4, stream, "C's values");
+        if (st == SD_ERR_OUT_OF_MEMORY) {
+            sdi_log(2, "spgemm: C's bound of %lld entries does not fit (%s): C follows the scan",
+                    (long long)cap, sd_last_error());
+            sdi_error_clear();
+            out_release(alloc, ccol, stream);
+            out_release(alloc, cval, stream);
+            ccol = cval = NULL;
+            cap = 0;
+            eager = false;
+        } else if (st != SD_OK) {
+            SD_FREE_ALL;
+            return st;
+        }
     }
     for (int l = 0; l < s->nlaunches; l++) {
         sd_spgemm_args *la = &e->largs[l];

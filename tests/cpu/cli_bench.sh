@@ -26,6 +26,7 @@ expect() {
 grep -q -- '--op' "$tmp/help" || fail "profile --help lacks --op"
 grep -q -- '--exec' "$tmp/help" && fail "profile --help shows the hidden --exec"
 grep -q -- '--no-vendor' "$tmp/help" || fail "profile --help lacks --no-vendor"
+grep -q -- '--warm' "$tmp/help" || fail "profile --help lacks --warm"
 
 # bench: usage errors.
 expect 2 "unknown item 'bogus'" bench --set quick,bogus

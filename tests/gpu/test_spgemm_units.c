@@ -258,6 +258,89 @@ out:
     sd_csr_free(&b);
 }
 
+/* The eager output (C at a bound of nnz(C) before the kernels, session 27) is only a
+ * speed-up: where the device cannot hold the bound but can hold C, the product still
+ * completes (C allocated after the scan) and validates; where it cannot hold C either, the
+ * run fails with SD_ERR_OUT_OF_MEMORY and leaves nothing allocated. A stencil's rows have
+ * about twice as many products as entries, so the bound is about twice nnz(C). */
+static void test_eager_fallback(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("stencil2d:n=100", 91, &a));
+    sdi_gen_values(&a, SDI_VALUES_SMALL_INT, 92);
+    sdi_spgemm_operands *op = NULL;
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &a, NULL, 0, &op));
+    sdi_reference ref;
+    memset(&ref, 0, sizeof ref);
+    SDT_OK(sdi_reference_spgemm(&a, &a, &ref));
+    sdi_spgemm_config cfg;
+    SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HASH, &cfg));
+    cfg.out_ub = 1;
+    cfg.one_phase_max_u = 0; /* every row two-phase: the eager output, not one-phase staging */
+    sdi_spgemm_exec *e = NULL;
+    sd_status s = op ? sdi_spgemm_exec_create(g_ctx, op, &cfg, &e) : SD_ERR_INVALID_ARG;
+    SDT_CHECK(s == SD_OK, "executor: %s", sd_last_error());
+    const sdi_sg_schedule *sch = e ? sdi_spgemm_exec_schedule(e) : NULL;
+    SDT_CHECK(sch != NULL && !sch->out_ub && sch->eager_cap > 0, "an eager schedule (cap %lld)",
+              sch ? (long long)sch->eager_cap : -1ll);
+    const int64_t nnz_c = ref.c.nnz;
+    const size_t crow_bytes = ((size_t)a.rows + 1) * 8, exact = (size_t)nnz_c * 4;
+    const size_t limit = exact > crow_bytes ? exact : crow_bytes;
+    if (sch != NULL && sch->eager_cap > 0) {
+        SDT_CHECK((size_t)sch->eager_cap * 4 > limit, "the bound (%lld entries) exceeds nnz(C) = %lld",
+                  (long long)sch->eager_cap, (long long)nnz_c);
+        /* 1. The bound does not fit, C does: completes, valid, nothing left behind. */
+        const long live0 = sdi_device_alloc_live();
+        sdi_device_alloc_fail_above(limit);
+        sd_device_csr c;
+        memset(&c, 0, sizeof c);
+        s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
+        if (s == SD_OK)
+            s = sdi_stream_sync(g_ctx, "the eager fallback", "a product");
+        sdi_device_alloc_fail_above(0);
+        SDT_CHECK(s == SD_OK, "bound refused, C fits: %s", sd_last_error());
+        if (s == SD_OK) {
+            sdi_validation v;
+            s = sdi_spgemm_check(g_ctx, &ref, &c, &v);
+            SDT_CHECK(s == SD_OK && c.nnz == nnz_c, "bound refused: C valid (%s)", v.reason);
+        }
+        sd_device_csr_free(&c);
+        SDT_CHECK(sdi_device_alloc_live() == live0, "bound refused: %ld allocations left",
+                  sdi_device_alloc_live() - live0);
+        /* 2. Neither fits: SD_ERR_OUT_OF_MEMORY, nothing allocated, the executor usable. */
+        sdi_device_alloc_fail_above(exact > crow_bytes ? exact - 4 : crow_bytes);
+        memset(&c, 0, sizeof c);
+        s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
+        sdi_device_alloc_fail_above(0);
+        if (exact > crow_bytes) {
+            SDT_CHECK(s == SD_ERR_OUT_OF_MEMORY && c.colind == NULL && c.vals == NULL && c.rowptr == NULL,
+                      "C does not fit: status %s, output cleared", sd_status_string(s));
+            sdi_error_clear();
+        }
+        (void)sdi_stream_sync(g_ctx, "the eager fallback", "a failed product");
+        sd_device_csr_free(&c);
+        SDT_CHECK(sdi_device_alloc_live() == live0, "C refused: %ld allocations left",
+                  sdi_device_alloc_live() - live0);
+        /* 3. Then as before: the eager output, valid. */
+        memset(&c, 0, sizeof c);
+        s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
+        if (s == SD_OK)
+            s = sdi_stream_sync(g_ctx, "the eager fallback", "a product");
+        if (s == SD_OK) {
+            sdi_validation v;
+            s = sdi_spgemm_check(g_ctx, &ref, &c, &v);
+        }
+        SDT_CHECK(s == SD_OK, "after the refusals: %s", sd_last_error());
+        sd_device_csr_free(&c);
+        printf("  eager fallback: bound %lld entries, nnz(C) %lld: refused bound ok, refused C "
+               "clean, then eager again\n", (long long)sch->eager_cap, (long long)nnz_c);
+    }
+    sdi_spgemm_exec_destroy(e);
+    sdi_reference_free(&ref);
+    sdi_spgemm_operands_destroy(op);
+    sd_csr_free(&a);
+}
+
 int main(void)
 {
     sdt_init("test_spgemm_units");
@@ -272,6 +355,7 @@ int main(void)
     SDT_RUN(test_shared_units);
     SDT_RUN(test_side_streams);
     SDT_RUN(test_adopt);
+    SDT_RUN(test_eager_fallback);
     sd_context_destroy(g_ctx);
     return sdt_finish();
 }

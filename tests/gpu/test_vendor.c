@@ -393,6 +393,66 @@ static void run_task(task *t)
     SDT_CHECK(ok > 0, "%s %s: no variant passed", t->label, opname);
 }
 
+/* The fallback's plain calls (sdi_vendor_options.no_graph; sdi_impl.vendor_plain since
+ * session 27): runs on the same pointers never replay a graph, outputs stay right, and
+ * new values are read at once. The search picks plain calls only where the replay is
+ * slower, which no run on the H200 has hit yet; this covers the executor's side of it. */
+static void test_no_graph(void)
+{
+    sd_csr a;
+    sd_status s = sdi_gen("uniform:rows=4000,deg=7", sdt_seed, &a);
+    SDT_CHECK(s == SD_OK, "sdi_gen: %s", sd_last_error());
+    if (s != SD_OK)
+        return;
+    static const struct {
+        sd_op op;
+        int k;
+        const char *variant;
+    } cases[] = {{SD_OP_SPMV, 1, "csr_alg1"}, {SD_OP_SPMM, 8, "csr_alg3"}, {SD_OP_SPMM, 8, "coo_alg4"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        sd_csr copy;
+        s = sdi_csr_copy(&a, &copy);
+        SDT_CHECK(s == SD_OK, "copy: %s", sd_last_error());
+        if (s != SD_OK)
+            break;
+        task t; /* takes copy over */
+        if (!task_init(&t, "no_graph", &copy, cases[c].op, cases[c].k)) {
+            task_free(&t);
+            continue;
+        }
+        const long live0 = sdi_device_alloc_live();
+        sdi_vendor *v = NULL;
+        const sdi_vendor_options opt = {.no_graph = true};
+        s = sdi_vendor_create_ex(g_ctx, &t.a, t.op, t.k, cases[c].variant, &opt, &v);
+        SDT_CHECK(s == SD_OK && v != NULL, "no_graph %s: create: %s", cases[c].variant, sd_last_error());
+        char why[512] = "";
+        long reps = 0;
+        bool ok = s == SD_OK && v != NULL;
+        for (int i = 0; i < 4 && ok; i++)
+            ok = run_checked(v, t.d_in_a, t.d_out_a, t.nout, &t.ref[0][0], "plain, same pointers",
+                             &reps, why, sizeof why);
+        if (ok) {
+            s = sdi_vendor_update_values(v, t.a2.vals);
+            ok = s == SD_OK;
+            if (!ok)
+                snprintf(why, sizeof why, "update_values: %s", sd_last_error());
+        }
+        for (int i = 0; i < 2 && ok; i++)
+            ok = run_checked(v, t.d_in_a, t.d_out_a, t.nout, &t.ref[1][0],
+                             "plain after a value update", &reps, why, sizeof why);
+        SDT_CHECK(ok, "no_graph %s: %s", cases[c].variant, why);
+        SDT_CHECK(reps == 0, "no_graph %s: %ld graph replays on the same pointers (0 expected)",
+                  cases[c].variant, reps);
+        sdi_vendor_destroy(v);
+        SDT_CHECK(sdi_device_alloc_live() == live0, "no_graph %s: device allocations leaked",
+                  cases[c].variant);
+        printf("  no_graph %-9s %s: 6 runs on the same pointers, %ld replays\n", cases[c].variant,
+               ok ? "ok" : "FAIL", reps);
+        task_free(&t);
+    }
+    sd_csr_free(&a);
+}
+
 /* Generates spec and runs SpMV, SpMM k=8 and, when given, SpMM with another k. */
 static void run_matrix(const char *spec, int extra_k)
 {
@@ -718,6 +778,7 @@ int main(void)
     SDT_RUN(test_names_match_baseline);
     SDT_RUN(test_fault_injection);
     SDT_RUN(test_spgemm_executor);
+    SDT_RUN(test_no_graph);
     printf("# variants validated: %d, refused by cuSPARSE (skipped): %d\n", g_ok, g_skipped);
     cudaStreamDestroy(g_stream);
     sd_context_destroy(g_ctx);
