@@ -125,6 +125,19 @@ static sd_kernel *compile(const char *what, const sd_csr *a, const sd_csr *b,
     return kern;
 }
 
+/* k's describe JSON parsed into *d (freed by the caller with sdi_jvalue_free, also on
+ * failure); false, with a failed check naming `what`, when it cannot be had. */
+static bool describe_parse(const char *what, sd_kernel *k, sdi_jvalue *d)
+{
+    memset(d, 0, sizeof *d);
+    char *json = malloc(1 << 22);
+    const bool ok = json != NULL && sd_kernel_describe(k, json, 1 << 22) == SD_OK &&
+                    sdi_json_parse(json, (long)strlen(json), d) == SD_OK;
+    SDT_CHECK(ok, "%s: no describe JSON", what);
+    free(json);
+    return ok;
+}
+
 /* Matrices with small-integer values in {-2..2}. */
 static void make(const char *spec, sd_csr *a)
 {
@@ -338,10 +351,8 @@ static void test_winner_edits(void)
             unsetenv("SPARSEDITTO_SG_FINALISTS");
             if (k == NULL)
                 continue;
-            char *json = malloc(1 << 22);
-            sdi_jvalue d = {0};
-            if (json != NULL && sd_kernel_describe(k, json, 1 << 22) == SD_OK &&
-                sdi_json_parse(json, (long)strlen(json), &d) == SD_OK) {
+            sdi_jvalue d;
+            if (describe_parse(what, k, &d)) {
                 const sdi_jvalue *plan = sdi_jget(&d, "plan");
                 const sdi_jvalue *bins = sdi_jget(sdi_jget(plan, "lowering"), "bins");
                 const sdi_jvalue *trials = sdi_jget(sdi_jget(&d, "search"), "trials");
@@ -383,11 +394,8 @@ static void test_winner_edits(void)
                 }
                 if (!ok)
                     dump_search(config, bins, trials);
-            } else {
-                SDT_CHECK(0, "%s: no describe JSON", what);
             }
             sdi_jvalue_free(&d);
-            free(json);
             run_check(what, k, &a, NULL, NULL);
             sd_kernel_destroy(k);
         }
@@ -419,10 +427,8 @@ static void test_finalists(void)
             sd_csr_free(&a);
             continue;
         }
-        char *json = malloc(1 << 22);
-        sdi_jvalue d = {0};
-        if (json != NULL && sd_kernel_describe(k, json, 1 << 22) == SD_OK &&
-            sdi_json_parse(json, (long)strlen(json), &d) == SD_OK) {
+        sdi_jvalue d;
+        if (describe_parse(what, k, &d)) {
             const sdi_jvalue *search = sdi_jget(&d, "search");
             const sdi_jvalue *trials = sdi_jget(search, "trials");
             const double win_us = sdi_jget_number(sdi_jget(sdi_jget(search, "winner"), "time"), "mean_us", -1);
@@ -471,11 +477,8 @@ static void test_finalists(void)
                 SDT_CHECK(tm > 1.3 * best_search, "%s: trial %d (%.2f us) within 1.3x of %.2f us "
                           "but no finalist", what, i, tm, best_search);
             }
-        } else {
-            SDT_CHECK(0, "%s: no describe JSON", what);
         }
         sdi_jvalue_free(&d);
-        free(json);
         run_check(what, k, &a, NULL, NULL);
         sd_kernel_destroy(k);
         sd_csr_free(&a);
