@@ -143,6 +143,26 @@ for d in "$s28"/prof_*/; do
 done
 echo "cli_plots: ncu_launches.py reads launches, runs, plans and reproduces session 28's reports"
 
+# 1e. ncu_sass.py: instruction by instruction from ncu's source page. On session 29's
+# Schenk_IBMNA_c-50 export, the 4,096-slot stage-2 kernel has 2,752 instructions, 907 samples
+# and 916,361 warp instructions executed, its top instruction #176 (22 samples); an unknown
+# kernel is status 1, a missing file 2; the committed reports are reproduced byte for byte.
+s29=bench/results/session29/c2
+python3 bench/ncu_sass.py "$s29/sass_Schenk_IBMNA_c-50.csv.gz" --kernel sd_sg_418dc --top 1 > "$tmp/sass.md"
+grep -q '^2752 instructions, 907 samples, 916361 warp instructions executed$' "$tmp/sass.md" &&
+  grep -q '^| 176 | 22 | 2.4 % | 950 | `FMUL R33, R36, R33` |$' "$tmp/sass.md" ||
+  fail "ncu_sass.py: unexpected report: $(head -12 "$tmp/sass.md")"
+set +e
+python3 bench/ncu_sass.py "$s29/sass_Schenk_IBMNA_c-50.csv.gz" --kernel no_such_kernel > /dev/null 2>&1; rc1=$?
+python3 bench/ncu_sass.py "$tmp/no_such.csv" > /dev/null 2>&1; rc2=$?
+set -e
+[ "$rc1" = 1 ] && [ "$rc2" = 2 ] || fail "ncu_sass.py: status $rc1 for an unknown kernel (want 1), $rc2 for a missing file (want 2)"
+for m in Schenk_IBMNA_c-50 GHS_indef_c-59; do
+  (cd "$s29" && python3 ../../../ncu_sass.py "sass_$m.csv.gz" --top 25) | cmp - "$s29/sass_$m.md" ||
+    fail "ncu_sass.py no longer reproduces $s29/sass_$m.md"
+done
+echo "cli_plots: ncu_sass.py reads ncu's source page and reproduces session 29's reports"
+
 # 2. bench/sets/quick.txt lists bench_suite.c's quick set (quick_gen, then quick_real).
 {
   sed -n '/^static const char \*quick_gen\[\] = {/,/^};/p' src/cli/bench_suite.c | grep -o '"[^"]*"'
