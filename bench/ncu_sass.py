@@ -95,7 +95,7 @@ def main():
     args = ap.parse_args()
     if args.top < 0 or args.window < 1:
         ap.error("--top must be >= 0 and --window >= 1")
-    fh = open_csv(args.csv[:-3] if args.csv.endswith(".gz") else args.csv)
+    fh = open_csv(args.csv)
     if fh is None:
         print(f"ncu_sass.py: cannot read {args.csv}", file=sys.stderr)
         return 2
