@@ -12,7 +12,10 @@ profile's --runs (default 1): launch i of an execution is the mean of launches i
 of the N profiled executions (L = launches / N). --plan takes `sparseditto compile --json`'s
 output for the same kernel (compile with the cache that profile then reads): each SpGEMM
 launch is labelled with the stage, segments and shared memory of the first planned launch not
-yet taken whose block count equals its grid, in its stage (the scan separates the stages). The report goes to stdout or --out. Each launch's time is ncu's
+yet taken whose block count equals its grid, in its stage (the scan separates the stages), and
+a line gives the bound the stages' overlap allows: the longest launch of stage 1, the scan and
+the longest of stage 2 (what a product's critical path cannot go below). The report goes to
+stdout or --out. Each launch's time is ncu's
 gpu__time_duration with the launches serialised (ncu runs them one at a time): a launch that
 overlaps others in a real run still shows its whole length here.
 """
@@ -122,7 +125,26 @@ def plan_labels(launches, plan):
     return labels
 
 
-def report(name, launches, labels, out):
+def stage_bound(launches):
+    """A SpGEMM execution's lower bound were every launch of a stage to run side by side:
+    (longest stage-1 launch, the scan, longest stage-2 launch) as (index, us) pairs, the
+    stages split at the scan; None without a scan or a timed launch on each side."""
+    scan = [i for i, l in enumerate(launches) if "spgemm_scan" in l["name"]]
+    if len(scan) != 1:
+        return None
+    k = scan[0]
+
+    def longest(idx):
+        timed = [(i, launches[i]["us"]) for i in idx if launches[i]["us"] is not None]
+        return max(timed, key=lambda x: x[1]) if timed else None
+
+    s1, s2 = longest(range(k)), longest(range(k + 1, len(launches)))
+    if s1 is None or s2 is None or launches[k]["us"] is None:
+        return None
+    return s1, (k, launches[k]["us"]), s2
+
+
+def report(name, launches, labels, out, with_bound=False):
     total = sum(l["us"] or 0.0 for l in launches)
     out.write(f"## {name}: {len(launches)} launch(es) an execution, {total:.1f} us serialised\n\n")
     out.write("| # | kernel | grid | block | us | share | occupancy % | DRAM MB | plan |\n")
@@ -137,6 +159,12 @@ def report(name, launches, labels, out):
                   if us is not None else
                   f"| {i} | {l['name'][:48]} | {l['grid']} | {l['block']} | - | - | {occ} | {dram} | |\n")
     out.write("\n")
+    bound = stage_bound(launches) if with_bound else None
+    if bound is not None:
+        (i1, t1), (ks, ts), (i2, t2) = bound
+        out.write(f"Were each stage's launches to run side by side (side streams): longest of stage 1 "
+                  f"#{i1} {t1:.1f} us + scan #{ks} {ts:.1f} us + longest of stage 2 #{i2} {t2:.1f} us "
+                  f"= {t1 + ts + t2:.1f} us, against {total:.1f} us serialised.\n\n")
 
 
 def main(argv):
@@ -164,7 +192,8 @@ def main(argv):
             return 1
         found += 1
         buf = io.StringIO()
-        report(who, launches, plan_labels(launches, plan) if who == "ours" else None, buf)
+        report(who, launches, plan_labels(launches, plan) if who == "ours" else None, buf,
+               with_bound=plan is not None and who == "ours")
         parts.append(buf.getvalue())
     if found == 0:
         sys.stderr.write(f"ncu_launches: no ours.csv or cusparse.csv (or .gz) in {a.dir}\n")

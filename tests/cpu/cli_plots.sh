@@ -108,8 +108,9 @@ echo "cli_plots: compare_compile.py compares two runs"
 # 1d. ncu_launches.py: launch by launch from a `profile --keep` folder. The fixture (2
 # executions x 2 launches, ns and us units) gives 10 and 5 us per execution; a run count that
 # does not divide the launches fails with status 1 and prints nothing; an empty folder is
-# status 2; a plan labels the launches by block count and stage; the committed session 28
-# reports are reproduced byte for byte from their CSVs.
+# status 2; a plan labels the launches by block count and stage and adds the stages' bound
+# (longest stage-1 launch + scan + longest stage-2 launch); the committed session 28 reports
+# (written without a plan) are reproduced byte for byte from their CSVs.
 mkdir -p "$tmp/ncu" "$tmp/ncu_empty"
 cp tests/data/ncu_memory.csv "$tmp/ncu/ours.csv"
 python3 bench/ncu_launches.py "$tmp/ncu" --runs 2 > "$tmp/ncu.md"
@@ -136,6 +137,8 @@ grep -q '^| 0 | sd_sg_d766d116969c437c | (10, 1, 1) .* | stage 1, 1 segment(s), 
   grep -q '^| 5 | .* | (10, 1, 1) .* | stage 2, 1 segment(s), smem 229376 B |$' "$tmp/plan.md" &&
   grep -q '^| 6 | .* | (42, 1, 1) .* | stage 2, 2 segment(s), smem 135240 B |$' "$tmp/plan.md" ||
   fail "ncu_launches.py --plan: labels wrong: $(grep '^| [0-9]' "$tmp/plan.md" | head -7)"
+grep -q '^Were each stage.s launches to run side by side (side streams): longest of stage 1 #0 66.8 us + scan #4 4.9 us + longest of stage 2 #5 121.0 us = 192.7 us, against 573.0 us serialised.$' "$tmp/plan.md" ||
+  fail "ncu_launches.py --plan: no stage bound of 192.7 us: $(grep 'side by side' "$tmp/plan.md")"
 for d in "$s28"/prof_*/; do
   d=${d%/}
   (cd "$s28" && python3 ../../../ncu_launches.py "$(basename "$d")") | cmp - "$d/launches.md" ||
