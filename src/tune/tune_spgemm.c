@@ -526,6 +526,8 @@ static sd_status retime_finalists(sg_tuner *t)
             memset(&val, 0, sizeof val);
             s = sdi_spgemm_measure(t->ctx, r->trials[fin[k]].config, produce, im[k], &t->ref,
                                    &last[k], &val, NULL, NULL, NULL);
+            if (s != SD_OK)
+                break; /* last[k] holds no timing: the record keeps none of it */
             sum[k] += last[k].mean_us;
             r->trials[fin[k]].round_mean_us[q] = last[k].mean_us;
         }
