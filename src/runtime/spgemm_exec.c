@@ -411,6 +411,30 @@ sd_status sdi_spgemm_operands_set_values(sdi_spgemm_operands *op, const float *a
  * (disjoint writes), except the global bin's stripes (shared workspace, in waves). */
 #define SG_SIDE_STREAMS 3
 
+/* A kernel node of an executor's graph, with the argument values it holds (one argument
+ * struct, and the scan's flag), so that a call updates only the nodes whose values moved:
+ * C's arrays when the pool hands back other addresses, the scan's epoch every call. */
+#define SG_ARG_MAX 256
+typedef struct {
+    cudaGraphNode_t node;
+    const sdi_function *fn;
+    int64_t blocks;
+    int threads;
+    size_t smem;
+    const void *args; /* the executor's live values (largs[l], scan_args, gather_args) */
+    size_t args_size;
+    const int *flag;  /* the scan's second parameter, else NULL */
+    unsigned char held[SG_ARG_MAX];
+    int held_flag;
+} sg_gnode;
+
+typedef struct {
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    sg_gnode *nodes;
+    int n, cap;
+} sg_graph;
+
 struct sdi_spgemm_exec {
     sd_context *ctx;
     sdi_spgemm_operands *op;
@@ -431,10 +455,26 @@ struct sdi_spgemm_exec {
     int ind[2][SDI_SG_MAX_LAUNCHES], nind[2]; /* stage 1, 2: independent launches, smallest grid first */
     cudaStream_t side[SG_SIDE_STREAMS];
     cudaEvent_t fork, join[SG_SIDE_STREAMS];
+    /* The call's kernels as two CUDA graphs (see run_graph): [0] the gather, stage 1 and
+     * the scan, [1] stage 2. state 0 until the first call, 1 built, -1 plain launches. */
+    sg_graph graph[2];
+    int graph_state;
+    sd_spgemm_prep_args gather_args;
+    int scan_copy;
     unsigned epoch;
     int64_t calls;
     sdi_spgemm_exec_info info;
 };
+
+static void graph_drop(sg_graph *g)
+{
+    if (g->x != NULL && cudaGraphExecDestroy(g->x) != cudaSuccess)
+        (void)cudaGetLastError();
+    if (g->g != NULL && cudaGraphDestroy(g->g) != cudaSuccess)
+        (void)cudaGetLastError();
+    sdi_free(g->nodes);
+    memset(g, 0, sizeof *g);
+}
 
 void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e)
 {
@@ -459,6 +499,8 @@ void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e)
     }
     if (e->fork != NULL && cudaEventDestroy(e->fork) != cudaSuccess)
         (void)cudaGetLastError();
+    for (int i = 0; i < 2; i++)
+        graph_drop(&e->graph[i]);
     for (int u = 0; u < e->nmods; u++)
         sdi_module_unload(&e->mods[u]);
     sdi_free(e->mods);
@@ -936,6 +978,214 @@ static sd_status run_stage(sdi_spgemm_exec *e, int stage, cudaStream_t st)
 #undef SD_FREE_ALL
 }
 
+/* ------------------------------------------------------------------ graphs */
+/* A call's kernels go to the device as two CUDA graphs instead of one launch each: [0] the
+ * gather of Aᵀ's values, stage 1 and the scan, [1] stage 2 (launched right after [0] when
+ * C is allocated ahead, else after the wait for nnz(C)). The graphs keep run_stage's order:
+ * each launch it sends to a side stream is a branch of its own, the rest one chain, and a
+ * stage's branches join before the next stage. They are built at the first call; a call
+ * then updates only the nodes whose arguments moved (the scan's epoch, C's arrays when the
+ * allocator hands back other addresses) and launches one or two graphs, where the plain
+ * path enqueues every kernel, fork and join itself. Plain launches where the graphs are off
+ * (SPARSEDITTO_SG_GRAPH=0 or SPARSEDITTO_GRAPHS=0, for measurements), where they cannot be
+ * built (from then on), and on a stream the caller is capturing. */
+#define SD_FREE_ALL /* what the graphs hold, the executor's destroy releases */
+static bool sg_graphs_enabled(void)
+{
+    const char *v = getenv("SPARSEDITTO_SG_GRAPH");
+    return sdi_program_graphs_enabled() && !(v != NULL && strcmp(v, "0") == 0);
+}
+
+static void gnode_params(const sg_gnode *n, void **params, struct cudaKernelNodeParams *np)
+{
+    memset(np, 0, sizeof *np);
+    np->func = (void *)n->fn->kernel;
+    np->gridDim = (dim3){(unsigned)n->blocks, 1, 1};
+    np->blockDim = (dim3){(unsigned)n->threads, 1, 1};
+    np->sharedMemBytes = (unsigned)n->smem;
+    params[0] = (void *)n->args;
+    params[1] = (void *)n->flag;
+    np->kernelParams = params;
+}
+
+/* A kernel node after deps[0 .. ndeps); *out is NULL for a grid of no blocks (no node, as
+ * launch1 launches nothing). */
+static sd_status graph_add(sdi_spgemm_exec *e, sg_graph *g, const sdi_function *f, int64_t blocks,
+                           int threads, size_t smem, const void *args, size_t size, const int *flag,
+                           const cudaGraphNode_t *deps, int ndeps, cudaGraphNode_t *out)
+{
+    *out = NULL;
+    if (blocks <= 0)
+        return SD_OK;
+    if (blocks > 0x7fffffffll)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "kernel '%s': %lld blocks exceed the grid limit",
+                       f->name, (long long)blocks);
+    if (size > SG_ARG_MAX)
+        return SDI_ERR(SD_ERR_INTERNAL, "graph node of '%s': arguments of %zu bytes", f->name, size);
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 8;
+        sg_gnode *p = sdi_realloc_array(g->nodes, (size_t)cap, sizeof *p);
+        if (p == NULL)
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM graph's nodes");
+        g->nodes = p;
+        g->cap = cap;
+    }
+    sg_gnode *n = &g->nodes[g->n];
+    memset(n, 0, sizeof *n);
+    n->fn = f;
+    n->blocks = blocks;
+    n->threads = threads;
+    n->smem = smem;
+    n->args = args;
+    n->args_size = size;
+    n->flag = flag;
+    memcpy(n->held, args, size);
+    n->held_flag = flag != NULL ? *flag : 0;
+    void *params[2];
+    struct cudaKernelNodeParams np;
+    gnode_params(n, params, &np);
+    SD_TRY(sdi_cuda_status(e->ctx, cudaGraphAddKernelNode(&n->node, g->g, deps, (size_t)ndeps, &np),
+                           "adding a graph node for", f->name));
+    g->n++;
+    *out = n->node;
+    return SD_OK;
+}
+
+/* Stage `stage`'s launches after deps[0 .. *ndeps), in run_stage's order: the launches it
+ * sends to side streams a branch each, the rest one chain. deps becomes the stage's last
+ * nodes (at most SG_SIDE_STREAMS + 1; unchanged when the stage launches nothing). */
+static sd_status graph_stage(sdi_spgemm_exec *e, sg_graph *g, int stage, cudaGraphNode_t *deps,
+                             int *ndeps)
+{
+    const sdi_sg_schedule *s = &e->sched;
+    const int *ind = e->ind[stage - 1], nind = e->nind[stage - 1];
+    const int nfork = nind - 1 < e->nside ? nind - 1 : e->nside;
+    cudaGraphNode_t last[SG_SIDE_STREAMS + 1], chain = NULL, node;
+    int nlast = 0;
+    for (int i = 0; i < nind && nfork > 0; i++) {
+        const sdi_sg_launch *L = &s->launches[ind[i]];
+        const bool side = i < nfork;
+        SD_TRY(graph_add(e, g, e->fns[ind[i]], L->blocks, L->threads, (size_t)L->smem,
+                         &e->largs[ind[i]], sizeof e->largs[ind[i]], NULL,
+                         side || chain == NULL ? deps : &chain, side || chain == NULL ? *ndeps : 1,
+                         &node));
+        if (node != NULL && side)
+            last[nlast++] = node;
+        else if (node != NULL)
+            chain = node;
+    }
+    for (int l = 0; l < s->nlaunches; l++) {
+        const sdi_sg_launch *L = &s->launches[l];
+        if (L->stage != stage || (nfork > 0 && launch_independent(L)))
+            continue;
+        SD_TRY(graph_add(e, g, e->fns[l], L->blocks, L->threads, (size_t)L->smem, &e->largs[l],
+                         sizeof e->largs[l], NULL, chain == NULL ? deps : &chain,
+                         chain == NULL ? *ndeps : 1, &node));
+        if (node != NULL)
+            chain = node;
+    }
+    if (chain != NULL)
+        last[nlast++] = chain;
+    if (nlast > 0) {
+        memcpy(deps, last, (size_t)nlast * sizeof *deps);
+        *ndeps = nlast;
+    }
+    return SD_OK;
+}
+
+static sd_status graph_build(sdi_spgemm_exec *e)
+{
+    const sdi_spgemm_operands *op = e->op;
+    for (int i = 0; i < 2; i++) {
+        sg_graph *g = &e->graph[i];
+        SD_TRY(sdi_cuda_status(e->ctx, cudaGraphCreate(&g->g, 0), "creating", "the SpGEMM graph"));
+        cudaGraphNode_t deps[SG_SIDE_STREAMS + 1], node;
+        int nd = 0;
+        if (i == 0) {
+            if (op->aat && e->cfg.bt_gather) {
+                SD_TRY(graph_add(e, g, &op->prep.functions[PREP_GATHER], ceil_div(op->bnnz, PREP_THREADS),
+                                 PREP_THREADS, 0, &e->gather_args, sizeof e->gather_args, NULL, NULL,
+                                 0, &node));
+                if (node != NULL)
+                    deps[nd++] = node;
+            }
+            SD_TRY(graph_stage(e, g, 1, deps, &nd));
+            SD_TRY(graph_add(e, g, e->scan, e->sched.ntiles, SD_SG_SCAN_THREADS, 0, &e->scan_args,
+                             sizeof e->scan_args, &e->scan_copy, deps, nd, &node));
+        } else {
+            SD_TRY(graph_stage(e, g, 2, deps, &nd));
+        }
+        if (g->n == 0) {
+            graph_drop(g); /* nothing to launch */
+            continue;
+        }
+        SD_TRY(sdi_cuda_status(e->ctx, cudaGraphInstantiate(&g->x, g->g, 0), "instantiating",
+                               "the SpGEMM graph"));
+    }
+    return SD_OK;
+}
+
+/* Gives the graphs up (plain launches from now on), unless the context is broken. */
+static sd_status graph_give_up(sdi_spgemm_exec *e, sd_status s)
+{
+    if (e->ctx->broken)
+        return s;
+    sdi_log(2, "spgemm: plain launches from now on (%s)", sd_last_error());
+    sdi_error_clear();
+    (void)cudaGetLastError();
+    for (int i = 0; i < 2; i++)
+        graph_drop(&e->graph[i]);
+    e->graph_state = -1;
+    return SD_OK;
+}
+
+/* Whether this call goes through the graphs (built at the first call of m > 0 rows). */
+static sd_status graph_ready(sdi_spgemm_exec *e, cudaStream_t st, bool *use)
+{
+    *use = false;
+    if (e->graph_state == 0) {
+        e->graph_state = -1;
+        if (!sg_graphs_enabled() || e->sched.m == 0)
+            return SD_OK;
+        sd_status s = graph_build(e);
+        if (s != SD_OK)
+            return graph_give_up(e, s);
+        e->graph_state = 1;
+    }
+    *use = e->graph_state == 1 && !sdi_stream_capturing(st);
+    return SD_OK;
+}
+
+/* Enqueues graph `which` with the executor's current arguments. *ran is false when the
+ * graphs had to be given up before it was enqueued (the caller launches plainly). */
+static sd_status graph_run(sdi_spgemm_exec *e, int which, cudaStream_t st, bool *ran)
+{
+    *ran = false;
+    if (e->graph_state != 1)
+        return SD_OK;
+    sg_graph *g = &e->graph[which];
+    for (int i = 0; i < g->n; i++) {
+        sg_gnode *n = &g->nodes[i];
+        if (memcmp(n->held, n->args, n->args_size) == 0 && (n->flag == NULL || *n->flag == n->held_flag))
+            continue;
+        void *params[2];
+        struct cudaKernelNodeParams np;
+        gnode_params(n, params, &np);
+        sd_status s = sdi_cuda_status(e->ctx, cudaGraphExecKernelNodeSetParams(g->x, n->node, &np),
+                                      "updating the SpGEMM graph's arguments of", n->fn->name);
+        if (s != SD_OK)
+            return graph_give_up(e, s);
+        memcpy(n->held, n->args, n->args_size);
+        n->held_flag = n->flag != NULL ? *n->flag : 0;
+    }
+    if (g->x != NULL)
+        SD_TRY(sdi_cuda_status(e->ctx, cudaGraphLaunch(g->x, st), "launching", "the SpGEMM graph"));
+    *ran = true;
+    e->info.graph_launches += g->x != NULL;
+    return SD_OK;
+}
+#undef SD_FREE_ALL
+
 sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_alloc alloc,
                               sd_device_csr *c)
 {
@@ -964,21 +1214,18 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     /* B's values when B = Aᵀ: gathered once per call, or read through the permutation. */
     const sd_value *bval = op->same ? op->aval : op->bval;
     const sd_offset *bperm = NULL;
-    if (op->aat) {
-        if (e->cfg.bt_gather) {
-            sd_spgemm_prep_args pa;
-            memset(&pa, 0, sizeof pa);
-            pa.gsrc = op->aval;
-            pa.gdst = op->bgather;
-            pa.gperm = op->bperm;
-            pa.nnz = op->bnnz;
-            SD_TRY(launch1(e->ctx, &op->prep.functions[PREP_GATHER],
-                           ceil_div(op->bnnz, PREP_THREADS), PREP_THREADS, 0, &pa, stream));
-            bval = op->bgather;
-        } else {
-            bval = op->aval;
-            bperm = op->bperm;
-        }
+    const bool gather = op->aat && e->cfg.bt_gather;
+    if (gather) {
+        sd_spgemm_prep_args *pa = &e->gather_args;
+        memset(pa, 0, sizeof *pa);
+        pa->gsrc = op->aval;
+        pa->gdst = op->bgather;
+        pa->gperm = op->bperm;
+        pa->nnz = op->bnnz;
+        bval = op->bgather;
+    } else if (op->aat) {
+        bval = op->aval;
+        bperm = op->bperm;
     }
     SD_TRY(out_alloc(e, alloc, &crow, ((size_t)m + 1) * 8, stream, "C's row pointers"));
     int64_t cap = 0;
@@ -1011,6 +1258,8 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
             return st;
         }
     }
+    /* (only the scan reads the epoch: the other launches' arguments stay as they were, so
+     * their graph nodes need no update when C's arrays come back at the same addresses) */
     for (int l = 0; l < s->nlaunches; l++) {
         sd_spgemm_args *la = &e->largs[l];
         la->bval = bval;
@@ -1018,7 +1267,6 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
         la->crow = crow;
         la->ccol = ccol;
         la->cval = cval;
-        la->epoch = e->epoch;
     }
     e->scan_args.bval = bval;
     e->scan_args.bperm = bperm;
@@ -1026,19 +1274,35 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     e->scan_args.ccol = ccol;
     e->scan_args.cval = cval;
     e->scan_args.epoch = e->epoch;
-    SD_TRY(run_stage(e, 1, stream));
+    e->scan_copy = s->out_ub;
+    bool graphed = false, ran;
+    if (m > 0) {
+        SD_TRY(graph_ready(e, stream, &graphed));
+        if (graphed)
+            SD_TRY(graph_run(e, 0, stream, &graphed));
+    }
+    if (!graphed) {
+        if (gather)
+            SD_TRY(launch1(e->ctx, &op->prep.functions[PREP_GATHER], ceil_div(op->bnnz, PREP_THREADS),
+                           PREP_THREADS, 0, &e->gather_args, stream));
+        SD_TRY(run_stage(e, 1, stream));
+    }
     int64_t nnz = 0;
     if (m > 0) {
-        void *params[2];
-        int copy = s->out_ub;
-        params[0] = &e->scan_args;
-        params[1] = &copy;
-        dim3 g = {(unsigned)s->ntiles, 1, 1}, b = {SD_SG_SCAN_THREADS, 1, 1};
-        SD_TRY(sdi_cuda_status(e->ctx,
-                               cudaLaunchKernel((const void *)e->scan->kernel, g, b, params, 0, stream),
-                               "launching", e->scan->name));
-        if (eager)
-            SD_TRY(run_stage(e, 2, stream));
+        if (!graphed) {
+            void *params[2] = {&e->scan_args, &e->scan_copy};
+            dim3 g = {(unsigned)s->ntiles, 1, 1}, b = {SD_SG_SCAN_THREADS, 1, 1};
+            SD_TRY(sdi_cuda_status(
+                e->ctx, cudaLaunchKernel((const void *)e->scan->kernel, g, b, params, 0, stream),
+                "launching", e->scan->name));
+        }
+        if (eager) {
+            ran = false;
+            if (graphed)
+                SD_TRY(graph_run(e, 1, stream, &ran));
+            if (!ran)
+                SD_TRY(run_stage(e, 2, stream));
+        }
         SD_TRY(sdi_cuda_status(e->ctx, cudaMemcpyAsync(e->h_nnz, (const int64_t *)crow + m, 8,
                                                        cudaMemcpyDeviceToHost, stream),
                                "reading nnz(C) of", "sd_spgemm_scan"));
@@ -1063,7 +1327,11 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
                 e->largs[l].ccol = ccol;
                 e->largs[l].cval = cval;
             }
-            SD_TRY(run_stage(e, 2, stream));
+            ran = false;
+            if (graphed)
+                SD_TRY(graph_run(e, 1, stream, &ran));
+            if (!ran)
+                SD_TRY(run_stage(e, 2, stream));
         }
     }
     c->rows = m;

@@ -5,7 +5,8 @@
  * against the CPU reference (DESIGN.md's rule, small-integer values). The on-disk JIT
  * cache is turned off so that "compiled" means NVRTC ran. A stage's independent launches on
  * side streams give the same C bit for bit as one stream. An executor adopts the schedule
- * its configuration's request built (sdi_spgemm_exec_adopt). Exit 77 without a GPU. */
+ * its configuration's request built (sdi_spgemm_exec_adopt). The executor's CUDA graphs give
+ * the C of plain launches. Exit 77 without a GPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,6 +123,28 @@ out:
 /* A stage's independent launches on side streams (the default) give the same C, bit for
  * bit, as every launch on the caller's stream (SPARSEDITTO_SG_STREAMS=0): small-integer
  * values make every sum exact, whatever the order. */
+/* C on the host (out allocated here). */
+static sd_status csr_to_host(const sd_device_csr *c, sd_csr *out)
+{
+    sd_status s = sdi_csr_alloc(out, c->rows, c->cols, c->nnz);
+    if (s == SD_OK)
+        s = sdi_copy_to_host(g_ctx, out->rowptr, c->rowptr, ((size_t)c->rows + 1) * 8, "C's row pointers");
+    if (s == SD_OK && c->nnz > 0)
+        s = sdi_copy_to_host(g_ctx, out->colind, c->colind, (size_t)c->nnz * 4, "C's columns");
+    if (s == SD_OK && c->nnz > 0)
+        s = sdi_copy_to_host(g_ctx, out->vals, c->vals, (size_t)c->nnz * 4, "C's values");
+    return s;
+}
+
+/* Whether two host CSRs are equal, bit for bit. */
+static int csr_same(const sd_csr *x, const sd_csr *y)
+{
+    return x->rows == y->rows && x->nnz == y->nnz &&
+           memcmp(x->rowptr, y->rowptr, ((size_t)x->rows + 1) * 8) == 0 &&
+           (x->nnz == 0 || (memcmp(x->colind, y->colind, (size_t)x->nnz * 4) == 0 &&
+                            memcmp(x->vals, y->vals, (size_t)x->nnz * 4) == 0));
+}
+
 static int product_host(sdi_spgemm_operands *op, const sdi_spgemm_config *cfg, sd_csr *out, int *side)
 {
     sdi_spgemm_exec *e = NULL;
@@ -134,15 +157,7 @@ static int product_host(sdi_spgemm_operands *op, const sdi_spgemm_config *cfg, s
         s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
     }
     if (s == SD_OK)
-        s = sdi_csr_alloc(out, c.rows, c.cols, c.nnz);
-    if (s == SD_OK) {
-        int64_t *rp = out->rowptr;
-        s = sdi_copy_to_host(g_ctx, rp, c.rowptr, ((size_t)c.rows + 1) * 8, "C's row pointers");
-        if (s == SD_OK && c.nnz > 0)
-            s = sdi_copy_to_host(g_ctx, out->colind, c.colind, (size_t)c.nnz * 4, "C's columns");
-        if (s == SD_OK && c.nnz > 0)
-            s = sdi_copy_to_host(g_ctx, out->vals, c.vals, (size_t)c.nnz * 4, "C's values");
-    }
+        s = csr_to_host(&c, out);
     SDT_CHECK(s == SD_OK, "product: %s", sd_last_error());
     sd_device_csr_free(&c);
     sdi_spgemm_exec_destroy(e);
@@ -168,10 +183,7 @@ static void test_side_streams(void)
     unsetenv("SPARSEDITTO_SG_STREAMS");
     SDT_CHECK(side1 > 0 && side0 == 0, "side streams: %d by default, %d when switched off", side1, side0);
     if (ok1 && ok0) {
-        int same = c_side.nnz == c_one.nnz &&
-                   memcmp(c_side.rowptr, c_one.rowptr, ((size_t)a.rows + 1) * 8) == 0 &&
-                   memcmp(c_side.colind, c_one.colind, (size_t)c_one.nnz * 4) == 0 &&
-                   memcmp(c_side.vals, c_one.vals, (size_t)c_one.nnz * 4) == 0;
+        int same = csr_same(&c_side, &c_one);
         SDT_CHECK(same, "C with side streams equals C on one stream (nnz %lld / %lld)",
                   (long long)c_side.nnz, (long long)c_one.nnz);
         printf("  side streams: %d, nnz(C) %lld, identical to one stream: %s\n", side1,
@@ -341,6 +353,111 @@ static void test_eager_fallback(void)
     sd_csr_free(&a);
 }
 
+/* The executor's CUDA graphs (the default) give the C of plain launches
+ * (SPARSEDITTO_SG_GRAPH=0), bit for bit, call after call: with C's arrays at new addresses
+ * (the previous C kept, so the nodes' arguments must follow) and at reused ones (the pool),
+ * for stage 2 after the wait (two-phase), right after the scan (eager output) and not at all
+ * (C at the upper bound), with the gather of A·Aᵀ; the plain executor launched no graph. */
+static void graph_case(const char *what, sdi_spgemm_operands *op, const sdi_spgemm_config *cfg)
+{
+    sdi_spgemm_exec *plain = NULL, *e = NULL;
+    sd_device_csr c, keep;
+    sd_csr want, got;
+    memset(&c, 0, sizeof c);
+    memset(&keep, 0, sizeof keep);
+    memset(&want, 0, sizeof want);
+    memset(&got, 0, sizeof got);
+    setenv("SPARSEDITTO_SG_GRAPH", "0", 1);
+    sd_status s = sdi_spgemm_exec_create(g_ctx, op, cfg, &plain);
+    if (s == SD_OK)
+        s = sdi_spgemm_exec_run(plain, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
+    unsetenv("SPARSEDITTO_SG_GRAPH");
+    if (s == SD_OK)
+        s = csr_to_host(&c, &want);
+    sd_device_csr_free(&c);
+    SDT_CHECK(s == SD_OK, "%s: plain launches: %s", what, sd_last_error());
+    if (s == SD_OK)
+        s = sdi_spgemm_exec_create(g_ctx, op, cfg, &e);
+    int same = 0, calls = 0;
+    for (int call = 0; call < 5 && s == SD_OK; call++) {
+        const sdi_sg_alloc alloc = call < 3 ? SDI_SG_ALLOC_HOOKS : SDI_SG_ALLOC_ASYNC;
+        s = sdi_spgemm_exec_run(e, g_ctx->stream, alloc, &c);
+        if (s == SD_OK)
+            s = csr_to_host(&c, &got);
+        if (s == SD_OK) {
+            same += csr_same(&got, &want);
+            calls++;
+        }
+        sd_csr_free(&got);
+        memset(&got, 0, sizeof got);
+        sd_device_csr_free(&keep);
+        if (alloc == SDI_SG_ALLOC_HOOKS)
+            keep = c; /* alive through the next call: new addresses */
+        else
+            sdi_spgemm_output_free(&c, g_ctx->stream);
+        memset(&c, 0, sizeof c);
+    }
+    sd_device_csr_free(&keep);
+    SDT_CHECK(s == SD_OK, "%s: graphs: %s", what, sd_last_error());
+    const int64_t gl = e ? sdi_spgemm_exec_get_info(e)->graph_launches : 0;
+    const int64_t pl = plain ? sdi_spgemm_exec_get_info(plain)->graph_launches : -1;
+    SDT_CHECK(same == 5 && calls == 5, "%s: %d of 5 calls equal plain launches' C", what, same);
+    SDT_CHECK(gl >= 5 && pl == 0, "%s: %lld graphs launched (plain executor: %lld)", what,
+              (long long)gl, (long long)pl);
+    const sdi_sg_schedule *sch = e ? sdi_spgemm_exec_schedule(e) : NULL;
+    printf("  graphs %-28s nnz(C) %8lld, %s, %lld graph launches in 5 calls: %s\n", what,
+           (long long)want.nnz, sch == NULL ? "?" : sch->out_ub ? "ub-out" : sch->eager_cap > 0 ? "eager" : "two-phase",
+           (long long)gl, same == 5 ? "identical" : "DIFFERENT");
+    sd_csr_free(&want);
+    sdi_spgemm_exec_destroy(e);
+    sdi_spgemm_exec_destroy(plain);
+}
+
+static void test_graphs(void)
+{
+    sd_csr a, r, q;
+    SDT_OK(sdi_gen("powerlaw:rows=20000,deg=8,alpha=2.0,max=3000", 81, &a));
+    sdi_gen_values(&a, SDI_VALUES_SMALL_INT, 82);
+    SDT_OK(sdi_gen("uniform:rows=3000,cols=5000,deg=12", 83, &r));
+    sdi_gen_values(&r, SDI_VALUES_SMALL_INT, 84);
+    SDT_OK(sdi_gen("uniform:rows=4000,cols=4000,deg=4", 85, &q));
+    sdi_gen_values(&q, SDI_VALUES_SMALL_INT, 86);
+    sdi_spgemm_operands *op = NULL, *opt = NULL, *opq = NULL;
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &a, NULL, 0, &op));
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &r, NULL, 1, &opt));
+    SDT_OK(sdi_spgemm_operands_create(g_ctx, &q, NULL, 0, &opq));
+    static const struct {
+        const char *what;
+        sdi_spgemm_family f;
+        int fuse, out_ub, one_phase_max_u, operand; /* 0 power-law, 1 A.At, 2 uniform */
+    } cases[] = {
+        {"hash, two-phase", SDI_SPGEMM_HASH, -1, 0, 0, 0},
+        {"hybrid, no fusion, eager", SDI_SPGEMM_HYBRID, 0, 1, 0, 0},
+        {"smem tiled, upper bound", SDI_SPGEMM_TILED, -1, 1, -1, 2},
+        {"dense stripe", SDI_SPGEMM_DENSE, -1, 0, -1, 0},
+        {"hash A.At, gather", SDI_SPGEMM_HASH, -1, 0, 0, 1},
+    };
+    sdi_spgemm_operands *ops[3] = {op, opt, opq};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && op && opt && opq; i++) {
+        sdi_spgemm_config cfg;
+        SDT_OK(sdi_spgemm_config_default(cases[i].f, &cfg));
+        if (cases[i].fuse >= 0)
+            cfg.fuse = cases[i].fuse;
+        cfg.out_ub = cases[i].out_ub;
+        if (cases[i].one_phase_max_u >= 0)
+            cfg.one_phase_max_u = cases[i].one_phase_max_u;
+        if (cases[i].operand == 1)
+            cfg.bt_gather = 1;
+        graph_case(cases[i].what, ops[cases[i].operand], &cfg);
+    }
+    sdi_spgemm_operands_destroy(op);
+    sdi_spgemm_operands_destroy(opt);
+    sdi_spgemm_operands_destroy(opq);
+    sd_csr_free(&a);
+    sd_csr_free(&r);
+    sd_csr_free(&q);
+}
+
 int main(void)
 {
     sdt_init("test_spgemm_units");
@@ -356,6 +473,7 @@ int main(void)
     SDT_RUN(test_side_streams);
     SDT_RUN(test_adopt);
     SDT_RUN(test_eager_fallback);
+    SDT_RUN(test_graphs);
     sd_context_destroy(g_ctx);
     return sdt_finish();
 }
