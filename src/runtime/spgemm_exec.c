@@ -414,7 +414,8 @@ sd_status sdi_spgemm_operands_set_values(sdi_spgemm_operands *op, const float *a
 /* A kernel node of an executor's graph, with the argument values it holds (one argument
  * struct, and the scan's flag), so that a call updates only the nodes whose values moved:
  * C's arrays when the pool hands back other addresses, the scan's epoch every call. */
-#define SG_ARG_MAX 256
+#define SG_ARG_MAX sizeof(sd_spgemm_args)
+_Static_assert(sizeof(sd_spgemm_prep_args) <= SG_ARG_MAX, "the gather's arguments fit a node's copy");
 typedef struct {
     cudaGraphNode_t node;
     const sdi_function *fn;
