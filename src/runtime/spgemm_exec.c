@@ -4,7 +4,7 @@
  * once) and one call: stage-1 launches (SYM for two-phase bins, ONE for one-phase bins)
  * → look-back scan (+ the compaction when C was allocated at the upper bound) → one wait
  * for nnz(C) → C's arrays → stage-2 launches (NUM for two-phase bins, compaction of
- * one-phase rows). */
+ * one-phase rows); the launches of a call replayed as two CUDA graphs (see "graphs"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -76,7 +76,8 @@ SDI_HIDDEN void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e);
 SDI_HIDDEN sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
                                            const sdi_spgemm_config *cfgs, int n);
 /* One product on `stream`: allocates C (row pointers int64, columns sorted per row),
- * enqueues the kernels and waits once for nnz(C) (the host needs it for *c). On return
+ * enqueues the kernels (as the executor's CUDA graphs unless SPARSEDITTO_SG_GRAPH=0 or the
+ * stream is being captured) and waits once for nnz(C) (the host needs it for *c). On return
  * the last kernels may still run on `stream`. On failure *c is zeroed and nothing stays
  * allocated. */
 SDI_HIDDEN sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_alloc alloc,
