@@ -456,7 +456,7 @@ struct sdi_spgemm_exec {
     int ind[2][SDI_SG_MAX_LAUNCHES], nind[2]; /* stage 1, 2: independent launches, smallest grid first */
     cudaStream_t side[SG_SIDE_STREAMS];
     cudaEvent_t fork, join[SG_SIDE_STREAMS];
-    /* The call's kernels as two CUDA graphs (see run_graph): [0] the gather, stage 1 and
+    /* The call's kernels as two CUDA graphs (see graph_run): [0] the gather, stage 1 and
      * the scan, [1] stage 2. state 0 until the first call, 1 built, -1 plain launches. */
     sg_graph graph[2];
     int graph_state;
