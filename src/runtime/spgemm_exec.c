@@ -435,6 +435,7 @@ typedef struct {
     sg_gnode *nodes;
     int n, cap;
 } sg_graph;
+#define SG_GRAPHS 3
 
 struct sdi_spgemm_exec {
     sd_context *ctx;
@@ -456,9 +457,10 @@ struct sdi_spgemm_exec {
     int ind[2][SDI_SG_MAX_LAUNCHES], nind[2]; /* stage 1, 2: independent launches, smallest grid first */
     cudaStream_t side[SG_SIDE_STREAMS];
     cudaEvent_t fork, join[SG_SIDE_STREAMS];
-    /* The call's kernels as two CUDA graphs (see graph_run): [0] the gather, stage 1 and
-     * the scan, [1] stage 2. state 0 until the first call, 1 built, -1 plain launches. */
-    sg_graph graph[2];
+    /* The call's kernels as CUDA graphs (see graph_run): [0] the gather, stage 1 and the
+     * scan, [1] stage 2, [2] both in one (eager schedules only). state 0 until the first
+     * call, 1 built, -1 plain launches. */
+    sg_graph graph[SG_GRAPHS];
     int graph_state;
     sd_spgemm_prep_args gather_args;
     int scan_copy;
@@ -500,7 +502,7 @@ void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e)
     }
     if (e->fork != NULL && cudaEventDestroy(e->fork) != cudaSuccess)
         (void)cudaGetLastError();
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < SG_GRAPHS; i++)
         graph_drop(&e->graph[i]);
     for (int u = 0; u < e->nmods; u++)
         sdi_module_unload(&e->mods[u]);
@@ -980,9 +982,10 @@ static sd_status run_stage(sdi_spgemm_exec *e, int stage, cudaStream_t st)
 }
 
 /* ------------------------------------------------------------------ graphs */
-/* A call's kernels go to the device as two CUDA graphs instead of one launch each: [0] the
- * gather of Aᵀ's values, stage 1 and the scan, [1] stage 2 (launched right after [0] when
- * C is allocated ahead, else after the wait for nnz(C)). The graphs keep run_stage's order:
+/* A call's kernels go to the device as CUDA graphs instead of one launch each: [0] the
+ * gather of Aᵀ's values, stage 1 and the scan, then [1] stage 2 after the wait for nnz(C);
+ * where C is allocated ahead (eager), [2] = [0] and [1] in one graph, the numeric stage
+ * right after the scan (one graph launch a call). The graphs keep run_stage's order:
  * each launch it sends to a side stream is a branch of its own, the rest one chain, and a
  * stage's branches join before the next stage. They are built at the first call; a call
  * then updates only the nodes whose arguments moved (the scan's epoch, C's arrays when the
@@ -1097,12 +1100,13 @@ static sd_status graph_stage(sdi_spgemm_exec *e, sg_graph *g, int stage, cudaGra
 static sd_status graph_build(sdi_spgemm_exec *e)
 {
     const sdi_spgemm_operands *op = e->op;
-    for (int i = 0; i < 2; i++) {
+    const bool eager = !e->sched.out_ub && e->sched.eager_cap > 0;
+    for (int i = 0; i < (eager ? 3 : 2); i++) {
         sg_graph *g = &e->graph[i];
         SD_TRY(sdi_cuda_status(e->ctx, cudaGraphCreate(&g->g, 0), "creating", "the SpGEMM graph"));
         cudaGraphNode_t deps[SG_SIDE_STREAMS + 1], node;
         int nd = 0;
-        if (i == 0) {
+        if (i != 1) {
             if (op->aat && e->cfg.bt_gather) {
                 SD_TRY(graph_add(e, g, &op->prep.functions[PREP_GATHER], ceil_div(op->bnnz, PREP_THREADS),
                                  PREP_THREADS, 0, &e->gather_args, sizeof e->gather_args, NULL, NULL,
@@ -1113,9 +1117,12 @@ static sd_status graph_build(sdi_spgemm_exec *e)
             SD_TRY(graph_stage(e, g, 1, deps, &nd));
             SD_TRY(graph_add(e, g, e->scan, e->sched.ntiles, SD_SG_SCAN_THREADS, 0, &e->scan_args,
                              sizeof e->scan_args, &e->scan_copy, deps, nd, &node));
-        } else {
-            SD_TRY(graph_stage(e, g, 2, deps, &nd));
+            nd = 0;
+            if (node != NULL)
+                deps[nd++] = node;
         }
+        if (i != 0)
+            SD_TRY(graph_stage(e, g, 2, deps, &nd));
         if (g->n == 0) {
             graph_drop(g); /* nothing to launch */
             continue;
@@ -1134,7 +1141,7 @@ static sd_status graph_give_up(sdi_spgemm_exec *e, sd_status s)
     sdi_log(2, "spgemm: plain launches from now on (%s)", sd_last_error());
     sdi_error_clear();
     (void)cudaGetLastError();
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < SG_GRAPHS; i++)
         graph_drop(&e->graph[i]);
     e->graph_state = -1;
     return SD_OK;
@@ -1277,10 +1284,12 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     e->scan_args.epoch = e->epoch;
     e->scan_copy = s->out_ub;
     bool graphed = false, ran;
+    int first = 0; /* the graph that starts the call: [2] holds stage 2 too */
     if (m > 0) {
         SD_TRY(graph_ready(e, stream, &graphed));
+        first = eager && e->graph[2].x != NULL ? 2 : 0;
         if (graphed)
-            SD_TRY(graph_run(e, 0, stream, &graphed));
+            SD_TRY(graph_run(e, first, stream, &graphed));
     }
     if (!graphed) {
         if (gather)
@@ -1298,8 +1307,8 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
                 "launching", e->scan->name));
         }
         if (eager) {
-            ran = false;
-            if (graphed)
+            ran = graphed && first == 2;
+            if (graphed && !ran)
                 SD_TRY(graph_run(e, 1, stream, &ran));
             if (!ran)
                 SD_TRY(run_stage(e, 2, stream));
