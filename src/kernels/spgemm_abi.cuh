@@ -54,6 +54,8 @@ typedef struct {
     sd_index *ccol;
     sd_value *cval;
     unsigned long long *flags; /* look-back words, one per scan tile */
+    long long *nnz_host;       /* the scan's: a mapped pinned host word that receives nnz(C)
+                                  with crow[m] (NULL: crow[m] only) */
     sd_value *gval;            /* global dense stripes: gslots × gwidth values */
     unsigned *gbits;           /* and their occupancy bitmaps: gslots × gwidth / 32 words */
     long long gwidth;          /* columns per global stripe (a multiple of 32) */

@@ -108,8 +108,13 @@ SD_KERNEL void SD_LAUNCH_BOUNDS(SD_SG_SCAN_THREADS) sd_spgemm_scan(const sd_spge
         }
         run += c[q];
     }
-    if (r0 + nr == a.m && threadIdx.x == 0)
+    if (r0 + nr == a.m && threadIdx.x == 0) {
         a.crow[a.m] = s.prefix + total;
+        if (a.nnz_host != nullptr) { // the host reads it after the wait: no copy queued behind C
+            *(volatile long long *)a.nnz_host = s.prefix + total;
+            __threadfence_system();
+        }
+    }
     if (copy) {
         __syncthreads();
         sg_copy_tile<T>(a, tile, &s.copy, true);

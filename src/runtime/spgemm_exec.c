@@ -450,7 +450,8 @@ struct sdi_spgemm_exec {
     sd_spgemm_args *largs; /* per launch */
     sd_spgemm_args scan_args;
     void *binrows, *ub, *cnt, *tcol, *tval, *flags, *gval, *gbits, *gdone;
-    int64_t *h_nnz; /* pinned: nnz(C) read back without a staging copy */
+    int64_t *h_nnz; /* pinned and mapped: the scan writes nnz(C) there (scan_args.nnz_host),
+                     * else a copy reads it back without a staging buffer */
     /* Side streams for the independent launches of a stage (see run_stage); nside = 0
      * runs every launch on the caller's stream. */
     int nside;
@@ -735,7 +736,7 @@ sd_status sdi_spgemm_exec_adopt(sd_context *ctx, sdi_spgemm_operands *op,
         }
     }
     SD_TRY(sdi_cuda_status(ctx, cudaHostAlloc((void **)&e->h_nnz, sizeof(int64_t),
-                                              cudaHostAllocDefault),
+                                              cudaHostAllocMapped),
                            "cudaHostAlloc for", "nnz(C)"));
     SD_TRY(side_streams_create(e));
     e->info.side_streams = e->nside;
@@ -778,6 +779,16 @@ sd_status sdi_spgemm_exec_adopt(sd_context *ctx, sdi_spgemm_operands *op,
         }
     }
     e->scan_args = base;
+    /* The scan writes nnz(C) into the mapped word itself: a call then waits for its kernels
+     * only, without a device-to-host copy queued behind them (one operation less for the
+     * host to issue, and the copy's latency off the end of the call). Where the device
+     * cannot map it, the copy stays. */
+    void *mapped = NULL;
+    if (cudaHostGetDevicePointer(&mapped, e->h_nnz, 0) == cudaSuccess) {
+        e->scan_args.nnz_host = (long long *)mapped;
+        e->info.nnz_mapped = 1;
+    } else
+        (void)cudaGetLastError();
     keep_pool_memory(ctx->device);
 
     e->info.plan_bytes = op->bytes + bytes;
@@ -1313,9 +1324,10 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
             if (!ran)
                 SD_TRY(run_stage(e, 2, stream));
         }
-        SD_TRY(sdi_cuda_status(e->ctx, cudaMemcpyAsync(e->h_nnz, (const int64_t *)crow + m, 8,
-                                                       cudaMemcpyDeviceToHost, stream),
-                               "reading nnz(C) of", "sd_spgemm_scan"));
+        if (e->scan_args.nnz_host == NULL)
+            SD_TRY(sdi_cuda_status(e->ctx, cudaMemcpyAsync(e->h_nnz, (const int64_t *)crow + m, 8,
+                                                           cudaMemcpyDeviceToHost, stream),
+                                   "reading nnz(C) of", "sd_spgemm_scan"));
         SD_TRY(sdi_cuda_status(e->ctx, cudaStreamSynchronize(stream), "running the SpGEMM",
                                e->scan->name));
         nnz = *e->h_nnz;

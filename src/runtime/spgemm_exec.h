@@ -43,6 +43,7 @@ typedef struct {
     int launches_per_call; /* kernel launches of one call (scan included) */
     int side_streams;     /* streams beside the caller's that a stage's launches use */
     int64_t graph_launches; /* CUDA graphs launched by the calls so far (0: plain launches) */
+    int nnz_mapped;         /* 1: the scan writes nnz(C) into mapped host memory (no copy) */
     int max_regs;         /* registers of the heaviest launch */
     int64_t spill_bytes;  /* local memory of the launches (0 for clean kernels) */
     char bins[640];       /* sdi_sg_schedule_describe */

@@ -358,7 +358,8 @@ static void test_eager_fallback(void)
  * (the previous C kept, so the nodes' arguments must follow) and at reused ones (the pool),
  * for stage 2 after the wait (two-phase: two graphs a call), in the graph of stage 1 and the
  * scan (eager output: one) and not at all (C at the upper bound: one), with the gather of
- * A·Aᵀ; the plain executor launched no graph. */
+ * A·Aᵀ; the plain executor launched no graph. nnz(C) reaches the host through mapped memory
+ * (the scan writes it; no copy). */
 static void graph_case(const char *what, sdi_spgemm_operands *op, const sdi_spgemm_config *cfg)
 {
     sdi_spgemm_exec *plain = NULL, *e = NULL;
@@ -410,6 +411,8 @@ static void graph_case(const char *what, sdi_spgemm_operands *op, const sdi_spge
         stage2 |= sch->launches[l].stage == 2 && sch->launches[l].blocks > 0;
     const int per_call = sch != NULL && !sch->out_ub && sch->eager_cap == 0 && stage2 ? 2 : 1;
     SDT_CHECK(same == 5 && calls == 5, "%s: %d of 5 calls equal plain launches' C", what, same);
+    SDT_CHECK(e != NULL && sdi_spgemm_exec_get_info(e)->nnz_mapped == 1,
+              "%s: the scan writes nnz(C) to mapped host memory", what);
     SDT_CHECK(gl == 5 * per_call && pl == 0, "%s: %lld graphs launched, %d expected (plain executor: %lld)",
               what, (long long)gl, 5 * per_call, (long long)pl);
     printf("  graphs %-28s nnz(C) %8lld, %s, %lld graph launches in 5 calls: %s\n", what,
