@@ -432,8 +432,8 @@ typedef struct {
 typedef struct {
     cudaGraph_t g;
     cudaGraphExec_t x;
-    sg_gnode *nodes;
-    int n, cap;
+    sg_gnode *nodes; /* room for every launch, the gather and the scan (graph_build) */
+    int n;
 } sg_graph;
 #define SG_GRAPHS 3
 
@@ -779,6 +779,13 @@ sd_status sdi_spgemm_exec_adopt(sd_context *ctx, sdi_spgemm_operands *op,
         }
     }
     e->scan_args = base;
+    e->scan_copy = s->out_ub;
+    if (op->aat && cfg->bt_gather) { /* B's values gathered from A's at every call */
+        e->gather_args.gsrc = op->aval;
+        e->gather_args.gdst = op->bgather;
+        e->gather_args.gperm = op->bperm;
+        e->gather_args.nnz = op->bnnz;
+    }
     /* The scan writes nnz(C) into the mapped word itself: a call then waits for its kernels
      * only, without a device-to-host copy queued behind them (one operation less for the
      * host to issue, and the copy's latency off the end of the call). Where the device
@@ -1035,16 +1042,6 @@ static sd_status graph_add(sdi_spgemm_exec *e, sg_graph *g, const sdi_function *
     if (blocks > 0x7fffffffll)
         return SDI_ERR(SD_ERR_UNSUPPORTED, "kernel '%s': %lld blocks exceed the grid limit",
                        f->name, (long long)blocks);
-    if (size > SG_ARG_MAX)
-        return SDI_ERR(SD_ERR_INTERNAL, "graph node of '%s': arguments of %zu bytes", f->name, size);
-    if (g->n == g->cap) {
-        int cap = g->cap ? 2 * g->cap : 8;
-        sg_gnode *p = sdi_realloc_array(g->nodes, (size_t)cap, sizeof *p);
-        if (p == NULL)
-            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM graph's nodes");
-        g->nodes = p;
-        g->cap = cap;
-    }
     sg_gnode *n = &g->nodes[g->n];
     memset(n, 0, sizeof *n);
     n->fn = f;
@@ -1114,6 +1111,8 @@ static sd_status graph_build(sdi_spgemm_exec *e)
     const bool eager = !e->sched.out_ub && e->sched.eager_cap > 0;
     for (int i = 0; i < (eager ? 3 : 2); i++) {
         sg_graph *g = &e->graph[i];
+        g->nodes = sdi_malloc_array((size_t)e->sched.nlaunches + 2, sizeof *g->nodes);
+        SD_CHECK_ALLOC(g->nodes, "the SpGEMM graph's nodes");
         SD_TRY(sdi_cuda_status(e->ctx, cudaGraphCreate(&g->g, 0), "creating", "the SpGEMM graph"));
         cudaGraphNode_t deps[SG_SIDE_STREAMS + 1], node;
         int nd = 0;
@@ -1235,12 +1234,6 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     const sd_offset *bperm = NULL;
     const bool gather = op->aat && e->cfg.bt_gather;
     if (gather) {
-        sd_spgemm_prep_args *pa = &e->gather_args;
-        memset(pa, 0, sizeof *pa);
-        pa->gsrc = op->aval;
-        pa->gdst = op->bgather;
-        pa->gperm = op->bperm;
-        pa->nnz = op->bnnz;
         bval = op->bgather;
     } else if (op->aat) {
         bval = op->aval;
@@ -1293,7 +1286,6 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     e->scan_args.ccol = ccol;
     e->scan_args.cval = cval;
     e->scan_args.epoch = e->epoch;
-    e->scan_copy = s->out_ub;
     bool graphed = false, ran;
     int first = 0; /* the graph that starts the call: [2] holds stage 2 too */
     if (m > 0) {
