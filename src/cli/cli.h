@@ -53,7 +53,8 @@ int sdc_parse(int argc, char **argv, const sdc_option *opts, int nopts, int min_
 void sdc_print_help(const char *usage, const char *summary, const sdc_option *opts, int nopts);
 /* Index of option name in opts, or -1. */
 int sdc_opt_index(const sdc_option *opts, int nopts, const char *name);
-/* Parses a decimal integer in [lo, hi]; prints a usage error naming opt on failure. */
+/* Parses a decimal integer in [lo, hi], also written with an exponent where that names an
+ * integer exactly ("2e7"); prints a usage error naming opt on failure. */
 int sdc_parse_int(const char *text, const char *opt, long long lo, long long hi, long long *out);
 
 /* Shared by compile, plan and run (cmd_compile.c): --op spmv|spmm|spgemm; FILE (pattern

@@ -19,7 +19,7 @@ static const sdc_option bench_options[] = {
     {"time-limit", 0, true, "seconds; later tasks are recorded as skipped (default 240)"},
     {"budget", 0, true, "candidates per search (default 25)"},
     {"from", 0, true, "start at the I-th matrix of the set (continue a run; default 0)"},
-    {"max-nnz", 0, true, "skip matrices with more entries (default 20000000)"},
+    {"max-nnz", 0, true, "skip matrices with more entries (default 20000000, or 2e7)"},
     {"dir", 0, true, "the shared matrices directory (suitesparse/, paper60.tsv)"},
     {"json", 0, false, "print bench_compile.json on stdout (progress goes to stderr)"},
     {"deterministic", 0, false, "also compile each task in deterministic mode and report its cost"},

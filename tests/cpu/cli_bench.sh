@@ -45,6 +45,14 @@ printf 'stencil2d:n=8\nknn:n=100,k=4,dim=9\n' >"$tmp/bad.txt"
 expect 1 "line 2" bench --set "$tmp/bad.txt" --ops spmv --out "$tmp/res"
 printf 'stencil2d:n=8\nnosuchfamily:n=3\n' >"$tmp/bad2.txt"
 expect 1 "nosuchfamily" bench --set "$tmp/bad2.txt" --ops spmv --out "$tmp/res"
+# Sizes written with an exponent are integers when they name one exactly ("2e7" as the docs
+# write them): accepted, so the run goes on to the list's error; "2.5e0" and "1e400" are not.
+expect 1 "line 2" bench --set "$tmp/bad.txt" --ops spmv --out "$tmp/res" --max-nnz 2e7
+expect 1 "line 2" bench --set "$tmp/bad.txt" --ops spmv --out "$tmp/res" --max-nnz 1.5E6
+expect 2 "'2.5e0' is not an integer" bench --max-nnz 2.5e0
+expect 2 "'1e400' is not an integer" bench --max-nnz 1e400
+expect 2 "'0x10' is not an integer" bench --max-nnz 0x10
+expect 2 "'1e-3' is not an integer" bench --budget 1e-3
 
 # bench --out: a folder that cannot be made stops the run before any compile, naming it;
 # a missing last component is created.
