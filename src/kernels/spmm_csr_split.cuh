@@ -116,6 +116,13 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
 
 // B vectors of entries loaded before any is used: about 16 floats per lane.
 #define SD_SU ((16 / (SD_CO * SD_V)) < 1 ? 1 : (16 / (SD_CO * SD_V)))
+// Entries each lane loads per batch: a batch holds at least SD_SU entries, so that narrow
+// groups (K = 8: two lanes of float4) keep SD_SU rows of B in flight, not SD_KL.
+#define SD_EPL (SD_KL >= SD_SU ? 1 : SD_SU / SD_KL)
+#define SD_BATCH (SD_KL * SD_EPL)
+#if SD_EPL > 1 && SD_BATCH != SD_SU
+#error "csr_split segments: a batch of several entries per lane must be SD_SU entries"
+#endif
 // Partials of a cut row loaded together by its finisher: about 32 floats per lane, at most 8.
 #define SD_FU ((32 / (SD_CO * SD_V)) < 1 ? 1 : (32 / (SD_CO * SD_V)) > 8 ? 8 : (32 / (SD_CO * SD_V)))
 
@@ -206,24 +213,36 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     float acc[SD_CO][SD_V], hacc[SD_CO][SD_V];
     sd_zero(acc);
     sd_zero(hacc);
-    for (long long base = s0; base < s1; base += SD_KL) {
-        const int n = s1 - base < SD_KL ? (int)(s1 - base) : SD_KL;
-        int r = 0, c = 0;
-        float v = 0.0f;
-        if (lane < n) {
-            r = __ldg(rowind + base + lane);
-            c = __ldg(colind + base + lane);
-            v = __ldg(vals + base + lane);
+    for (long long base = s0; base < s1; base += SD_BATCH) {
+        const int n = s1 - base < SD_BATCH ? (int)(s1 - base) : SD_BATCH;
+        // Entry p * SD_KL + lane of the batch in lane `lane`'s slot p.
+        int r[SD_EPL], c[SD_EPL];
+        float v[SD_EPL];
+#pragma unroll
+        for (int p = 0; p < SD_EPL; p++) {
+            const int q = p * SD_KL + lane;
+            r[p] = 0;
+            c[p] = 0;
+            v[p] = 0.0f;
+            if (q < n) {
+                r[p] = __ldg(rowind + base + q);
+                c[p] = __ldg(colind + base + q);
+                v[p] = __ldg(vals + base + q);
+            }
         }
+        // With several entries per lane the batch is SD_SU entries and j0 is 0: the slot and
+        // the source lane of entry u are compile-time constants.
         for (int j0 = 0; j0 < n; j0 += SD_SU) {
             int rj[SD_SU];
             float vj[SD_SU], b[SD_SU][SD_CO][SD_V];
 #pragma unroll
             for (int u = 0; u < SD_SU; u++) {
                 const int j = j0 + u;
-                rj[u] = __shfl_sync(gmask, r, j, SD_KL);
-                const int cj = __shfl_sync(gmask, c, j, SD_KL);
-                vj[u] = __shfl_sync(gmask, v, j, SD_KL);
+                const int p = SD_EPL == 1 ? 0 : u / SD_KL;
+                const int src = SD_EPL == 1 ? j : u % SD_KL;
+                rj[u] = __shfl_sync(gmask, r[p], src, SD_KL);
+                const int cj = __shfl_sync(gmask, c[p], src, SD_KL);
+                vj[u] = __shfl_sync(gmask, v[p], src, SD_KL);
                 const float *brow = B + (sd_off)cj * SD_K;
 #pragma unroll
                 for (int t = 0; t < SD_CO; t++) {
