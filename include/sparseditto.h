@@ -218,7 +218,7 @@ SD_API sd_status sd_compile_spgemm(sd_context *ctx, const sd_csr *a, const sd_cs
                                    const sd_compile_options *opts, sd_kernel **out);
 /* Replaces the values (same pattern, host memory); rejects NaN/Inf. vals_host holds
  * nnz(A) values — for a SpGEMM kernel of a general A·B, nnz(A) values of A followed by
- * nnz(B) values of B. */
+ * nnz(B) values of B. Waits (host) for the kernel's last call, which reads the old values. */
 SD_API sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host);
 
 /* ---------------------------------------------------------------- execute */
@@ -226,7 +226,12 @@ SD_API sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host
 /* Execution on device pointers, asynchronous on the stream (NULL = default stream).
  * sd_spmv and sd_spmm allocate nothing and synchronise nothing (safe in graph capture).
  * Operands must be 16-byte aligned (cudaMalloc's are): SD_ERR_INVALID_ARG otherwise.
- * Calls on one kernel are serialised (the kernel binds the pointers of each call). */
+ * Calls on one kernel are serialised (the kernel binds the pointers of each call) and run
+ * on the device in call order, whatever their streams: a call on a stream other than the
+ * previous call's waits there for it (cudaStreamWaitEvent, no host wait), and
+ * sd_kernel_update_values and sd_kernel_destroy wait on the host for the last call. A call
+ * into a stream being captured neither waits nor is waited for: order the graph's
+ * launches with the kernel's other calls yourself. */
 SD_API sd_status sd_spmv(sd_kernel *kern, const float *x, float *y, void *stream);
 SD_API sd_status sd_spmm(sd_kernel *kern, const float *b, float *c, void *stream); /* row-major */
 

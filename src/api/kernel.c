@@ -3,8 +3,10 @@
  *
  * Concurrency: a kernel's launch program binds the caller's pointers at each call, so
  * calls on one kernel are serialised by the kernel's mutex (calls on distinct kernels
- * run concurrently). Searches are serialised process-wide: they time kernels, and two
- * searches sharing a GPU would time each other. Cache hits take no lock. */
+ * run concurrently). On the device, calls on one kernel run in call order whatever their
+ * streams: they share workspaces, counters and value arrays (see `done`). Searches are
+ * serialised process-wide: they time kernels, and two searches sharing a GPU would time
+ * each other. Cache hits take no lock. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +33,16 @@ struct sd_kernel {
     char *record_json; /* the search record (from the search or the cache) */
     int from_cache;
     double ready_ms; /* wall time of sd_compile */
+    /* Call order on the device. `done` is recorded on the caller's stream after each
+     * call's work (done_stream, done_live); a call on another stream waits for it there,
+     * and update_values and destroy wait for it on the host. Without it a call on a second
+     * stream could overlap the first one's work (plain launches share the workspaces and
+     * the split kernels' counters; cuSPARSE's plain calls their buffer; SpGEMM's numeric
+     * stage still runs when sd_spgemm returns), and an update's copy, made on the
+     * context's stream, could overtake a call still queued on the caller's. */
+    cudaEvent_t done;
+    cudaStream_t done_stream;
+    bool done_live;
 };
 
 /* What a cache entry stores to rebuild the winner (binary, versioned by the cache key's
@@ -65,6 +77,15 @@ static void kernel_free(sd_kernel *kern)
 {
     if (kern == NULL)
         return;
+    if (kern->done != NULL) {
+        /* The last call may still use the arrays released below. After a sticky error
+         * the wait fails too; nothing more can be done. */
+        if (kern->done_live)
+            (void)cudaEventSynchronize(kern->done);
+        (void)cudaEventDestroy(kern->done);
+        (void)cudaGetLastError();
+        kern->done = NULL;
+    }
     sdi_impl_release(&kern->impl);
     sd_csr_free(&kern->a);
     sd_csr_free(&kern->b);
@@ -79,6 +100,73 @@ static sd_status check_kernel(const sd_kernel *kern, const char *fn)
 {
     if (kern == NULL || kern->magic != SDI_KERNEL_MAGIC)
         return SDI_ERR(SD_ERR_INVALID_ARG, "%s: kern is NULL or not a kernel", fn);
+    return SD_OK;
+}
+
+/* cudaStreamPerThread names another stream in each thread: never the same. */
+static bool same_stream(cudaStream_t a, cudaStream_t b)
+{
+    return a == b && a != cudaStreamPerThread;
+}
+
+/* Before a call's work: the device current, and the stream after the kernel's previous
+ * call when that ran on another stream. A stream being captured neither waits nor records
+ * (*capturing): a captured node cannot wait for an event recorded outside the capture, and
+ * the user orders the graph's launches. */
+static sd_status call_begin(sd_kernel *kern, cudaStream_t stream, bool *capturing, const char *fn)
+{
+    *capturing = false;
+    sd_status s = sdi_ctx_enter_run(kern->ctx);
+    if (s != SD_OK) {
+        sdi_error_prefix("%s", fn);
+        return s;
+    }
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing(stream, &cs);
+    if (e == cudaSuccess) {
+        *capturing = cs != cudaStreamCaptureStatusNone;
+        if (*capturing || !kern->done_live || same_stream(kern->done_stream, stream))
+            return SD_OK;
+        e = cudaStreamWaitEvent(stream, kern->done, 0);
+    }
+    if (e != cudaSuccess) {
+        s = sdi_cuda_status(kern->ctx, e, "ordering the call after the kernel's previous one", NULL);
+        sdi_error_prefix("%s", fn);
+    }
+    return s;
+}
+
+/* After a call's work was enqueued (s: its status): the kernel's `done` on its stream. */
+static sd_status call_end(sd_kernel *kern, cudaStream_t stream, bool capturing, sd_status s,
+                          const char *fn)
+{
+    if (capturing)
+        return s;
+    cudaError_t e = cudaEventRecord(kern->done, stream);
+    if (e == cudaSuccess) {
+        kern->done_stream = stream;
+        kern->done_live = true;
+        return s;
+    }
+    if (s != SD_OK)
+        return s; /* the call's own error is the one to report */
+    s = sdi_cuda_status(kern->ctx, e, "recording the end of the call", NULL);
+    sdi_error_prefix("%s", fn);
+    return s;
+}
+
+/* The host waits for the kernel's last call (under kern->lock). */
+static sd_status wait_last_call(sd_kernel *kern, const char *fn)
+{
+    if (!kern->done_live)
+        return SD_OK;
+    sd_status s = sdi_cuda_status(kern->ctx, cudaEventSynchronize(kern->done),
+                                  "waiting for the kernel's last call", NULL);
+    if (s != SD_OK) {
+        sdi_error_prefix("%s", fn);
+        return s;
+    }
+    kern->done_live = false;
     return SD_OK;
 }
 
@@ -474,6 +562,8 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     pthread_mutex_init(&kern->lock, NULL);
     kern->magic = SDI_KERNEL_MAGIC;
     kern->ctx = ctx;
+    SD_TRY(sdi_cuda_status(ctx, cudaEventCreateWithFlags(&kern->done, cudaEventDisableTiming),
+                           "creating the kernel's call-order event", NULL));
     kern->op = op;
     kern->k = op == SD_OP_SPMM ? k : 1;
     SD_TRY(sdi_csr_copy(a, &kern->a));
@@ -619,6 +709,13 @@ sd_status sd_kernel_update_values(sd_kernel *kern, const float *vals_host)
             return SDI_ERR(SD_ERR_INVALID_ARG, "sd_kernel_update_values: value %lld is not finite",
                            (long long)e);
     pthread_mutex_lock(&kern->lock);
+    /* The device arrays are rewritten on the context's stream: the calls queued on the
+     * callers' streams read the old values first. */
+    s = wait_last_call(kern, "sd_kernel_update_values");
+    if (s != SD_OK) {
+        pthread_mutex_unlock(&kern->lock);
+        return s;
+    }
     if (kern->a.nnz > 0)
         memcpy(kern->a.vals, vals_host, (size_t)kern->a.nnz * sizeof *vals_host);
     if (kern->has_b && kern->b.nnz > 0)
@@ -645,7 +742,12 @@ static sd_status run_dense(sd_kernel *kern, sd_op op, const float *in, float *ou
     if (kern->ctx->broken)
         return SDI_ERR(SD_ERR_CUDA, "%s: %s", fn, kern->ctx->broken_reason);
     pthread_mutex_lock(&kern->lock);
-    s = sdi_impl_run(kern->ctx, &kern->impl, in, out, (cudaStream_t)stream);
+    bool capturing = false;
+    s = call_begin(kern, (cudaStream_t)stream, &capturing, fn);
+    if (s == SD_OK) {
+        s = sdi_impl_run(kern->ctx, &kern->impl, in, out, (cudaStream_t)stream);
+        s = call_end(kern, (cudaStream_t)stream, capturing, s, fn);
+    }
     pthread_mutex_unlock(&kern->lock);
     return s;
 }
@@ -674,7 +776,12 @@ sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream)
     if (kern->ctx->broken)
         return SDI_ERR(SD_ERR_CUDA, "sd_spgemm: %s", kern->ctx->broken_reason);
     pthread_mutex_lock(&kern->lock);
-    s = sdi_impl_run_spgemm(kern->ctx, &kern->impl, (cudaStream_t)stream, c_out);
+    bool capturing = false;
+    s = call_begin(kern, (cudaStream_t)stream, &capturing, "sd_spgemm");
+    if (s == SD_OK) {
+        s = sdi_impl_run_spgemm(kern->ctx, &kern->impl, (cudaStream_t)stream, c_out);
+        s = call_end(kern, (cudaStream_t)stream, capturing, s, "sd_spgemm");
+    }
     pthread_mutex_unlock(&kern->lock);
     return s;
 }

@@ -195,6 +195,25 @@ sd_status sdi_ctx_enter(sd_context *ctx)
     return SD_OK;
 }
 
+sd_status sdi_ctx_enter_run(sd_context *ctx)
+{
+    if (ctx == NULL || ctx->magic != SDI_CONTEXT_MAGIC)
+        return SDI_ERR(SD_ERR_INVALID_ARG,
+                       "the context is not a live sd_context (destroyed or corrupt)");
+    if (atomic_load(&ctx->broken))
+        return SDI_ERR(SD_ERR_CUDA,
+                       "the CUDA context is unusable after an earlier error: %s",
+                       ctx->broken_reason);
+    int dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev != ctx->device) {
+        (void)cudaGetLastError();
+        cudaError_t e = cudaSetDevice(ctx->device);
+        if (e != cudaSuccess)
+            return sdi_cuda_status(ctx, e, "cudaSetDevice", NULL);
+    }
+    return SD_OK;
+}
+
 /* ------------------------------------------------------------------ allocation hooks */
 
 static atomic_long g_dev_fail_after = -1;

@@ -140,6 +140,9 @@ SDI_HIDDEN sd_status sdi_device_open(sd_context *ctx, int device);
 SDI_HIDDEN void sdi_device_close(sd_context *ctx);
 /* Entry check of every runtime function: magic, not broken, device current. */
 SDI_HIDDEN sd_status sdi_ctx_enter(sd_context *ctx);
+/* The same check for execution calls: cudaSetDevice only when another device is current,
+ * so that it stays legal during graph capture and costs a query on the common path. */
+SDI_HIDDEN sd_status sdi_ctx_enter_run(sd_context *ctx);
 
 /* GPU properties of device `device` read from the device (from_device = 1); the
  * bandwidth is the theoretical one (2 × memory clock × bus width) until measured. */

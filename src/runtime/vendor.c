@@ -544,25 +544,15 @@ static sd_status check_live(const sdi_vendor *v, const char *fn)
     return SD_OK;
 }
 
-/* The context check of sdi_ctx_enter without its cudaSetDevice when the device is
- * already current: only calls that are legal during graph capture. */
+/* The context check for an execution (sdi_ctx_enter_run: legal during graph capture),
+ * with this executor's name in the message of a context destroyed before it. */
 static sd_status run_enter(sdi_vendor *v)
 {
     sd_context *ctx = v->ctx;
     if (ctx == NULL || ctx->magic != SDI_CONTEXT_MAGIC)
         return SDI_ERR(SD_ERR_INVALID_ARG, "cuSPARSE executor %s: its context is not live "
                        "(destroyed before the executor?)", v->def->name);
-    if (atomic_load(&ctx->broken))
-        return SDI_ERR(SD_ERR_CUDA, "the CUDA context is unusable after an earlier error: %s",
-                       ctx->broken_reason);
-    int dev = -1;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev != v->device) {
-        (void)cudaGetLastError();
-        cudaError_t e = cudaSetDevice(v->device);
-        if (e != cudaSuccess)
-            return sdi_cuda_status(ctx, e, "cudaSetDevice", NULL);
-    }
-    return SD_OK;
+    return sdi_ctx_enter_run(ctx);
 }
 
 /* The enqueueing proper; called with v->lock held. */
