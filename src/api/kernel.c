@@ -34,14 +34,14 @@ struct sd_kernel {
     int from_cache;
     double ready_ms; /* wall time of sd_compile */
     /* Call order on the device. `done` is recorded on the caller's stream after each
-     * call's work (done_stream, done_live); a call on another stream waits for it there,
+     * call's work (done_stream_id: cudaStreamGetId's; done_live); a call on another stream waits for it there,
      * and update_values and destroy wait for it on the host. Without it a call on a second
      * stream could overlap the first one's work (plain launches share the workspaces and
      * the split kernels' counters; cuSPARSE's plain calls their buffer; SpGEMM's numeric
      * stage still runs when sd_spgemm returns), and an update's copy, made on the
      * context's stream, could overtake a call still queued on the caller's. */
     cudaEvent_t done;
-    cudaStream_t done_stream;
+    unsigned long long done_stream_id;
     bool done_live;
 };
 
@@ -103,19 +103,17 @@ static sd_status check_kernel(const sd_kernel *kern, const char *fn)
     return SD_OK;
 }
 
-/* cudaStreamPerThread names another stream in each thread: never the same. */
-static bool same_stream(cudaStream_t a, cudaStream_t b)
-{
-    return a == b && a != cudaStreamPerThread;
-}
-
 /* Before a call's work: the device current, and the stream after the kernel's previous
- * call when that ran on another stream. A stream being captured neither waits nor records
- * (*capturing): a captured node cannot wait for an event recorded outside the capture, and
- * the user orders the graph's launches. */
-static sd_status call_begin(sd_kernel *kern, cudaStream_t stream, bool *capturing, const char *fn)
+ * call when that ran on another stream. Streams are told apart by their ids, not their
+ * handles: cudaStreamPerThread names another stream in each thread, and a destroyed
+ * stream's handle may come back for a new one. A stream being captured neither waits nor
+ * records (*capturing): a captured node cannot wait for an event recorded outside the
+ * capture, and the user orders the graph's launches. */
+static sd_status call_begin(sd_kernel *kern, cudaStream_t stream, bool *capturing,
+                            unsigned long long *stream_id, const char *fn)
 {
     *capturing = false;
+    *stream_id = 0;
     sd_status s = sdi_ctx_enter_run(kern->ctx);
     if (s != SD_OK) {
         sdi_error_prefix("%s", fn);
@@ -125,9 +123,11 @@ static sd_status call_begin(sd_kernel *kern, cudaStream_t stream, bool *capturin
     cudaError_t e = cudaStreamIsCapturing(stream, &cs);
     if (e == cudaSuccess) {
         *capturing = cs != cudaStreamCaptureStatusNone;
-        if (*capturing || !kern->done_live || same_stream(kern->done_stream, stream))
+        if (*capturing)
             return SD_OK;
-        e = cudaStreamWaitEvent(stream, kern->done, 0);
+        e = cudaStreamGetId(stream, stream_id);
+        if (e == cudaSuccess && kern->done_live && *stream_id != kern->done_stream_id)
+            e = cudaStreamWaitEvent(stream, kern->done, 0);
     }
     if (e != cudaSuccess) {
         s = sdi_cuda_status(kern->ctx, e, "ordering the call after the kernel's previous one", NULL);
@@ -137,14 +137,14 @@ static sd_status call_begin(sd_kernel *kern, cudaStream_t stream, bool *capturin
 }
 
 /* After a call's work was enqueued (s: its status): the kernel's `done` on its stream. */
-static sd_status call_end(sd_kernel *kern, cudaStream_t stream, bool capturing, sd_status s,
-                          const char *fn)
+static sd_status call_end(sd_kernel *kern, cudaStream_t stream, bool capturing,
+                          unsigned long long stream_id, sd_status s, const char *fn)
 {
     if (capturing)
         return s;
     cudaError_t e = cudaEventRecord(kern->done, stream);
     if (e == cudaSuccess) {
-        kern->done_stream = stream;
+        kern->done_stream_id = stream_id;
         kern->done_live = true;
         return s;
     }
@@ -743,10 +743,11 @@ static sd_status run_dense(sd_kernel *kern, sd_op op, const float *in, float *ou
         return SDI_ERR(SD_ERR_CUDA, "%s: %s", fn, kern->ctx->broken_reason);
     pthread_mutex_lock(&kern->lock);
     bool capturing = false;
-    s = call_begin(kern, (cudaStream_t)stream, &capturing, fn);
+    unsigned long long sid = 0;
+    s = call_begin(kern, (cudaStream_t)stream, &capturing, &sid, fn);
     if (s == SD_OK) {
         s = sdi_impl_run(kern->ctx, &kern->impl, in, out, (cudaStream_t)stream);
-        s = call_end(kern, (cudaStream_t)stream, capturing, s, fn);
+        s = call_end(kern, (cudaStream_t)stream, capturing, sid, s, fn);
     }
     pthread_mutex_unlock(&kern->lock);
     return s;
@@ -777,10 +778,11 @@ sd_status sd_spgemm(sd_kernel *kern, sd_device_csr *c_out, void *stream)
         return SDI_ERR(SD_ERR_CUDA, "sd_spgemm: %s", kern->ctx->broken_reason);
     pthread_mutex_lock(&kern->lock);
     bool capturing = false;
-    s = call_begin(kern, (cudaStream_t)stream, &capturing, "sd_spgemm");
+    unsigned long long sid = 0;
+    s = call_begin(kern, (cudaStream_t)stream, &capturing, &sid, "sd_spgemm");
     if (s == SD_OK) {
         s = sdi_impl_run_spgemm(kern->ctx, &kern->impl, (cudaStream_t)stream, c_out);
-        s = call_end(kern, (cudaStream_t)stream, capturing, s, "sd_spgemm");
+        s = call_end(kern, (cudaStream_t)stream, capturing, sid, s, "sd_spgemm");
     }
     pthread_mutex_unlock(&kern->lock);
     return s;

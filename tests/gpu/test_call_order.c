@@ -1,7 +1,8 @@
 /* tests/gpu/test_call_order.c: calls on one kernel run on the device in call order,
  * whatever their streams (sd_kernel's `done` event). A host function holds stream 1 for
  * HOLD_MS; a call queued behind it must hold back
- *   - a call on stream 2 (still not done HOLD_MS / 4 later, then both outputs valid),
+ *   - a call on stream 2 (still not done HOLD_MS / 4 later, then both outputs valid), also
+ *     when stream 1 was destroyed and stream 2 is new (it may get stream 1's handle),
  *   - sd_kernel_update_values (returns after the held call, which read the old values),
  * while a second call on stream 1 returns at once (the wait is the device's, not the
  * host's), and a capture on stream 2 after a call on stream 1 still records a graph that
@@ -90,6 +91,24 @@ static void dense_order(const char *spec, sd_op op, int k, int allow_vendor)
     SDT_CHECK(cudaDeviceSynchronize() == cudaSuccess, "%s: sync", what);
     check_output(what, &a, op, width, h_in, d_out1);
     check_output(what, &a, op, width, h_in, d_out2);
+
+    /* 1b. The same through a stream destroyed behind its held call and a new one (whose
+     * handle may be the old one's). */
+    cudaStream_t s3 = NULL, s4 = NULL;
+    SDT_CHECK(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking) == cudaSuccess, "%s: stream", what);
+    SDT_CHECK(cudaLaunchHostFunc(s3, hold_stream, NULL) == cudaSuccess, "%s: host function", what);
+    SDT_OK(call(kern, op, d_in, d_out1, s3));
+    cudaStreamDestroy(s3);
+    SDT_CHECK(cudaStreamCreateWithFlags(&s4, cudaStreamNonBlocking) == cudaSuccess, "%s: stream", what);
+    t0 = sdi_now();
+    SDT_OK(call(kern, op, d_in, d_out2, s4));
+    usleep(HOLD_MS * 1000 / 4);
+    q = cudaStreamQuery(s4);
+    SDT_CHECK(q == cudaErrorNotReady, "%s: a new stream%s is %s %.0f ms into the destroyed one's hold",
+              what, s4 == s3 ? " (the destroyed one's handle)" : "", cudaGetErrorName(q),
+              (sdi_now() - t0) * 1e3);
+    SDT_CHECK(cudaDeviceSynchronize() == cudaSuccess, "%s: sync", what);
+    cudaStreamDestroy(s4);
 
     /* 2. A second call on stream 1 is queued behind the hold without the host waiting. */
     SDT_CHECK(cudaLaunchHostFunc(g_s1, hold_stream, NULL) == cudaSuccess, "%s: host function", what);
