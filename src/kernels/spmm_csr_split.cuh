@@ -114,8 +114,12 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
 
 #elif SD_MODE == 2
 
-// B vectors of entries loaded before any is used: about 16 floats per lane.
-#define SD_SU ((16 / (SD_CO * SD_V)) < 1 ? 1 : (16 / (SD_CO * SD_V)))
+// B vectors of entries loaded before any is used: about 32 floats per lane (16 under the
+// light cap, SD_INFLIGHT 8), at most 8 entries. Segments wait on these loads alone: LAW_in-2004
+// at K = 8 took 366 us with 2 rows in flight per group, 315 us with 4 (session 32).
+#define SD_SEG_FLOATS (SD_INFLIGHT >= 32 ? 32 : 16)
+#define SD_SU_RAW (SD_SEG_FLOATS / (SD_CO * SD_V))
+#define SD_SU (SD_SU_RAW < 1 ? 1 : SD_SU_RAW > 8 ? 8 : SD_SU_RAW)
 // Entries each lane loads per batch: a batch holds at least SD_SU entries, so that narrow
 // groups (K = 8: two lanes of float4) keep SD_SU rows of B in flight, not SD_KL.
 #define SD_EPL (SD_KL >= SD_SU ? 1 : SD_SU / SD_KL)

@@ -316,8 +316,9 @@ static int regcap_for(const sdi_spmm_config *c)
         acc = ppg * c->coarsen * c->vec;
         break;
     }
-    case SDI_SPMM_CSR_SPLIT: /* segments: the head run's copy, B in flight, the finisher's loads */
-        acc = c->split_mode == SDI_SPLIT_SEGMENTS ? 2 * c->coarsen * c->vec + 24
+    case SDI_SPMM_CSR_SPLIT: /* segments: the head run's copy, 32 floats of B in flight, the
+                              * finisher's loads */
+        acc = c->split_mode == SDI_SPLIT_SEGMENTS ? 2 * c->coarsen * c->vec + 40
                                                   : c->coarsen * c->vec;
         break;
     default: acc = c->coarsen * c->vec; break;
