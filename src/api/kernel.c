@@ -34,8 +34,9 @@ struct sd_kernel {
     int from_cache;
     double ready_ms; /* wall time of sd_compile */
     /* Call order on the device. `done` is recorded on the caller's stream after each
-     * call's work (done_stream_id: cudaStreamGetId's; done_live); a call on another stream waits for it there,
-     * and update_values and destroy wait for it on the host. Without it a call on a second
+     * call's work (done_stream_id: that stream's cudaStreamGetId; done_live); a call on
+     * another stream waits for it there, and update_values and destroy wait for it on the
+     * host. Without it a call on a second
      * stream could overlap the first one's work (plain launches share the workspaces and
      * the split kernels' counters; cuSPARSE's plain calls their buffer; SpGEMM's numeric
      * stage still runs when sd_spgemm returns), and an update's copy, made on the

@@ -115,8 +115,9 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
 #elif SD_MODE == 2
 
 // B vectors of entries loaded before any is used: about 32 floats per lane (16 under the
-// light cap, SD_INFLIGHT 8), at most 8 entries. Segments wait on these loads alone: LAW_in-2004
-// at K = 8 took 366 us with 2 rows in flight per group, 315 us with 4 (session 32).
+// light cap, SD_INFLIGHT 8), at most 8 entries. Segments wait on these loads alone: the
+// LAW_in-2004 twin at K = 8 took 366 us with 2 rows of B in flight per group, 315 us with 4
+// and 268 us with 8 (H200, session 32).
 #define SD_SEG_FLOATS (SD_INFLIGHT >= 32 ? 32 : 16)
 #define SD_SU_RAW (SD_SEG_FLOATS / (SD_CO * SD_V))
 #define SD_SU (SD_SU_RAW < 1 ? 1 : SD_SU_RAW > 8 ? 8 : SD_SU_RAW)
