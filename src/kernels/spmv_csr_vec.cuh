@@ -8,8 +8,14 @@
  *   SD_UNROLL  unroll factor of the row loop
  *   SD_GRID_STRIDE 1: rows visited in a grid-stride loop (any grid; the single-CTA tiny
  *              path); 0: one row per sub-warp (grid = ⌈rows·VW / BLOCK⌉)
+ *   SD_XSMEM   1: each CTA first copies all of x (cols floats) into dynamic shared memory
+ *              and gathers from there (implies the grid-stride loop: a few resident CTAs
+ *              per SM, so each copies x once). A gather then costs a bank access
+ *              instead of a cache line's tag and sector. Session 33 on the H200: within
+ *              1-3 % of the L1-cached gathers on Nemeth_nemeth26 and Andrianov_net125's
+ *              twins (x stays in L1 there), won a few small real matrices.
  *   SD_RP32, SD_COLC, SD_COLC_SHIFT, SD_STREAM (spmv_util.cuh)
- * Arguments: rowptr, colind, colbase (NULL unless SD_COLC), vals, x, y, rows. */
+ * Arguments: rowptr, colind, colbase (NULL unless SD_COLC), vals, x, y, rows, cols. */
 #include "spmv_util.cuh"
 
 #ifndef SD_BLOCK
@@ -23,6 +29,17 @@
 #endif
 #ifndef SD_UNROLL
 #define SD_UNROLL 2
+#endif
+#ifndef SD_XSMEM
+#define SD_XSMEM 0
+#endif
+#if SD_XSMEM
+#undef SD_GRID_STRIDE
+#define SD_GRID_STRIDE 1
+/* x is read from shared memory: a plain load (the read-only path is global only). */
+#define SD_XLOAD(x, c) ((x)[c])
+#else
+#define SD_XLOAD(x, c) sd_ldx((x), (c))
 #endif
 #ifndef SD_GRID_STRIDE
 #define SD_GRID_STRIDE 0
@@ -50,25 +67,25 @@ SD_UNROLL_BY(SD_UNROLL)
         const int4 ci = sd_load_cols4(colind, c, base);
         const float4 v = sd_ldm(reinterpret_cast<const float4 *>(vals + c));
         if (c >= start && c + 4 <= end) {
-            sum += v.x * sd_ldx(x, ci.x);
-            sum += v.y * sd_ldx(x, ci.y);
-            sum += v.z * sd_ldx(x, ci.z);
-            sum += v.w * sd_ldx(x, ci.w);
+            sum += v.x * SD_XLOAD(x, ci.x);
+            sum += v.y * SD_XLOAD(x, ci.y);
+            sum += v.z * SD_XLOAD(x, ci.z);
+            sum += v.w * SD_XLOAD(x, ci.w);
         } else { /* the row's first or last chunk: mask elements outside the row */
             if (c >= start)
-                sum += v.x * sd_ldx(x, ci.x);
+                sum += v.x * SD_XLOAD(x, ci.x);
             if (c + 1 >= start && c + 1 < end)
-                sum += v.y * sd_ldx(x, ci.y);
+                sum += v.y * SD_XLOAD(x, ci.y);
             if (c + 2 >= start && c + 2 < end)
-                sum += v.z * sd_ldx(x, ci.z);
+                sum += v.z * SD_XLOAD(x, ci.z);
             if (c + 3 < end)
-                sum += v.w * sd_ldx(x, ci.w);
+                sum += v.w * SD_XLOAD(x, ci.w);
         }
     }
 #else
 SD_UNROLL_BY(SD_UNROLL)
     for (long long k = start + lane; k < end; k += SD_VW)
-        sum += sd_ldm(vals + k) * sd_ldx(x, sd_load_col(colind, k, base));
+        sum += sd_ldm(vals + k) * SD_XLOAD(x, sd_load_col(colind, k, base));
 #endif
     return sum;
 }
@@ -76,8 +93,27 @@ SD_UNROLL_BY(SD_UNROLL)
 SD_KERNEL SD_LAUNCH_BOUNDS(SD_BLOCK) void sd_spmv_csr_vec(
     const sd_rp_t *SD_RESTRICT rowptr, const sd_ci_t *SD_RESTRICT colind,
     const int *SD_RESTRICT colbase, const float *SD_RESTRICT vals, const float *SD_RESTRICT x,
-    float *SD_RESTRICT y, int rows)
+    float *SD_RESTRICT y, int rows, int cols)
 {
+#if SD_XSMEM
+    extern __shared__ float4 sd_xs4[];
+    {
+        float *xs = reinterpret_cast<float *>(sd_xs4);
+        int i = (int)threadIdx.x;
+        if ((reinterpret_cast<unsigned long long>(x) & 15) == 0) { /* 16-byte copies */
+            const float4 *x4 = reinterpret_cast<const float4 *>(x);
+            for (; i < cols / 4; i += SD_BLOCK)
+                sd_xs4[i] = __ldg(x4 + i);
+            i = cols / 4 * 4 + (int)threadIdx.x;
+        }
+        for (; i < cols; i += SD_BLOCK)
+            xs[i] = __ldg(x + i);
+        __syncthreads();
+        x = xs;
+    }
+#else
+    (void)cols;
+#endif
     const int lane = (int)(threadIdx.x % SD_VW);
     const long long groups = SD_BLOCK / SD_VW;
     long long row = (long long)blockIdx.x * groups + threadIdx.x / SD_VW;

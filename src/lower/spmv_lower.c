@@ -85,6 +85,7 @@ sd_status sdi_spmv_config_source(const sdi_spmv_config *c, sdi_spmv_plan *out)
         MACRO("SD_COLC", c->colc);
         MACRO("SD_COLC_SHIFT", c->colc_shift);
         MACRO("SD_STREAM", c->stream);
+        MACRO("SD_XSMEM", c->xsmem);
         break;
     case SDI_SPMV_CSR_ADAPTIVE:
         TMPL("spmv_csr_adaptive.cuh");
@@ -182,7 +183,14 @@ sd_status sdi_spmv_lower(const sdi_spmv_config *c, const sd_csr *a, const sdi_sp
     case SDI_SPMV_CSR_VEC:
         SD_TRY(sdi_fmt_csr(a, &o, &out->fmt));
         if (rows > 0) {
-            LAUNCH(l, "sd_spmv_csr_vec", ceil_div(rows * c->vw, bl), bl);
+            int64_t grid = ceil_div(rows * c->vw, bl);
+            if (c->xsmem) { /* persistent CTAs: each copies x once */
+                const int64_t resident = (int64_t)sm * sdi_spmv_ctas_per_sm(c, a->cols, gpu);
+                grid = grid < resident ? grid : resident;
+            }
+            LAUNCH(l, "sd_spmv_csr_vec", grid, bl);
+            l->dyn_smem = (unsigned)sdi_spmv_dynamic_smem(c, a->cols);
+            l->grid_stride = c->xsmem;
             arg_array(out, l, "rowptr");
             arg_array(out, l, "colind");
             arg_array(out, l, "colbase");
@@ -190,6 +198,7 @@ sd_status sdi_spmv_lower(const sdi_spmv_config *c, const sd_csr *a, const sdi_sp
             arg_kind(l, SDI_SPMV_ARG_X, 0);
             arg_kind(l, SDI_SPMV_ARG_Y, 0);
             arg_kind(l, SDI_SPMV_ARG_I32, rows);
+            arg_kind(l, SDI_SPMV_ARG_I32, a->cols);
         }
         break;
     case SDI_SPMV_CSR_ADAPTIVE:
@@ -395,6 +404,10 @@ void sdi_spmv_plan_json(const sdi_spmv_plan *p, sdi_json *j)
         sdi_json_int(j, p->launch[i].grid);
         sdi_json_key(j, "block");
         sdi_json_int(j, p->launch[i].block);
+        if (p->launch[i].dyn_smem > 0) {
+            sdi_json_key(j, "dyn_smem");
+            sdi_json_int(j, p->launch[i].dyn_smem);
+        }
         sdi_json_end_object(j);
     }
     sdi_json_end_array(j);
@@ -477,7 +490,17 @@ sd_status sdi_spmv_exec_create(sd_context *ctx, const sdi_spmv_plan *p, sdi_spmv
             SD_FREE_ALL;
             return SDI_ERR(SD_ERR_INTERNAL, "spmv exec: kernel %s not loaded", l->kernel);
         }
-        SD_TRY(sdi_function_check_legal(ctx, fn, (int)l->block, 0));
+        unsigned grid_x = l->grid;
+        if (l->dyn_smem > 0)
+            SD_TRY(sdi_function_reserve_smem(ctx, fn, (int)l->dyn_smem));
+        SD_TRY(sdi_function_check_legal(ctx, fn, (int)l->block, l->dyn_smem));
+        if (l->grid_stride) { /* no more CTAs than stay resident (registers count here) */
+            int per_sm = 0;
+            SD_TRY(sdi_function_resident_ctas(ctx, fn, (int)l->block, l->dyn_smem, &per_sm));
+            const long long resident = (long long)per_sm * ctx->props.sm_count;
+            if (resident >= 1 && resident < (long long)grid_x)
+                grid_x = (unsigned)resident;
+        }
         sdi_arg args[SDI_SPMV_MAX_ARGS];
         for (int k = 0; k < l->nargs; k++) {
             const sdi_spmv_arg *a = &l->args[k];
@@ -512,8 +535,8 @@ sd_status sdi_spmv_exec_create(sd_context *ctx, const sdi_spmv_plan *p, sdi_spmv
                 break;
             }
         }
-        const unsigned grid[3] = {l->grid, 1, 1}, block[3] = {l->block, 1, 1};
-        SD_TRY(sdi_program_add_launch(&out->prog, fn, grid, block, 0, args, l->nargs));
+        const unsigned grid[3] = {grid_x, 1, 1}, block[3] = {l->block, 1, 1};
+        SD_TRY(sdi_program_add_launch(&out->prog, fn, grid, block, l->dyn_smem, args, l->nargs));
     }
     /* A graph issues in 1.3 us what a plain launch issues in 3.5 (runtime.h). */
     out->prog.use_graph = sdi_program_graphs_enabled();

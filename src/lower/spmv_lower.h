@@ -31,6 +31,9 @@ typedef struct {
 typedef struct {
     char kernel[48];
     unsigned grid, block;
+    unsigned dyn_smem; /* dynamic shared memory per CTA (bytes; 0 = none) */
+    int grid_stride;   /* 1: the kernel loops over its work, any grid is correct (the
+                          instance clamps it to the CTAs the device keeps resident) */
     int nargs;
     sdi_spmv_arg args[SDI_SPMV_MAX_ARGS];
 } sdi_spmv_launch;

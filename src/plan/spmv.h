@@ -56,6 +56,8 @@ typedef struct {
     int32_t colc;       /* 16-bit column deltas (csr_vec only) */
     int32_t colc_shift; /* rows per column base = 2^shift */
     int32_t stream;     /* 1: evict-first loads of the matrix arrays; 2: and x evict-last in L2 */
+    int32_t xsmem;      /* csr_vec: 1 = x copied into shared memory by each CTA (cols ≤ the
+                           opt-in limit), a few persistent CTAs per SM */
 } sdi_spmv_config;
 
 /* Row-length summary and structure probes used by legality and enumeration. */
@@ -88,6 +90,13 @@ SDI_HIDDEN void sdi_spmv_config_json(const sdi_spmv_config *c, sdi_json *j);
 
 /* Static shared memory (bytes) the family's kernel declares for c. */
 SDI_HIDDEN int64_t sdi_spmv_static_smem(const sdi_spmv_config *c);
+/* Dynamic shared memory (bytes) of c's kernel for a matrix with cols columns: x's copy
+ * under xsmem, else 0. */
+SDI_HIDDEN int64_t sdi_spmv_dynamic_smem(const sdi_spmv_config *c, int64_t cols);
+/* CTAs of c's kernel resident per SM by threads, shared memory and the CTA limit
+ * (registers are checked when the kernel is loaded); gpu may be NULL (H200). */
+SDI_HIDDEN int sdi_spmv_ctas_per_sm(const sdi_spmv_config *c, int64_t cols,
+                                    const sdi_gpu_props *gpu);
 
 /* Legality of c for a matrix on a GPU: field ranges, shared memory ≤ the default per-CTA
  * limit, threads ≤ the GPU's, 32-bit index limits, the tiny path's size limit, padding

@@ -43,7 +43,7 @@ static const field_desc fields[] = {
     F("piece", piece), F("C", c),         F("sigma", sigma),  F("tpr", tpr),
     F("rpt", rpt),   F("b", b),           F("g", g),          F("dense", dense_min),
     F("coo", coo_max), F("chunk", chunk), F("xwin", xwin),    FLAG("rp32", rp32),
-    F("colc", colc), F("cshift", colc_shift), FLAG("stream", stream),
+    F("colc", colc), F("cshift", colc_shift), FLAG("stream", stream), FLAG("xs", xsmem),
 };
 #undef F
 #undef FLAG
@@ -276,6 +276,25 @@ int64_t sdi_spmv_static_smem(const sdi_spmv_config *c)
     }
 }
 
+int64_t sdi_spmv_dynamic_smem(const sdi_spmv_config *c, int64_t cols)
+{
+    return c->family == SDI_SPMV_CSR_VEC && c->xsmem ? 4 * ((cols + 3) / 4 * 4) : 0;
+}
+
+int sdi_spmv_ctas_per_sm(const sdi_spmv_config *c, int64_t cols, const sdi_gpu_props *gpu)
+{
+    const int threads_sm = gpu != NULL && gpu->max_threads_per_sm > 0 ? gpu->max_threads_per_sm : 2048;
+    const int ctas_sm = gpu != NULL && gpu->max_ctas_per_sm > 0 ? gpu->max_ctas_per_sm : 32;
+    const int64_t smem_sm = gpu != NULL && gpu->smem_per_sm > 0 ? gpu->smem_per_sm : 233472;
+    const int64_t reserved = gpu != NULL && gpu->smem_reserved_per_cta > 0 ? gpu->smem_reserved_per_cta : 1024;
+    int n = c->block > 0 ? threads_sm / c->block : 1;
+    n = n < ctas_sm ? n : ctas_sm;
+    const int64_t per_cta = sdi_spmv_static_smem(c) + sdi_spmv_dynamic_smem(c, cols) + reserved;
+    if (per_cta * n > smem_sm)
+        n = (int)(smem_sm / per_cta);
+    return n;
+}
+
 #define BAD(...) SDI_ERR(SD_ERR_UNSUPPORTED, __VA_ARGS__)
 
 sd_status sdi_spmv_config_check(const sdi_spmv_config *c, const sdi_spmv_stats *st,
@@ -298,6 +317,8 @@ sd_status sdi_spmv_config_check(const sdi_spmv_config *c, const sdi_spmv_stats *
         return BAD("%s: 32-bit row pointers cannot hold %lld nonzeros", fn, (long long)st->nnz);
     if (c->colc && c->family != SDI_SPMV_CSR_VEC)
         return BAD("%s: 16-bit column deltas exist for csr_vec only", fn);
+    if (c->xsmem && c->family != SDI_SPMV_CSR_VEC)
+        return BAD("%s: x in shared memory exists for csr_vec only", fn);
     if (c->stream < 0 || c->stream > 2)
         return BAD("%s: stream hint %d (0 none, 1 matrix evict-first, 2 and x evict-last)", fn,
                    c->stream);
@@ -311,6 +332,19 @@ sd_status sdi_spmv_config_check(const sdi_spmv_config *c, const sdi_spmv_stats *
             return BAD("csr_vec: unroll %d out of [1, 8]", c->unroll);
         if (c->block % c->vw != 0)
             return BAD("csr_vec: %d threads per CTA not a multiple of vw %d", c->block, c->vw);
+        if (c->xsmem) {
+            const int64_t optin = gpu != NULL && gpu->smem_per_cta_optin > 0 ? gpu->smem_per_cta_optin : 232448;
+            const int64_t dyn = sdi_spmv_dynamic_smem(c, st->cols);
+            if (c->xsmem != 1)
+                return BAD("csr_vec: xs %d (0 or 1)", c->xsmem);
+            if (st->cols < 1 || dyn > optin)
+                return BAD("csr_vec: x of %lld columns (%lld B) does not fit the %lld B of shared "
+                           "memory a CTA may opt in to", (long long)st->cols, (long long)dyn,
+                           (long long)optin);
+            if (sdi_spmv_ctas_per_sm(c, st->cols, gpu) < 1)
+                return BAD("csr_vec: x's copy leaves no room for one CTA of %d threads per SM",
+                           c->block);
+        }
         if (c->colc) {
             if (c->colc_shift != 0 && c->colc_shift != 5)
                 return BAD("csr_vec: column delta shift %d (0 or 5)", c->colc_shift);
@@ -565,6 +599,31 @@ static sd_status family_sweep(int fam, const sdi_spmv_stats *st, const sdi_gpu_p
     s = try_push(l, &d, st, gpu);
     if (s != SD_OK || level == 0)
         return s;
+    /* x copied into shared memory (csr_vec) right after the default, so that a branch's
+     * first sweep members include it: where x fits and the entries outnumber x's copies
+     * (16 entries a column; each CTA copies x once), a gather is a bank access, not a
+     * cache line's tag and sector. Whether it pays is measured (session 33: as fast as
+     * L1-cached gathers on mid twins, faster on a few small real matrices). A copy over a
+     * third of an SM's shared memory leaves one or two CTAs per SM: 1024 threads keep
+     * enough rows in flight. */
+    if (fam == SDI_SPMV_CSR_VEC && st->cols > 0 && st->nnz >= 16LL * st->cols) {
+        c = d;
+        c.xsmem = 1;
+        c.block = sdi_spmv_dynamic_smem(&c, st->cols) > 76 * 1024 ? 1024 : 512;
+        if ((s = try_push(l, &c, st, gpu)) != SD_OK)
+            return s;
+        if (level >= 2) {
+            for (int dw = 0; dw < 2; dw++) {
+                c.vw = dw ? d.vw * 2 : d.vw / 2;
+                if (c.vw >= 1 && c.vw <= 32 && (s = try_push(l, &c, st, gpu)) != SD_OK)
+                    return s;
+            }
+            c.vw = d.vw;
+            c.unroll = 4;
+            if ((s = try_push(l, &c, st, gpu)) != SD_OK)
+                return s;
+        }
+    }
     /* The streamed matrix and x compete for L2: when x fits in ¾ of it, also try x
      * loaded evict-last (SD_STREAM 2); whether it pays is measured, not assumed. */
     if (d.stream == 1 && fam != SDI_SPMV_DIA && x_fits_l2(st, gpu)) {

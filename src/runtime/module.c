@@ -124,6 +124,19 @@ sd_status sdi_function_reserve_smem(sd_context *ctx, sdi_function *f, int bytes)
     return SD_OK;
 }
 
+sd_status sdi_function_resident_ctas(sd_context *ctx, const sdi_function *f,
+                                     int threads_per_cta, size_t dyn_smem, int *out)
+{
+    if (f == NULL || out == NULL || threads_per_cta <= 0)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_function_resident_ctas: bad arguments");
+    *out = 0;
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, (const void *)f->kernel,
+                                                                  threads_per_cta, dyn_smem);
+    if (e != cudaSuccess)
+        return sdi_cuda_status(ctx, e, "reading the resident CTAs per SM", f->name);
+    return SD_OK;
+}
+
 sd_status sdi_function_check_legal(const sd_context *ctx, const sdi_function *f,
                                    int threads_per_cta, size_t dyn_smem)
 {

@@ -241,6 +241,11 @@ SDI_HIDDEN sd_status sdi_function_reserve_smem(sd_context *ctx, sdi_function *f,
  * S_static + S_dyn ≤ S_max (opt-in). SD_ERR_UNSUPPORTED names the violated bound. */
 SDI_HIDDEN sd_status sdi_function_check_legal(const sd_context *ctx, const sdi_function *f,
                                               int threads_per_cta, size_t dyn_smem);
+/* CTAs of f resident per SM at threads_per_cta and dyn_smem (registers, shared memory,
+ * threads; cudaOccupancyMaxActiveBlocksPerMultiprocessor): the grid of a kernel that
+ * loops over its work. */
+SDI_HIDDEN sd_status sdi_function_resident_ctas(sd_context *ctx, const sdi_function *f,
+                                                int threads_per_cta, size_t dyn_smem, int *out);
 
 /* ------------------------------------------------------------------ launch programs */
 #define SDI_MAX_KERNEL_ARGS 24

@@ -88,6 +88,10 @@ static void add_explicit(void)
             c.colc_shift = vw >= 8 ? 5 : 0;
             c.stream = 1;
             add_config(&c);
+            c.colc = c.colc_shift = 0;
+            c.xsmem = 1; /* x in shared memory: gathers from the copy */
+            c.block = vw == 32 ? 1024 : 512;
+            add_config(&c);
         }
     memset(&c, 0, sizeof c);
     c.family = SDI_SPMV_TINY;
@@ -217,6 +221,69 @@ static void test_stream2_enumerated(void)
     SDT_CHECK(sdi_spmv_config_check(&c, &st, NULL) != SD_OK, "stream 3 accepted");
 }
 
+/* x in shared memory (csr_vec xs): enumerated right after the default where x fits and
+ * the entries outnumber its copies; refused where it does not fit or on another family;
+ * lowered to a persistent grid with x's bytes of dynamic shared memory and the column
+ * count as the last argument. */
+static void test_xsmem(void)
+{
+    sd_csr a;
+    SDT_OK(sdi_gen("uniform:rows=3000,cols=2001,deg=40", 1, &a));
+    sdi_spmv_stats st;
+    SDT_OK(sdi_spmv_stats_compute(&a, &st));
+    sdi_spmv_config *v = NULL;
+    int n = 0, at = -1;
+    SDT_OK(sdi_spmv_enumerate(&st, NULL, 1u << SDI_SPMV_CSR_VEC, 1, 0, &v, &n));
+    for (int k = 0; k < n && at < 0; k++)
+        if (v[k].xsmem)
+            at = k;
+    SDT_CHECK(at == 1, "xs member at %d of %d (want 1: right after the default)", at, n);
+    if (at >= 0) {
+        sdi_spmv_config c = v[at], back;
+        char text[160];
+        sdi_spmv_config_describe(&c, text, sizeof text);
+        SDT_CHECK(strstr(text, " xs") != NULL, "'%s' does not name xs", text);
+        SDT_OK(sdi_spmv_config_parse(text, &back));
+        SDT_CHECK(memcmp(&c, &back, sizeof c) == 0, "'%s' does not round-trip", text);
+        sdi_spmv_plan p;
+        SDT_OK(sdi_spmv_lower(&c, &a, &st, NULL, &p));
+        SDT_CHECK(p.nlaunches == 1, "%d launches", p.nlaunches);
+        const sdi_spmv_launch *l = &p.launch[0];
+        const int per_sm = sdi_spmv_ctas_per_sm(&c, a.cols, NULL);
+        SDT_CHECK(l->dyn_smem == 4 * 2004 && l->grid_stride == 1, "dyn %u stride %d", l->dyn_smem,
+                  l->grid_stride);
+        SDT_CHECK(per_sm >= 1 && l->grid <= (unsigned)(132 * per_sm), "grid %u, %d CTAs per SM",
+                  l->grid, per_sm);
+        SDT_CHECK(l->args[l->nargs - 1].kind == SDI_SPMV_ARG_I32 && l->args[l->nargs - 1].v == 2001,
+                  "last argument is not the column count");
+        sdi_spmv_plan_free(&p);
+        /* 60 000 columns (240 KB) exceed the 227 KB a CTA may opt in to. */
+        sdi_spmv_stats wide = st;
+        wide.cols = 60000;
+        SDT_CHECK(sdi_spmv_config_check(&c, &wide, NULL) == SD_ERR_UNSUPPORTED,
+                  "x of 60000 columns accepted in shared memory");
+        SDT_CHECK(strstr(sd_last_error(), "opt in") != NULL, "message '%s'", sd_last_error());
+        sdi_error_clear();
+        /* 56 000 columns (224 KB) fit one CTA of 1024 threads per SM. */
+        wide.cols = 56000;
+        c.block = 1024;
+        SDT_OK(sdi_spmv_config_check(&c, &wide, NULL));
+        SDT_CHECK(sdi_spmv_ctas_per_sm(&c, wide.cols, NULL) == 1, "%d CTAs per SM",
+                  sdi_spmv_ctas_per_sm(&c, wide.cols, NULL));
+        c.family = SDI_SPMV_SELL;
+        SDT_CHECK(sdi_spmv_config_check(&c, &st, NULL) != SD_OK, "xs accepted for sell");
+        sdi_error_clear();
+    }
+    sdi_free(v);
+    /* Few entries per column: x's copies would cost more than the gathers. */
+    st.nnz = 15LL * st.cols;
+    SDT_OK(sdi_spmv_enumerate(&st, NULL, 1u << SDI_SPMV_CSR_VEC, 2, 0, &v, &n));
+    for (int k = 0; k < n; k++)
+        SDT_CHECK(!v[k].xsmem, "xs enumerated at 15 entries a column");
+    sdi_free(v);
+    sd_csr_free(&a);
+}
+
 static void test_compile_all(void)
 {
     add_sweeps();
@@ -282,6 +349,7 @@ int main(void)
 {
     sdt_init("test_spmv_compile");
     SDT_RUN(test_stream2_enumerated);
+    SDT_RUN(test_xsmem);
     SDT_RUN(test_compile_all);
     SDT_RUN(test_bad_variant_rejected);
     return sdt_finish();

@@ -25,6 +25,7 @@ static long g_runs, g_fail_runs;
 typedef struct {
     const sd_csr *a;
     float *d_x, *d_y, *h_y1, *h_y2;
+    float *d_xm; /* x again at a 4-byte offset (cols + 1 floats): a misaligned operand */
     sdi_reference ref;
 } task;
 
@@ -39,6 +40,10 @@ static sd_status task_init(task *t, const sd_csr *a, int exact)
     sd_status s = sdi_reference_dense(a, SD_OP_SPMV, x, 1, exact, &t->ref);
     if (s == SD_OK)
         s = sdi_device_upload(g_ctx, (void **)&t->d_x, x, (size_t)a->cols * sizeof *x, "x");
+    if (s == SD_OK && a->cols > 0)
+        s = sdi_device_malloc(g_ctx, (void **)&t->d_xm, ((size_t)a->cols + 1) * sizeof *x, "x+1");
+    if (s == SD_OK && a->cols > 0)
+        s = sdi_copy_to_device(g_ctx, t->d_xm + 1, x, (size_t)a->cols * sizeof *x, "x+1");
     if (s == SD_OK)
         s = sdi_device_malloc(g_ctx, (void **)&t->d_y, (size_t)a->rows * sizeof(float), "y");
     free(x);
@@ -52,6 +57,7 @@ static sd_status task_init(task *t, const sd_csr *a, int exact)
 static void task_free(task *t)
 {
     sdi_device_free(t->d_x);
+    sdi_device_free(t->d_xm);
     sdi_device_free(t->d_y);
     free(t->h_y1);
     free(t->h_y2);
@@ -126,12 +132,22 @@ static void run_plan(const char *mname, task *t, const sdi_spmv_config *c,
             SDT_CHECK(memcmp(t->h_y1, t->h_y2, (size_t)t->a->rows * sizeof(float)) == 0,
                       "%s: [%s] two runs differ bitwise (no atomics: must be deterministic)",
                       mname, cline);
+        /* x copied into shared memory: a copy of x that is not 16-byte aligned takes the
+         * scalar path and gives the same result bitwise. */
+        if (ok && c->xsmem && t->d_xm != NULL) {
+            s = sdi_spmv_exec_bind(&e, &p, t->d_xm + 1, t->d_y);
+            ok = s == SD_OK && run_once(mname, cline, t, &e, 3, t->h_y2);
+            if (ok && t->a->rows > 0)
+                SDT_CHECK(memcmp(t->h_y1, t->h_y2, (size_t)t->a->rows * sizeof(float)) == 0,
+                          "%s: [%s] misaligned x differs bitwise", mname, cline);
+        }
         if (!ok)
             g_fail_runs++;
         /* Every plan ran as its program's graph (what the search and the API run). */
         if (ok && e.prog.nlaunches > 0 && sdi_program_graphs_enabled())
-            SDT_CHECK(e.prog.graph_runs == 2 && !e.prog.graph_failed,
-                      "%s: [%s] %ld of 2 runs replayed the graph", mname, cline, e.prog.graph_runs);
+            SDT_CHECK(e.prog.graph_runs == (c->xsmem ? 3 : 2) && !e.prog.graph_failed,
+                      "%s: [%s] %ld of %d runs replayed the graph", mname, cline,
+                      e.prog.graph_runs, c->xsmem ? 3 : 2);
     }
     sdi_spmv_exec_free(&e);
     sdi_spmv_plan_free(&p);
