@@ -70,4 +70,36 @@ static inline int sdt_skip(const char *why)
     return 77;
 }
 
+#ifdef SPARSEDITTO_H
+/* The context of a GPU test program through the public API (cache_dir "" or NULL: no disk
+ * cache). Returns 1 with *ctx open; otherwise 0 with the program's exit code in *rc: 77
+ * (skipped) without a device, 1 after printing the reason. */
+static inline int sdt_context_open(const char *cache_dir, sd_context **ctx, int *rc)
+{
+    sd_context_options co = {0, cache_dir != NULL ? cache_dir : "", 0};
+    sd_status s = sd_context_create(&co, ctx);
+    if (s == SD_OK)
+        return 1;
+    if (s == SD_ERR_NO_DEVICE) {
+        *rc = sdt_skip(sd_last_error());
+    } else {
+        printf("context: %s\n", sd_last_error());
+        *rc = 1;
+    }
+    return 0;
+}
+
+/* Destroys the context and removes the test's cache folder (cache_dir NULL: none). */
+static inline void sdt_context_close(sd_context *ctx, const char *cache_dir)
+{
+    sd_context_destroy(ctx);
+    if (cache_dir == NULL)
+        return;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", cache_dir);
+}
+#endif /* SPARSEDITTO_H */
+
 #endif /* SDT_H */

@@ -178,7 +178,8 @@ void sdi_device_close(sd_context *ctx)
     }
 }
 
-sd_status sdi_ctx_enter(sd_context *ctx)
+/* The checks both entries share: a live context that no earlier error broke. */
+static sd_status ctx_usable(const sd_context *ctx)
 {
     if (ctx == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "the context is NULL");
@@ -189,6 +190,14 @@ sd_status sdi_ctx_enter(sd_context *ctx)
         return SDI_ERR(SD_ERR_CUDA,
                        "the CUDA context is unusable after an earlier error: %s",
                        ctx->broken_reason);
+    return SD_OK;
+}
+
+sd_status sdi_ctx_enter(sd_context *ctx)
+{
+    sd_status s = ctx_usable(ctx);
+    if (s != SD_OK)
+        return s;
     cudaError_t e = cudaSetDevice(ctx->device);
     if (e != cudaSuccess)
         return sdi_cuda_status(ctx, e, "cudaSetDevice", NULL);
@@ -197,13 +206,9 @@ sd_status sdi_ctx_enter(sd_context *ctx)
 
 sd_status sdi_ctx_enter_run(sd_context *ctx)
 {
-    if (ctx == NULL || ctx->magic != SDI_CONTEXT_MAGIC)
-        return SDI_ERR(SD_ERR_INVALID_ARG,
-                       "the context is not a live sd_context (destroyed or corrupt)");
-    if (atomic_load(&ctx->broken))
-        return SDI_ERR(SD_ERR_CUDA,
-                       "the CUDA context is unusable after an earlier error: %s",
-                       ctx->broken_reason);
+    sd_status s = ctx_usable(ctx);
+    if (s != SD_OK)
+        return s;
     int dev = -1;
     if (cudaGetDevice(&dev) != cudaSuccess || dev != ctx->device) {
         (void)cudaGetLastError();

@@ -261,14 +261,9 @@ int main(int argc, char **argv)
     const char *plain = getenv("SPARSEDITTO_GRAPHS");
     sdt_init(plain != NULL && strcmp(plain, "0") == 0 ? "test_call_order (plain launches)"
                                                       : "test_call_order");
-    sd_context_options co = {0, "", 0};
-    sd_status s = sd_context_create(&co, &g_ctx);
-    if (s == SD_ERR_NO_DEVICE)
-        return sdt_skip(sd_last_error());
-    if (s != SD_OK) {
-        printf("context: %s\n", sd_last_error());
-        return 1;
-    }
+    int rc = 0;
+    if (!sdt_context_open(NULL, &g_ctx, &rc))
+        return rc;
     if (cudaStreamCreateWithFlags(&g_s1, cudaStreamNonBlocking) != cudaSuccess ||
         cudaStreamCreateWithFlags(&g_s2, cudaStreamNonBlocking) != cudaSuccess) {
         printf("streams: %s\n", cudaGetErrorString(cudaGetLastError()));
@@ -278,8 +273,8 @@ int main(int argc, char **argv)
     SDT_RUN(test_spgemm_order);
     cudaStreamDestroy(g_s1);
     cudaStreamDestroy(g_s2);
-    sd_context_destroy(g_ctx);
-    int rc = sdt_finish();
+    sdt_context_close(g_ctx, NULL);
+    rc = sdt_finish();
     if (plain == NULL) {
         /* Again with every call a plain launch (graphs order their own replays). */
         char exe[4096];

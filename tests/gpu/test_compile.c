@@ -281,22 +281,13 @@ int main(void)
     sdt_init("test_compile");
     char dir[128];
     snprintf(dir, sizeof dir, "/tmp/sd-test-compile-cache-%ld", (long)getpid());
-    sd_context_options co = {0, dir, 0};
-    sd_status s = sd_context_create(&co, &g_ctx);
-    if (s == SD_ERR_NO_DEVICE)
-        return sdt_skip(sd_last_error());
-    if (s != SD_OK) {
-        printf("context: %s\n", sd_last_error());
-        return 1;
-    }
+    int rc = 0;
+    if (!sdt_context_open(dir, &g_ctx, &rc))
+        return rc;
     SDT_RUN(test_compile_run_cache);
     SDT_RUN(test_update_values_and_describe);
     SDT_RUN(test_deterministic);
     SDT_RUN(test_search_brief);
-    sd_context_destroy(g_ctx);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        printf("could not remove %s\n", dir);
+    sdt_context_close(g_ctx, dir);
     return sdt_finish();
 }
