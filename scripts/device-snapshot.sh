@@ -16,10 +16,11 @@ snap=.snap
 rm -rf "$snap"
 mkdir "$snap"
 # Files deleted in the working tree but still in the index are skipped, and so are the
-# committed results (bench/results/): the working tree carries them already and no GPU
-# run reads them (a copy would push a call past the carry limit).
+# committed results (bench/results/) and the training corpora (models/corpus/): the working
+# tree carries them already and no GPU run reads them (copies would push a call past the
+# carry limit; --corpus unpacks the one a corpus run resumes).
 git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
-  case "$f" in bench/results/*) continue ;; esac
+  case "$f" in bench/results/* | models/corpus/*) continue ;; esac
   [ -e "$f" ] && printf '%s\0' "$f"
 done | xargs -0 -r cp --parents -t "$snap"
 for d in .deb .whl; do
@@ -36,6 +37,7 @@ else
   echo "device-snapshot: no shared matrices found (tests that need them will skip)" >&2
 fi
 if [ "${1:-}" = "--corpus" ]; then
+  mkdir -p "$snap/models/corpus"
   gunzip -c models/corpus/corpus.jsonl.gz >"$snap/models/corpus/corpus.jsonl"
 fi
 # What travels: the snapshot, the tracked and untracked-not-ignored files, the checkout's shared/.
