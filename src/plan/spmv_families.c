@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../formats/formats.h"
+#include "spgemm.h"
 #include "spmv.h"
 
 static const char *const fam_names[SDI_SPMV_NFAMILIES] = {
@@ -283,16 +284,10 @@ int64_t sdi_spmv_dynamic_smem(const sdi_spmv_config *c, int64_t cols)
 
 int sdi_spmv_ctas_per_sm(const sdi_spmv_config *c, int64_t cols, const sdi_gpu_props *gpu)
 {
-    const int threads_sm = gpu != NULL && gpu->max_threads_per_sm > 0 ? gpu->max_threads_per_sm : 2048;
-    const int ctas_sm = gpu != NULL && gpu->max_ctas_per_sm > 0 ? gpu->max_ctas_per_sm : 32;
-    const int64_t smem_sm = gpu != NULL && gpu->smem_per_sm > 0 ? gpu->smem_per_sm : 233472;
-    const int64_t reserved = gpu != NULL && gpu->smem_reserved_per_cta > 0 ? gpu->smem_reserved_per_cta : 1024;
-    int n = c->block > 0 ? threads_sm / c->block : 1;
-    n = n < ctas_sm ? n : ctas_sm;
-    const int64_t per_cta = sdi_spmv_static_smem(c) + sdi_spmv_dynamic_smem(c, cols) + reserved;
-    if (per_cta * n > smem_sm)
-        n = (int)(smem_sm / per_cta);
-    return n;
+    sdi_sg_limits lim; /* the residency rule SpGEMM's binning uses (threads, CTAs, shared memory) */
+    sdi_sg_limits_from_props(gpu, &lim);
+    return sdi_sg_resident_ctas(&lim, c->block,
+                                sdi_spmv_static_smem(c) + sdi_spmv_dynamic_smem(c, cols));
 }
 
 #define BAD(...) SDI_ERR(SD_ERR_UNSUPPORTED, __VA_ARGS__)
