@@ -110,11 +110,12 @@ static void progress(void *arg, const char *stage, const sdi_trial *tr, double b
         snprintf(how, sizeof how, "  (brief: %d executions)", n);
     }
     if (tr->status == SD_OK)
-        fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %9.2f us   best %9.2f us%s\n", t, stage, tr->family,
-                tr->config, tr->t.mean_us, best_us, how);
+        /* the whole configuration: its tail (split mode, stream, xs) tells members apart */
+        fprintf(stderr, "  %7.2f s [%-10s] %-20s %9.2f us   best %9.2f us  %s%s\n", t, stage, tr->family,
+                tr->t.mean_us, best_us, tr->config, how);
     else
-        fprintf(stderr, "  %7.2f s [%-10s] %-20s %-44.44s %s: %.60s\n", t, stage, tr->family, tr->config,
-                sd_status_string(tr->status), tr->detail);
+        fprintf(stderr, "  %7.2f s [%-10s] %-20s %s: %.60s  %s\n", t, stage, tr->family,
+                sd_status_string(tr->status), tr->detail, tr->config);
 }
 
 static void print_offline(const char *src, const sdi_gpu_props *gpu, const sdi_tune_result *r)

@@ -26,6 +26,13 @@
 //   rows are zeroed by the segment whose entries straddle them (the last segment: the
 //   rows after its last entry; segment 0: the rows before the first).
 //   Arguments: (rowptr, rowind, colind, vals, ws, cnt, B, C, rows, nnz (64-bit), CH, nseg).
+// SD_MODE 3 (segments with atomic sums, one launch, float atomics): as mode 2, but a run cut
+//   by a segment boundary adds its partial into the row's slot of ws (K floats at the row's
+//   first segment) with vector atomics; the last of the row's segments to arrive (cnt) reads
+//   the slot, writes C and zeroes the slot. Its finish is one load whatever the row's length,
+//   where mode 2's last segment sums one partial per segment in order (rajat22's twin, a row
+//   of 3401 entries: 107 partials at CH = 32; session 34). ws is zero when the program is
+//   loaded and left zero by every run. Same arguments as mode 2.
 // Launch: grid (blocks, K tiles), block SD_WARPS·32. Modes 0 and 1 also take the sizes
 // (rows, T, CH) and mode 0's SD_KNAME2 / mode 1's SD_KNAME (nchunks, nb_short) after C.
 #include "spmm_common.cuh"
@@ -112,7 +119,7 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
         sd_store_row_atomic<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, acc);
 }
 
-#elif SD_MODE == 2
+#elif SD_MODE == 2 || SD_MODE == 3
 
 // B vectors of entries loaded before any is used: about 32 floats per lane (16 under the
 // light cap, SD_INFLIGHT 8), at most 8 entries. Segments wait on these loads alone: the
@@ -125,11 +132,33 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
 // groups (K = 8: two lanes of float4) keep SD_SU rows of B in flight, not SD_KL.
 #define SD_EPL (SD_KL >= SD_SU ? 1 : SD_SU / SD_KL)
 #define SD_BATCH (SD_KL * SD_EPL)
+#define SD_SEG_PREFETCH (SD_EPL == 1)
 #if SD_EPL > 1 && SD_BATCH != SD_SU
 #error "csr_split segments: a batch of several entries per lane must be SD_SU entries"
 #endif
 // Partials of a cut row loaded together by its finisher: about 32 floats per lane, at most 8.
 #define SD_FU ((32 / (SD_CO * SD_V)) < 1 ? 1 : (32 / (SD_CO * SD_V)) > 8 ? 8 : (32 / (SD_CO * SD_V)))
+
+// The n entries of the batch at `base` in the lanes' slots (n <= 0: none).
+__device__ __forceinline__ void sd_seg_entries(const int *__restrict__ rowind,
+                                               const int *__restrict__ colind,
+                                               const float *__restrict__ vals, long long base,
+                                               int n, int lane, int (&r)[SD_EPL],
+                                               int (&c)[SD_EPL], float (&v)[SD_EPL])
+{
+#pragma unroll
+    for (int p = 0; p < SD_EPL; p++) {
+        const int q = p * SD_KL + lane;
+        r[p] = 0;
+        c[p] = 0;
+        v[p] = 0.0f;
+        if (q < n) {
+            r[p] = __ldg(rowind + base + q);
+            c[p] = __ldg(colind + base + q);
+            v[p] = __ldg(vals + base + q);
+        }
+    }
+}
 
 // Zeroes the tile of rows [r0, r1) (empty rows).
 __device__ __forceinline__ void sd_seg_zero(float *__restrict__ C, int r0, int r1, int k0,
@@ -150,8 +179,13 @@ __device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, 
 {
     const sd_rp rs = __ldg(rowptr + row), re = __ldg(rowptr + row + 1);
     const int c0 = (int)(rs / CH), c1 = (int)((re - 1) / CH);
+#if SD_MODE == 3
+    float *slot = ws + (long long)c0 * SD_K;
+    sd_store_row_atomic<SD_KL, SD_V, SD_CO>(slot, k0, lane, acc);
+#else
     sd_store_row<SD_KL, SD_V, SD_CO>(ws + ((long long)seg * 2 + (c0 == seg)) * SD_K, k0, lane,
                                      acc);
+#endif
     __threadfence();
     __syncwarp(gmask);
     int *counter = cnt + (long long)c0 * SD_KTILES + tile;
@@ -163,6 +197,21 @@ __device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, 
         return;
     __threadfence();
     float sum[SD_CO][SD_V];
+#if SD_MODE == 3
+    float zero[SD_CO][SD_V];
+    sd_zero(zero);
+#pragma unroll
+    for (int t = 0; t < SD_CO; t++) {
+        const int k = k0 + (t * SD_KL + lane) * SD_V;
+        if (SD_K % SD_KTILE == 0 || k < SD_K)
+            sd_load_cg<SD_V>(slot + k, sum[t]);
+    }
+    sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, sum);
+    sd_store_row<SD_KL, SD_V, SD_CO>(slot, k0, lane, zero);
+    if (lane == 0)
+        *counter = 0;
+    return;
+#endif
     sd_zero(sum);
     // SD_FU partials in flight (a long row has many); added in segment order all the same.
     for (int q0 = c0; q0 <= c1; q0 += SD_FU) {
@@ -209,6 +258,9 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     const long long s1 = s0 + CH < nnz ? s0 + CH : nnz;
     int cur = s0 < nnz ? __ldg(rowind + s0) : rows;
     const int prev = s0 > 0 ? __ldg(rowind + s0 - 1) : -1;
+    // the row after the segment: loaded with the first entries, not after the last batch
+    // (with one entry per lane; K = 8's slots leave no register for it)
+    const int next = SD_SEG_PREFETCH && s1 < nnz ? __ldg(rowind + s1) : -1;
     sd_seg_zero(C, prev + 1, cur, k0, lane); // empty rows before this segment's first
     if (s1 <= s0)
         return;
@@ -218,23 +270,23 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
     float acc[SD_CO][SD_V], hacc[SD_CO][SD_V];
     sd_zero(acc);
     sd_zero(hacc);
+    // Entry p * SD_KL + lane of a batch in lane `lane`'s slot p. With one entry per lane the
+    // next batch's entries are loaded before this batch's rows of B, so that a segment of
+    // several batches waits on one load of entries, not one per batch (with several, K = 8,
+    // the second set of slots spills at 96 registers).
+    int r[SD_EPL], c[SD_EPL];
+    float v[SD_EPL];
+    if (SD_SEG_PREFETCH)
+        sd_seg_entries(rowind, colind, vals, s0, (int)(s1 - s0), lane, r, c, v);
     for (long long base = s0; base < s1; base += SD_BATCH) {
         const int n = s1 - base < SD_BATCH ? (int)(s1 - base) : SD_BATCH;
-        // Entry p * SD_KL + lane of the batch in lane `lane`'s slot p.
-        int r[SD_EPL], c[SD_EPL];
-        float v[SD_EPL];
-#pragma unroll
-        for (int p = 0; p < SD_EPL; p++) {
-            const int q = p * SD_KL + lane;
-            r[p] = 0;
-            c[p] = 0;
-            v[p] = 0.0f;
-            if (q < n) {
-                r[p] = __ldg(rowind + base + q);
-                c[p] = __ldg(colind + base + q);
-                v[p] = __ldg(vals + base + q);
-            }
-        }
+        int rn[SD_EPL], cn[SD_EPL];
+        float vn[SD_EPL];
+        if (SD_SEG_PREFETCH)
+            sd_seg_entries(rowind, colind, vals, base + SD_BATCH, (int)(s1 - base) - SD_BATCH,
+                           lane, rn, cn, vn);
+        else
+            sd_seg_entries(rowind, colind, vals, base, n, lane, r, c, v);
         // With several entries per lane the batch is SD_SU entries and j0 is 0: the slot and
         // the source lane of entry u are compile-time constants.
         for (int j0 = 0; j0 < n; j0 += SD_SU) {
@@ -287,8 +339,16 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
                         acc[t][i] = fmaf(vj[u], b[u][t][i], acc[t][i]);
             }
         }
+        if (SD_SEG_PREFETCH)
+#pragma unroll
+            for (int p = 0; p < SD_EPL; p++) {
+                r[p] = rn[p];
+                c[p] = cn[p];
+                v[p] = vn[p];
+            }
     }
-    const bool tail_split = s1 < nnz && __ldg(rowind + s1) == cur;
+    const bool tail_split =
+        s1 < nnz && (SD_SEG_PREFETCH ? next : __ldg(rowind + s1)) == cur;
     const bool split_end = tail_split || (in_head && head_split);
     if (!split_end)
         sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)cur * SD_K, k0, lane, acc);

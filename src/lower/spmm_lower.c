@@ -213,7 +213,18 @@ static sd_status lower_row(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_
     return SD_OK;
 }
 
-/* Segments (csr_split, SDI_SPLIT_SEGMENTS): CH consecutive entries per group of klanes
+/* Whether a segment boundary (every CH entries) falls inside a row. */
+static bool segments_cut_a_row(const sd_csr *a, int ch)
+{
+    for (int64_t i = 0; i < a->rows; i++) {
+        const int64_t s = a->rowptr[i], e = a->rowptr[i + 1];
+        if (e - s >= 2 && s / ch != (e - 1) / ch)
+            return true;
+    }
+    return false;
+}
+
+/* Segments (csr_split, SDI_SPLIT_SEGMENTS / SEGATOMIC): CH consecutive entries per group of klanes
  * lanes, rows from a COO row index; a run of a row cut by a segment boundary leaves its
  * partial in ws (two slots per segment: its head run, its tail run) and the last of the
  * row's segments to arrive (cnt, per the row's first segment and K tile) sums them. */
@@ -227,7 +238,10 @@ static sd_status lower_segments(sdi_spmm_lowered *l, const sd_csr *a, const sdi_
     if (nseg >= INT32_MAX)
         return SDI_ERR(SD_ERR_UNSUPPORTED, "csr_split segments: %lld segments exceed int32",
                        (long long)nseg);
-    double ws_bytes = (double)nseg * 2.0 * c->k * 4.0;
+    /* SEGMENTS: two partial slots per segment; SEGATOMIC: one sum slot per cut row, at the
+     * row's first segment (only the last row starting in a segment can be cut) */
+    const int slots = c->split_mode == SDI_SPLIT_SEGATOMIC ? 1 : 2;
+    double ws_bytes = (double)nseg * slots * c->k * 4.0;
     if (ws_bytes > (double)(1LL << 30))
         return SDI_ERR(SD_ERR_UNSUPPORTED,
                        "csr_split segments: %.0f MiB of segment partials (at most 1 GiB)",
@@ -254,13 +268,14 @@ static sd_status lower_segments(sdi_spmm_lowered *l, const sd_csr *a, const sdi_
         sdi_free(ri);
         return s;
     }
-    SD_TRY(add_array(l, "ws", NULL, (size_t)nseg * 2 * (size_t)c->k * 4, SDI_SPMM_ARR_WORK, 0,
-                     NULL, 0, &iws));
+    SD_TRY(add_array(l, "ws", NULL, (size_t)nseg * slots * (size_t)c->k * 4, SDI_SPMM_ARR_WORK,
+                     0, NULL, 0, &iws));
     SD_TRY(add_array(l, "cnt", NULL, (size_t)nseg * (size_t)tiles * 4, SDI_SPMM_ARR_WORK, 0,
                      NULL, 0, &icn));
     l->slots = a->nnz;
     l->chunks = nseg;
-    l->deterministic = 1;
+    /* atomic sums only where some row spans two segments */
+    l->deterministic = c->split_mode == SDI_SPLIT_SEGMENTS || !segments_cut_a_row(a, c->chunk);
     if (a->rows > 0) {
         sdi_spmm_launch *x = add_launch(l, 0, (nseg + gpc - 1) / gpc, tiles, threads);
         push_arg(x, arg_array(irp));
@@ -283,7 +298,7 @@ static sd_status lower_segments(sdi_spmm_lowered *l, const sd_csr *a, const sdi_
 static sd_status lower_split(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_config *c,
                              int big)
 {
-    if (c->split_mode == SDI_SPLIT_SEGMENTS)
+    if (sdi_spmm_split_segmented(c))
         return lower_segments(l, a, c, big);
     sdi_spmm_split sp;
     int threads = c->warps * 32, g = c->klanes * c->nzpar, gpc = threads / g;

@@ -26,10 +26,13 @@ typedef enum {
     SDI_SPLIT_ATOMIC = 0, /* two launches: first chunk of every row written, the rest atomically added */
     SDI_SPLIT_FIXUP = 1,  /* one launch: chunk partials to a workspace, the last chunk of a row
                              to finish sums them in chunk order (no float atomics, deterministic) */
-    SDI_SPLIT_SEGMENTS = 2 /* one launch, nonzero-balanced over every row (COO style): each group of
+    SDI_SPLIT_SEGMENTS = 2, /* one launch, nonzero-balanced over every row (COO style): each group of
                               klanes lanes takes CH consecutive entries, whatever rows they belong
                               to; runs of a row inside a segment are stored, runs of a row cut by a
                               segment boundary finish as in FIXUP (T is unused; nzpar = 1) */
+    SDI_SPLIT_SEGATOMIC = 3 /* as SEGMENTS, but the runs of a cut row are added into one slot
+                               with float atomics and its last segment reads the slot once (a
+                               finish as short for a row of 10^4 entries as for one of 40) */
 } sdi_split_mode;
 
 /* One SpMM candidate. Every field is part of the generated code or its format; fields a
@@ -91,6 +94,8 @@ SDI_HIDDEN void sdi_spmm_config_json(const sdi_spmm_config *c, sdi_json *j);
 /* Derived sizes. */
 SDI_HIDDEN int sdi_spmm_ktile(const sdi_spmm_config *c);  /* K columns per group pass */
 SDI_HIDDEN int sdi_spmm_ktiles(const sdi_spmm_config *c); /* ⌈K / ktile⌉ */
+/* Whether c is csr_split's nonzero-balanced dataflow (SEGMENTS or SEGATOMIC). */
+SDI_HIDDEN bool sdi_spmm_split_segmented(const sdi_spmm_config *c);
 
 /* Legality of c for a matrix: field ranges, K divisibility by vec, thread and shared
  * memory limits, grid limits and workspace bounds. SD_ERR_INVALID_ARG names the field. */

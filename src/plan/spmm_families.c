@@ -76,6 +76,12 @@ int sdi_spmm_ktiles(const sdi_spmm_config *c)
     return t > 0 ? (c->k + t - 1) / t : 0;
 }
 
+bool sdi_spmm_split_segmented(const sdi_spmm_config *c)
+{
+    return c->tmpl == SDI_SPMM_CSR_SPLIT &&
+           (c->split_mode == SDI_SPLIT_SEGMENTS || c->split_mode == SDI_SPLIT_SEGATOMIC);
+}
+
 void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap)
 {
     const char *n = sdi_spmm_template_name(c->tmpl);
@@ -88,9 +94,10 @@ void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap)
         snprintf(buf, cap, "%s k=%d w=%d kl=%d nz=%d v=%d co=%d T=%d CH=%d %s", n, c->k,
                  c->warps, c->klanes, c->nzpar, c->vec, c->coarsen, c->split_threshold,
                  c->chunk,
-                 c->split_mode == SDI_SPLIT_SEGMENTS ? "segments"
-                 : c->split_mode == SDI_SPLIT_FIXUP  ? "fixup"
-                                                     : "atomic");
+                 c->split_mode == SDI_SPLIT_SEGATOMIC  ? "segatomic"
+                 : c->split_mode == SDI_SPLIT_SEGMENTS ? "segments"
+                 : c->split_mode == SDI_SPLIT_FIXUP    ? "fixup"
+                                                       : "atomic");
         break;
     case SDI_SPMM_CSR_WINDOW:
         snprintf(buf, cap, "%s k=%d w=%d kl=%d v=%d co=%d rows=%d cap=%d", n, c->k, c->warps,
@@ -209,9 +216,9 @@ sd_status sdi_spmm_config_check(const sdi_spmm_config *c, const sdi_spmm_stats *
         CHECK(c->chunk >= 1 && c->split_threshold >= c->chunk, "%s: need 1 <= CH (%d) <= T (%d)",
               n, c->chunk, c->split_threshold);
         CHECK(c->split_mode == SDI_SPLIT_ATOMIC || c->split_mode == SDI_SPLIT_FIXUP ||
-                  c->split_mode == SDI_SPLIT_SEGMENTS,
+                  c->split_mode == SDI_SPLIT_SEGMENTS || c->split_mode == SDI_SPLIT_SEGATOMIC,
               "%s: split_mode %d", n, c->split_mode);
-        CHECK(c->split_mode != SDI_SPLIT_SEGMENTS || c->nzpar == 1,
+        CHECK(!sdi_spmm_split_segmented(c) || c->nzpar == 1,
               "%s: segments take groups of klanes lanes (nzpar %d, must be 1)", n, c->nzpar);
         break;
     case SDI_SPMM_CSR_WINDOW: {
@@ -318,8 +325,7 @@ static int regcap_for(const sdi_spmm_config *c)
     }
     case SDI_SPMM_CSR_SPLIT: /* segments: the head run's copy, 32 floats of B in flight, the
                               * finisher's loads */
-        acc = c->split_mode == SDI_SPLIT_SEGMENTS ? 2 * c->coarsen * c->vec + 40
-                                                  : c->coarsen * c->vec;
+        acc = sdi_spmm_split_segmented(c) ? 2 * c->coarsen * c->vec + 40 : c->coarsen * c->vec;
         break;
     default: acc = c->coarsen * c->vec; break;
     }
@@ -564,19 +570,24 @@ static sd_status sweep_template(int tmpl, int k, const sd_csr *a, const sdi_spmm
          * the first and third places after the default, so that a search trying three
          * members tries both dataflows; the wide sweep adds longer segments and half
          * coarsening after the chunk members. */
-        sdi_spmm_config seg[8];
+        /* Each segment length in both finishes: atomic sums first (one load finishes a
+         * cut row, however many segments it spans), then the ordered, reproducible one.
+         * Segments of 8 entries (one batch of loads) only with atomic sums: with ordered
+         * partials a long row's finish would be a chain of hundreds. */
+        sdi_spmm_config seg[20];
         int nseg = 0;
-        static const int seg_chunks[] = {32, 16, 64, 128};
-        for (int ci = 0; ci < (level >= 2 ? 4 : 2); ci++)
-            for (int half = 0; half < (level >= 2 && base.coarsen > 1 ? 2 : 1); half++) {
-                c = base;
-                c.split_mode = SDI_SPLIT_SEGMENTS;
-                c.nzpar = 1;
-                c.chunk = c.split_threshold = seg_chunks[ci];
-                c.coarsen = half ? base.coarsen / 2 : base.coarsen;
-                if (st->row_max > c.chunk / 2) /* else every row fits in a segment */
-                    seg[nseg++] = c;
-            }
+        static const int seg_chunks[] = {32, 16, 8, 64, 128};
+        for (int ci = 0; ci < (level >= 2 ? 5 : 3); ci++)
+            for (int half = 0; half < (level >= 2 && base.coarsen > 1 ? 2 : 1); half++)
+                for (int m = 0; m < (seg_chunks[ci] == 8 ? 1 : 2); m++) {
+                    c = base;
+                    c.split_mode = m == 0 ? SDI_SPLIT_SEGATOMIC : SDI_SPLIT_SEGMENTS;
+                    c.nzpar = 1;
+                    c.chunk = c.split_threshold = seg_chunks[ci];
+                    c.coarsen = half ? base.coarsen / 2 : base.coarsen;
+                    if (st->row_max > c.chunk / 2) /* else every row fits in a segment */
+                        seg[nseg++] = c;
+                }
         int used = 0;
         const int at0 = l->n; /* members after the default */
         static const int chunks[] = {64, 256, 1024};

@@ -118,7 +118,9 @@ bool sdi_impl_uses_atomics(const sdi_impl *im)
         /* Known before lowering: the atomic split mode and balanced ParamSpMM. */
         if (im->built)
             return !im->spmm_low.deterministic;
-        return (im->spmm_cfg.tmpl == SDI_SPMM_CSR_SPLIT && im->spmm_cfg.split_mode == SDI_SPLIT_ATOMIC) ||
+        return (im->spmm_cfg.tmpl == SDI_SPMM_CSR_SPLIT &&
+                (im->spmm_cfg.split_mode == SDI_SPLIT_ATOMIC ||
+                 im->spmm_cfg.split_mode == SDI_SPLIT_SEGATOMIC)) ||
                (im->spmm_cfg.tmpl == SDI_SPMM_PCSR && im->spmm_cfg.pcsr_s);
     case SDI_IMPL_VENDOR:
         /* The variants cuSPARSE documents as bitwise reproducible run to run (its SpGEMM

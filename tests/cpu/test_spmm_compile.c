@@ -113,6 +113,8 @@ static void collect(const sd_csr *skewed, const sd_csr *blocky, bool all)
             c.nzpar = 1;
             c.chunk = c.split_threshold = 32;
             add_variant(skewed, &c);
+            c.split_mode = SDI_SPLIT_SEGATOMIC;
+            add_variant(skewed, &c);
         }
         if (sdi_spmm_config_default(SDI_SPMM_CSR_ROW, k, &st, &c) == SD_OK) {
             c.regcap = 128;

@@ -182,14 +182,15 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
         sdi_spmm_stats_compute(a, &st);
         static const int thr[2] = {16, 96};
         for (int t = 0; t < 2; t++)
-            for (int mode = 0; mode < 3; mode++) {
+            for (int mode = 0; mode < 4; mode++) {
                 sdi_spmm_config x;
                 if (sdi_spmm_config_default(SDI_SPMM_CSR_SPLIT, k, &st, &x) != SD_OK)
                     continue;
                 x.split_threshold = thr[t];
                 x.chunk = t == 0 ? 16 : 32;
                 x.split_mode = mode;
-                if (mode == SDI_SPLIT_SEGMENTS) { /* segments of 3 and 32 entries */
+                if (mode == SDI_SPLIT_SEGMENTS || mode == SDI_SPLIT_SEGATOMIC) {
+                    /* segments of 3 and 32 entries */
                     x.nzpar = 1;
                     x.chunk = x.split_threshold = t == 0 ? 3 : 32;
                 }
@@ -403,9 +404,11 @@ static void test_uniform_values_graph_update(void)
             if (s == SD_OK)
                 s = sdi_reference_dense(&a2, SD_OP_SPMM, b, k, 0, &ref2);
             SDT_CHECK(s == SD_OK, "setup: %s", sd_last_error());
-            /* every template's default, then csr_split's segments (t = NTEMPLATES) */
-            for (int tt = 0; tt <= SDI_SPMM_NTEMPLATES && s == SD_OK; tt++) {
-                const int t = tt == SDI_SPMM_NTEMPLATES ? SDI_SPMM_CSR_SPLIT : tt;
+            /* every template's default, then csr_split's segments (t = NTEMPLATES) and
+             * segments with atomic sums (NTEMPLATES + 1: the measure's repeated runs and the
+             * value update check that the sum slots are left zero) */
+            for (int tt = 0; tt <= SDI_SPMM_NTEMPLATES + 1 && s == SD_OK; tt++) {
+                const int t = tt >= SDI_SPMM_NTEMPLATES ? SDI_SPMM_CSR_SPLIT : tt;
                 sdi_spmm_config cfg;
                 if (sdi_spmm_config_default(t, k, &st, &cfg) != SD_OK) {
                     sdi_error_clear();
@@ -413,8 +416,9 @@ static void test_uniform_values_graph_update(void)
                 }
                 if (t == SDI_SPMM_CSR_SPLIT) {
                     cfg.split_threshold = cfg.chunk = 16; /* split often */
-                    if (tt == SDI_SPMM_NTEMPLATES) {
-                        cfg.split_mode = SDI_SPLIT_SEGMENTS;
+                    if (tt >= SDI_SPMM_NTEMPLATES) {
+                        cfg.split_mode = tt == SDI_SPMM_NTEMPLATES ? SDI_SPLIT_SEGMENTS
+                                                                   : SDI_SPLIT_SEGATOMIC;
                         cfg.nzpar = 1;
                     }
                 }
