@@ -170,8 +170,10 @@ __device__ __forceinline__ void sd_seg_zero(float *__restrict__ C, int r0, int r
         sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)r * SD_K, k0, lane, z);
 }
 
-// A run of `row` cut by a boundary of segment `seg`: its partial goes to ws; the last of the
-// row's segments to arrive sums the partials in segment order and writes C.
+// A run of `row` cut by a boundary of segment `seg`: its partial goes to ws (mode 2: the
+// segment's own slot; mode 3: added into the row's slot); the last of the row's segments to
+// arrive sums the partials in segment order (mode 2) or reads the row's slot (mode 3) and
+// writes C.
 __device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, float *ws,
                                               int *cnt, float *__restrict__ C, int row, int seg,
                                               int tile, int k0, int lane, unsigned gmask, int CH,

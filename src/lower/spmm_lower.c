@@ -224,10 +224,11 @@ static bool segments_cut_a_row(const sd_csr *a, int ch)
     return false;
 }
 
-/* Segments (csr_split, SDI_SPLIT_SEGMENTS / SEGATOMIC): CH consecutive entries per group of klanes
- * lanes, rows from a COO row index; a run of a row cut by a segment boundary leaves its
- * partial in ws (two slots per segment: its head run, its tail run) and the last of the
- * row's segments to arrive (cnt, per the row's first segment and K tile) sums them. */
+/* Segments (csr_split, SDI_SPLIT_SEGMENTS / SEGATOMIC): CH consecutive entries per group of
+ * klanes lanes, rows from a COO row index; a run of a row cut by a segment boundary leaves its
+ * partial in ws (SEGMENTS: two slots per segment, its head run and its tail run; SEGATOMIC:
+ * added into one slot per cut row) and the last of the row's segments to arrive (cnt, per the
+ * row's first segment and K tile) sums them or reads the row's slot. */
 static sd_status lower_segments(sdi_spmm_lowered *l, const sd_csr *a, const sdi_spmm_config *c,
                                 int big)
 {
