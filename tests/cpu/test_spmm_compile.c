@@ -3,7 +3,9 @@
  * three split dataflows, a raised and the light register cap, every sweep axis and
  * ParamSpMM's (F, V, S) space with its W and group variants, deduplicated by kernel name
  * (the name hashes the code's macros); each cubin must hold its kernels' names and compile
- * without warnings. The light cap's sweep members: test_light_members.
+ * without warnings. The light cap's sweep members: test_light_members; the segments'
+ * atomic-sum finish's workspace, reproducibility flag and sweep members:
+ * test_segatomic_lowering.
  * SD_SPMM_COMPILE_ALL=1 compiles every sweep member at every K (several minutes). */
 #include <stdlib.h>
 
@@ -253,6 +255,81 @@ static void test_light_members(void)
     }
 }
 
+/* Segments with atomic sums (SEGATOMIC): one sum slot per segment (half the ordered
+ * finish's workspace), a reproducible program where no row crosses a segment boundary, and
+ * the sweep's members: both finishes per segment length, 8-entry segments with atomic sums
+ * only. */
+static size_t ws_bytes(const sdi_spmm_lowered *l)
+{
+    for (int i = 0; i < l->narrays; i++)
+        if (strcmp(l->arr[i].name, "ws") == 0)
+            return l->arr[i].bytes;
+    return 0;
+}
+
+static void test_segatomic_lowering(void)
+{
+    /* 100 rows of 4 entries, then (long) one row of 100: 8-entry segments cut only it */
+    for (int long_row = 0; long_row < 2; long_row++) {
+        const int32_t rows = 100 + long_row;
+        const int64_t nnz = 400 + 100 * long_row;
+        sd_csr a;
+        SDT_OK(sdi_csr_alloc(&a, rows, 200, nnz));
+        for (int32_t i = 0; i <= 100; i++)
+            a.rowptr[i] = 4 * (int64_t)i;
+        if (long_row)
+            a.rowptr[101] = nnz;
+        for (int32_t i = 0; i < rows; i++)
+            for (int64_t e = a.rowptr[i]; e < a.rowptr[i + 1]; e++) {
+                a.colind[e] = (int32_t)(e - a.rowptr[i]);
+                a.vals[e] = 1.0f;
+            }
+        sdi_spmm_stats st;
+        sdi_spmm_stats_compute(&a, &st);
+        sdi_spmm_config c;
+        SDT_OK(sdi_spmm_config_default(SDI_SPMM_CSR_SPLIT, 32, &st, &c));
+        c.nzpar = 1;
+        c.chunk = c.split_threshold = 8;
+        const int64_t nseg = (nnz + 7) / 8;
+        for (int mode = SDI_SPLIT_SEGMENTS; mode <= SDI_SPLIT_SEGATOMIC; mode++) {
+            c.split_mode = mode;
+            SDT_OK(sdi_spmm_config_check(&c, &st));
+            sdi_spmm_lowered l;
+            SDT_OK(sdi_spmm_lower(&a, &c, &l));
+            const size_t want = (size_t)nseg * (mode == SDI_SPLIT_SEGATOMIC ? 1 : 2) * 32 * 4;
+            SDT_CHECK(ws_bytes(&l) == want, "mode %d: ws %zu bytes, want %zu", mode,
+                      ws_bytes(&l), want);
+            const int det = mode == SDI_SPLIT_SEGMENTS || !long_row;
+            SDT_CHECK(l.deterministic == det, "mode %d, long row %d: deterministic %d", mode,
+                      long_row, l.deterministic);
+            char desc[160];
+            sdi_spmm_config_describe(&c, desc, sizeof desc);
+            SDT_CHECK(strstr(desc, mode == SDI_SPLIT_SEGATOMIC ? "segatomic" : "segments") != NULL,
+                      "description '%s'", desc);
+            sdi_spmm_lowered_free(&l);
+        }
+        if (long_row) { /* the sweep's segment members */
+            sdi_spmm_config *v = NULL;
+            int n = 0, atomic8 = 0, ordered8 = 0, atomic32 = 0, ordered32 = 0;
+            SDT_OK(sdi_spmm_enumerate(&a, 32, 1u << SDI_SPMM_CSR_SPLIT, 1, 0, &v, &n));
+            for (int i = 0; i < n; i++) {
+                if (!sdi_spmm_split_segmented(&v[i]))
+                    continue;
+                const bool at = v[i].split_mode == SDI_SPLIT_SEGATOMIC;
+                atomic8 += at && v[i].chunk == 8;
+                ordered8 += !at && v[i].chunk == 8;
+                atomic32 += at && v[i].chunk == 32;
+                ordered32 += !at && v[i].chunk == 32;
+            }
+            SDT_CHECK(atomic8 == 1 && ordered8 == 0 && atomic32 == 1 && ordered32 == 1,
+                      "segment members: 8 entries %d atomic / %d ordered, 32 entries %d / %d",
+                      atomic8, ordered8, atomic32, ordered32);
+            sdi_free(v);
+        }
+        sd_csr_free(&a);
+    }
+}
+
 /* A kernel that cannot compile is reported with its name and the NVRTC log. */
 static void test_compile_error_reported(void)
 {
@@ -276,6 +353,7 @@ int main(void)
     sdt_init("test_spmm_compile");
     SDT_RUN(test_compile_error_reported);
     SDT_RUN(test_light_members);
+    SDT_RUN(test_segatomic_lowering);
     SDT_RUN(test_compile_all);
     return sdt_finish();
 }
