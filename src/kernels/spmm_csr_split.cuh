@@ -200,20 +200,14 @@ __device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, 
     __threadfence();
     float sum[SD_CO][SD_V];
 #if SD_MODE == 3
-    float zero[SD_CO][SD_V];
-    sd_zero(zero);
+    // The row's slot holds every segment's partial: read once, then left zero.
 #pragma unroll
     for (int t = 0; t < SD_CO; t++) {
         const int k = k0 + (t * SD_KL + lane) * SD_V;
         if (SD_K % SD_KTILE == 0 || k < SD_K)
             sd_load_cg<SD_V>(slot + k, sum[t]);
     }
-    sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, sum);
-    sd_store_row<SD_KL, SD_V, SD_CO>(slot, k0, lane, zero);
-    if (lane == 0)
-        *counter = 0;
-    return;
-#endif
+#else
     sd_zero(sum);
     // SD_FU partials in flight (a long row has many); added in segment order all the same.
     for (int q0 = c0; q0 <= c1; q0 += SD_FU) {
@@ -238,7 +232,13 @@ __device__ __forceinline__ void sd_seg_finish(const sd_rp *__restrict__ rowptr, 
                     for (int i = 0; i < SD_V; i++)
                         sum[t][i] += x[u][t][i];
     }
+#endif
     sd_store_row<SD_KL, SD_V, SD_CO>(C + (sd_off)row * SD_K, k0, lane, sum);
+#if SD_MODE == 3
+    float zero[SD_CO][SD_V];
+    sd_zero(zero);
+    sd_store_row<SD_KL, SD_V, SD_CO>(slot, k0, lane, zero);
+#endif
     if (lane == 0)
         *counter = 0;
 }
