@@ -270,49 +270,6 @@ typedef struct {
 
 #define DENSE_TILE_MIN 32
 
-static inline void heap_sift_down(uint64_t *h, int n, int i)
-{
-    uint64_t x = h[i];
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && h[c + 1] < h[c])
-            c++;
-        if (h[c] >= x)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = x;
-}
-
-/* Replaces the root of a complete heap of depth d (slots past the live keys hold
- * HEAP_EMPTY) by x and sifts it down without data-dependent branches: the merge's
- * comparisons are unpredictable, and a mispredicted branch per level cost more than the
- * whole level. Once x stops, i stops: the same comparison fails on every later level. */
-#define HEAP_EMPTY UINT64_MAX
-#define HEAP_SLOTS 32
-
-static inline void heap_replace_top(uint64_t *h, int d, uint64_t x)
-{
-    int i = 0;
-    for (int l = 0; l < d; l++) {
-        int c = 2 * i + 1;
-        uint64_t a = h[c], b = h[c + 1];
-        int right = b < a;
-        uint64_t m = right ? b : a;
-        c += right;
-        int move = m < x;
-        h[i] = move ? m : h[i];
-        i = move ? c : i;
-    }
-    h[i] = x;
-}
-
-/* Set bits of a 4-bit mask (the build may not have a popcount instruction). */
-static const unsigned char k_bits4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-
 static inline int has_column(const int32_t *c, int64_t b, int64_t e, int32_t j)
 {
     while (b < e) {
@@ -327,10 +284,9 @@ static inline int has_column(const int32_t *c, int64_t b, int64_t e, int32_t j)
     return 0;
 }
 
-/* One 16-row block row: per-row counters, column counts, and a merge of its (sorted)
- * rows by column, which visits the entries in column order so that the occupied 4×4,
- * 8×8 and 16×16 blocks of the block row are counted in one O(nnz·log 16) walk with no
- * per-column state (cache-friendly whatever the column spread). */
+/* One 16-row block row: per-row counters, column counts, and its block census (one
+ * merge of its sorted rows in column order, core/csr_blocks.c) for the occupied 4×4, 8×8
+ * and 16×16 blocks and the dense tiles. */
 static void scan_block_row(const sd_csr *a, int64_t bi, scan_acc *acc, int64_t *cc, int cc_atomic,
                            int32_t *cc_private, int64_t *mx16)
 {
@@ -338,9 +294,6 @@ static void scan_block_row(const sd_csr *a, int64_t bi, scan_acc *acc, int64_t *
     const int32_t *ci = a->colind;
     int32_t r0 = (int32_t)(bi * 16);
     int32_t r1 = (a->rows - r0 < 16) ? a->rows : r0 + 16;
-    uint64_t heap[HEAP_SLOTS];
-    int64_t cur[16], end[16];
-    int hn = 0;
     int64_t bmax = 0;
     for (int32_t i = r0; i < r1; i++) {
         int64_t b = rp[i], e = rp[i + 1], len = e - b;
@@ -355,10 +308,6 @@ static void scan_block_row(const sd_csr *a, int64_t bi, scan_acc *acc, int64_t *
         acc->pairs += len - 1;
         if (i >= first && i <= last && has_column(ci, b, e, i))
             acc->diag++;
-        int s = i - r0;
-        cur[s] = b;
-        end[s] = e;
-        heap[hn++] = ((uint64_t)(uint32_t)first << 4) | (uint64_t)s;
     }
     mx16[bi] = bmax;
     /* Column counts over the block row's entries (one contiguous range). */
@@ -373,61 +322,15 @@ static void scan_block_row(const sd_csr *a, int64_t bi, scan_acc *acc, int64_t *
         for (int64_t k = kb; k < ke; k++)
             cc[ci[k]]++;
     }
-    /* Depth d: the smallest complete tree holding the live rows (2^(d+1) − 1 ≥ hn). */
-    int d = 0;
-    while ((2 << d) - 1 < hn)
-        d++;
-    for (int k = hn; k < HEAP_SLOTS; k++)
-        heap[k] = HEAP_EMPTY;
-    for (int k = hn / 2 - 1; k >= 0; k--)
-        heap_sift_down(heap, hn, k);
-
-    int64_t g16 = -1, cnt16 = 0, occ16_row = 0, g8 = -1, g4 = -1;
-    unsigned m8 = 0, m4 = 0;
-    while (heap[0] != HEAP_EMPTY) {
-        uint64_t key = heap[0];
-        int64_t j = (int64_t)(key >> 4);
-        int s = (int)(key & 15u);
-        if ((j >> 4) != g16) {
-            if (cnt16 > 0) {
-                occ16_row++;
-                if (cnt16 >= DENSE_TILE_MIN) {
-                    acc->dense16++;
-                    acc->dense_nnz += cnt16;
-                }
-            }
-            g16 = j >> 4;
-            cnt16 = 0;
-        }
-        cnt16++;
-        if ((j >> 3) != g8) {
-            acc->occ8 += k_bits4[m8];
-            m8 = 0;
-            g8 = j >> 3;
-        }
-        m8 |= 1u << (s >> 3);
-        if ((j >> 2) != g4) {
-            acc->occ4 += k_bits4[m4];
-            m4 = 0;
-            g4 = j >> 2;
-        }
-        m4 |= 1u << (s >> 2);
-        uint64_t next = ++cur[s] < end[s] ? ((uint64_t)(uint32_t)ci[cur[s]] << 4) | (uint64_t)s
-                                          : HEAP_EMPTY;
-        heap_replace_top(heap, d, next);
-    }
-    if (cnt16 > 0) {
-        occ16_row++;
-        if (cnt16 >= DENSE_TILE_MIN) {
-            acc->dense16++;
-            acc->dense_nnz += cnt16;
-        }
-    }
-    acc->occ8 += k_bits4[m8];
-    acc->occ4 += k_bits4[m4];
-    acc->occ16 += occ16_row;
-    if (occ16_row > acc->bell_max)
-        acc->bell_max = occ16_row;
+    sdi_block_census c;
+    sdi_csr_block_census(a, bi, DENSE_TILE_MIN, &c);
+    acc->occ4 += c.occ[2];
+    acc->occ8 += c.occ[3];
+    acc->occ16 += c.occ[4];
+    acc->dense16 += c.dense_tiles;
+    acc->dense_nnz += c.dense_nnz;
+    if (c.occ[4] > acc->bell_max)
+        acc->bell_max = c.occ[4];
 }
 
 /* Column counts: private 32-bit counters per thread (summed afterwards) when they fit in

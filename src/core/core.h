@@ -19,6 +19,18 @@ SDI_HIDDEN bool sdi_csr_same_pattern(const sd_csr *a, const sd_csr *b);
 /* Checks only the structure (no value scan). */
 SDI_HIDDEN sd_status sdi_csr_check_structure(const sd_csr *a);
 
+/* The block census of 16-row block row br (rows 16·br … 16·br + 15, fewer at the end): the
+ * occupied b×b blocks for b = 2, 4, 8, 16 (b-row blocks aligned to row 0, as BSR(b) builds
+ * them) and the 16×16 tiles holding at least dense_min entries. Columns must be sorted per
+ * row (the CSR invariant). */
+typedef struct {
+    int64_t occ[5];      /* occ[lb]: occupied (2^lb)×(2^lb) blocks, lb = 1 … 4; occ[0] = entries */
+    int64_t dense_tiles; /* 16×16 tiles with ≥ dense_min entries */
+    int64_t dense_nnz;   /* the entries in those tiles */
+} sdi_block_census;
+SDI_HIDDEN void sdi_csr_block_census(const sd_csr *a, int64_t br, int64_t dense_min,
+                                     sdi_block_census *out);
+
 /* Sorts v[0, n) ascending (introsort, inlined comparisons; duplicates allowed). */
 SDI_HIDDEN void sdi_sort_i32(int32_t *v, int64_t n);
 

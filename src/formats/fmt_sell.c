@@ -163,7 +163,7 @@ sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill, sdi_d
         for (int64_t i = s * c; i < (s + 1) * c && i < rows; i++)
             w = rowlen(a, perm[i]) > w ? rowlen(a, perm[i]) : w;
         if (__builtin_add_overflow(sptr[s], w * c, &sptr[s + 1]))
-            return SDI_ERR(SD_ERR_UNSUPPORTED, "sell: slot count overflows");
+            SD_TRY(SDI_ERR(SD_ERR_UNSUPPORTED, "sell: slot count overflows"));
     }
     const int64_t slots = sptr[nslices];
     SD_TRY(sdi_format_check_fill("sell", slots, a->nnz, max_fill));

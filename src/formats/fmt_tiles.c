@@ -64,8 +64,8 @@ sd_status sdi_fmt_tiles16(const sd_csr *a, int dense_min, int coo_max, double ma
     }
     cnt[ntr] = ntiles;
     if (ntiles > INT32_MAX / 4)
-        return SDI_ERR(SD_ERR_UNSUPPORTED, "tiles16: %lld tiles exceed 32-bit descriptors",
-                       (long long)ntiles);
+        SD_TRY(SDI_ERR(SD_ERR_UNSUPPORTED, "tiles16: %lld tiles exceed 32-bit descriptors",
+                       (long long)ntiles));
     trp = sdi_malloc_array((size_t)ntr + 1, sizeof *trp);
     SD_CHECK_ALLOC(trp, "tile row pointers");
     desc = sdi_malloc_array((size_t)(ntiles > 0 ? ntiles : 1) * 4, sizeof *desc);
@@ -97,7 +97,7 @@ sd_status sdi_fmt_tiles16(const sd_csr *a, int dense_min, int coo_max, double ma
         ncoo += type == SDI_TILE_COO;
     }
     if (nvals > INT32_MAX || nidx > INT32_MAX)
-        return SDI_ERR(SD_ERR_UNSUPPORTED, "tiles16: value or index offsets exceed 32 bits");
+        SD_TRY(SDI_ERR(SD_ERR_UNSUPPORTED, "tiles16: value or index offsets exceed 32 bits"));
     SD_TRY(sdi_format_check_fill("tiles16", nvals, a->nnz, max_fill));
     val = sdi_calloc((size_t)(nvals > 0 ? nvals : 1), sizeof *val);
     SD_CHECK_ALLOC(val, "tile values");

@@ -146,17 +146,27 @@ void sdi_spmv_config_json(const sdi_spmv_config *c, sdi_json *j)
 }
 
 /* ------------------------------------------------------------------ statistics */
-/* Distinct b×b blocks of the matrix and, for b = 16, nonzeros in tiles of ≥ 128. */
-static void block_counts(const sd_csr *a, int b, int64_t *nblocks, int64_t *dense_nnz)
+/* Occupied b×b blocks for b = 2, 4, 8, 16 (blocks[lb]) and the nonzeros in 16×16 tiles of
+ * ≥ 128: one block census per 16-row block row (a single merge of its rows). */
+static void block_counts(const sd_csr *a, int64_t blocks[5], int64_t *dense_nnz)
 {
-    const int64_t nbr = ((int64_t)a->rows + b - 1) / b;
-    int64_t blocks = 0, dense = 0;
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : blocks, dense)
-    for (int64_t br = 0; br < nbr; br++)
-        blocks += sdi_fmt_block_scan(a, b, br, NULL, NULL, 1, 128, &dense);
-    *nblocks = blocks;
-    if (dense_nnz != NULL)
-        *dense_nnz = dense;
+    const int64_t nbr = ((int64_t)a->rows + 15) / 16;
+    int64_t b2 = 0, b4 = 0, b8 = 0, b16 = 0, dense = 0;
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : b2, b4, b8, b16, dense)
+    for (int64_t br = 0; br < nbr; br++) {
+        sdi_block_census c;
+        sdi_csr_block_census(a, br, 128, &c);
+        b2 += c.occ[1];
+        b4 += c.occ[2];
+        b8 += c.occ[3];
+        b16 += c.occ[4];
+        dense += c.dense_nnz;
+    }
+    blocks[1] = b2;
+    blocks[2] = b4;
+    blocks[3] = b8;
+    blocks[4] = b16;
+    *dense_nnz = dense;
 }
 
 /* Distinct diagonals, capped: stops at cap + 1. */
@@ -238,13 +248,11 @@ sd_status sdi_spmv_stats_compute(const sd_csr *a, sdi_spmv_stats *out)
     }
     if (a->nnz > 0) {
         out->rho_sell32 = (double)sell32 / (double)a->nnz;
-        for (int lb = 1; lb <= 4; lb++) {
-            int64_t nb = 0, dense = 0;
-            block_counts(a, 1 << lb, &nb, lb == 4 ? &dense : NULL);
-            out->rho_bsr[lb] = (double)nb * (double)(1 << (2 * lb)) / (double)a->nnz;
-            if (lb == 4)
-                out->rho_tiles_dense = (double)dense / (double)a->nnz;
-        }
+        int64_t nb[5], dense = 0;
+        block_counts(a, nb, &dense);
+        for (int lb = 1; lb <= 4; lb++)
+            out->rho_bsr[lb] = (double)nb[lb] * (double)(1 << (2 * lb)) / (double)a->nnz;
+        out->rho_tiles_dense = (double)dense / (double)a->nnz;
     }
     out->ndiag = count_diagonals(a, 64);
     out->colc_ok0 = sdi_fmt_colc_fits(a, 0);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "gen/gen.h"
 #include "sdt.h"
 
 static void test_status_strings(void)
@@ -208,6 +209,71 @@ static void test_sort_i32(void)
     sdi_sort_i32(NULL, 5); /* nothing to sort: no crash */
 }
 
+static int cmp_i64_ref(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The block census against a brute force per 16-row block row: distinct (row / b, column
+ * / b) pairs for b = 2, 4, 8, 16 by sorting, and the 16×16 tiles' entry counts. */
+static void test_block_census(void)
+{
+    const char *specs[] = {"powerlaw:rows=997,cols=1500,deg=9,alpha=1.8,max=700",
+                           "banded:n=600,bw=20",
+                           "blockdiag:n=1000,b=16",
+                           "blockdiag:n=203,b=5",
+                           "uniform:rows=300,cols=70001,deg=7",
+                           "uniform:rows=2000,cols=300,nnz=700", /* most rows empty */
+                           "uniform:rows=3,cols=100000,deg=40000", /* long rows, partial block row */
+                           "uniform:rows=40,cols=40,nnz=0"};
+    for (size_t m = 0; m < sizeof specs / sizeof specs[0]; m++) {
+        sd_csr a;
+        SDT_OK(sdi_gen(specs[m], 5, &a));
+        int64_t *keys = malloc((size_t)(a.nnz > 0 ? a.nnz : 1) * sizeof *keys);
+        SDT_CHECK(keys != NULL, "host memory");
+        int bad = 0;
+        for (int64_t br = 0; keys != NULL && br * 16 < a.rows && !bad; br++) {
+            const int64_t r1 = br * 16 + 16 < a.rows ? br * 16 + 16 : a.rows;
+            const int64_t k0 = a.rowptr[br * 16], n = a.rowptr[r1] - k0;
+            const int64_t dense_min = 1 + br % 40; /* thresholds from 1 to 40 */
+            sdi_block_census c;
+            memset(&c, 0x55, sizeof c);
+            sdi_csr_block_census(&a, br, dense_min, &c);
+            int64_t want[5] = {n, 0, 0, 0, 0}, tiles_dense = 0, nnz_dense = 0;
+            for (int lb = 1; lb <= 4; lb++) {
+                for (int64_t r = br * 16; r < r1; r++)
+                    for (int64_t k = a.rowptr[r]; k < a.rowptr[r + 1]; k++)
+                        keys[k - k0] = (r >> lb) << 32 | (int64_t)(a.colind[k] >> lb);
+                qsort(keys, (size_t)n, sizeof *keys, cmp_i64_ref);
+                for (int64_t i = 0; i < n;) {
+                    int64_t e = i;
+                    while (e < n && keys[e] == keys[i])
+                        e++;
+                    want[lb]++;
+                    if (lb == 4 && e - i >= dense_min) {
+                        tiles_dense++;
+                        nnz_dense += e - i;
+                    }
+                    i = e;
+                }
+            }
+            for (int lb = 0; lb <= 4; lb++)
+                bad |= c.occ[lb] != want[lb];
+            bad |= c.dense_tiles != tiles_dense || c.dense_nnz != nnz_dense;
+            SDT_CHECK(!bad, "%s block row %lld: occupied 2/4/8/16 blocks %lld %lld %lld %lld (want %lld "
+                      "%lld %lld %lld), entries %lld (want %lld), dense tiles %lld / %lld entries (want "
+                      "%lld / %lld)", specs[m], (long long)br, (long long)c.occ[1], (long long)c.occ[2],
+                      (long long)c.occ[3], (long long)c.occ[4], (long long)want[1], (long long)want[2],
+                      (long long)want[3], (long long)want[4], (long long)c.occ[0], (long long)want[0],
+                      (long long)c.dense_tiles, (long long)c.dense_nnz, (long long)tiles_dense,
+                      (long long)nnz_dense);
+        }
+        free(keys);
+        sd_csr_free(&a);
+    }
+}
+
 int main(void)
 {
     sdt_init("test_core");
@@ -219,5 +285,6 @@ int main(void)
     SDT_RUN(test_json);
     SDT_RUN(test_pattern_hash);
     SDT_RUN(test_sort_i32);
+    SDT_RUN(test_block_census);
     return sdt_finish();
 }
