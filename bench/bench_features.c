@@ -4,7 +4,8 @@
  *       generates a square matrix of N entries (default 1e8; rows = cols = N / R, R = 16)
  *       with its own fast seeded generator and times sd_analyze for SpMV (check + the 26
  *       structural features + shape) and for SpGEMM (all 36, the nnz(C) estimate included):
- *       minimum and mean wall time, and the process CPU time of the fastest repetition.
+ *       minimum and mean wall time, and the process CPU time of the fastest repetition; and
+ *       SpMV synthesis' block statistics (sdi_spmv_stats_compute), the minimum wall time.
  *   bench_features --gamma-error [--dir DIR] [--seeds S] [--threads T] [--max-budget P]
  *       for every matrix of DIR/suitesparse/INDEX.tsv (DIR defaults to SD_MATRICES_DIR):
  *       exact nnz(C) of the requested product (A·A, or A·Aᵀ when not square) against the
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
+#include "plan/spmv.h"
 
 /* CPU seconds of the whole process (all threads): on a shared machine the wall time
  * includes waiting for other processes; CPU time / threads does not. */
@@ -131,8 +133,9 @@ static int run_speed(int64_t nnz, int64_t avg, int powerlaw, int reps)
     fprintf(stderr, "generated %d x %d, %lld entries in %.2f s\n", a.rows, a.cols,
             (long long)a.nnz, t_gen);
     double check_min = 1e30, spmv_min = 1e30, spmv_sum = 0, sg_min = 1e30, sg_sum = 0;
-    double struct_s = 0, spgemm_s = 0, spmv_cpu_min = 1e30, sg_cpu_min = 1e30;
+    double struct_s = 0, spgemm_s = 0, spmv_cpu_min = 1e30, sg_cpu_min = 1e30, stats_min = 1e30;
     sd_features f;
+    sdi_spmv_stats st;
     sdi_analyze_info info;
     memset(&info, 0, sizeof info);
     for (int r = 0; r < reps; r++) {
@@ -160,6 +163,11 @@ static int run_speed(int64_t nnz, int64_t avg, int powerlaw, int reps)
         sg_sum += t;
         if (s == SD_OK) /* the split of the SpGEMM time, from the internal driver */
             s = sdi_features_compute(&a, SD_OP_SPGEMM, NULL, &f, &info);
+        t0 = sdi_now();
+        if (s == SD_OK)
+            s = sdi_spmv_stats_compute(&a, &st);
+        t = sdi_now() - t0;
+        stats_min = t < stats_min ? t : stats_min;
         if (s != SD_OK) {
             fprintf(stderr, "bench_features: %s\n", sd_last_error());
             sd_csr_free(&a);
@@ -167,8 +175,8 @@ static int run_speed(int64_t nnz, int64_t avg, int powerlaw, int reps)
         }
         struct_s = info.seconds_structure;
         spgemm_s = info.seconds_spgemm;
-        fprintf(stderr, "rep %d: spmv %.3f s, spgemm %.3f s (structure %.3f, spgemm part %.3f)\n",
-                r, spmv_min, t, struct_s, spgemm_s);
+        fprintf(stderr, "rep %d: spmv %.3f s, spgemm %.3f s (structure %.3f, spgemm part %.3f), "
+                "spmv block statistics %.3f s\n", r, spmv_min, sg_min, struct_s, spgemm_s, t);
     }
     printf("{\n  \"bench\": \"features\",\n  \"threads\": %d,\n", omp_get_max_threads());
     printf("  \"matrix\": {\"family\": \"%s\", \"rows\": %d, \"cols\": %d, \"nnz\": %lld, "
@@ -181,6 +189,7 @@ static int run_speed(int64_t nnz, int64_t avg, int powerlaw, int reps)
     printf("  \"spgemm_seconds\": {\"min\": %.4f, \"mean\": %.4f, \"cpu_min\": %.4f, "
            "\"structure\": %.4f, \"operator\": %.4f},\n",
            sg_min, sg_sum / reps, sg_cpu_min, struct_s, spgemm_s);
+    printf("  \"spmv_stats_seconds_min\": %.4f,\n", stats_min);
     printf("  \"spgemm\": {\"u_total\": %.0f, \"nnz_c\": %.0f, \"nnz_c_se\": %.0f, \"exact\": %s, "
            "\"rows_computed\": %lld, \"products_computed\": %.0f, \"gamma\": %.6f},\n",
            info.spgemm.u_total, info.spgemm.nnz_c, info.spgemm.nnz_c_se,
