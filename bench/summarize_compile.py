@@ -5,9 +5,12 @@ bootstrap interval (20 000 resamples of the log speed-ups, seeded), share won by
 plans, compile-time median / max. SpGEMM products that cuSPARSE could not do (no
 speed-up) are counted apart, never in a geomean. A task (matrix and task) that a later file
 measured again replaces the earlier file's record (a partial rerun refreshes a combined table
-without counting a task twice); the header says how many. Standard library only.
+without counting a task twice); the header says how many. With --json, the merged run (each
+task's latest record, the runs' date range) is also written as one bench_compile JSON file,
+gzip-compressed when its name ends in .gz: the file a combined table is committed as.
+Standard library only.
 
-usage: summarize_compile.py OUT.md IN.json[.gz] [IN.json[.gz] ...]"""
+usage: summarize_compile.py [--json MERGED.json[.gz]] OUT.md IN.json[.gz] [IN.json[.gz] ...]"""
 import gzip
 import json
 import math
@@ -57,7 +60,7 @@ SIZES = [("< 2e5", 0, 2e5), ("2e5-2e6", 2e5, 2e6), (">= 2e6", 2e6, float("inf"))
 
 
 def headroom(tasks):
-    """Where the headroom is (runs that record a ceiling: SpMV/SpMM since session 5's bench):
+    """Where the headroom is (runs that record a ceiling: SpMV/SpMM records of bench_compile):
     per task and size class (nonzeros), the speed-up and ceiling geomeans (ceiling = best
     cuSPARSE time / max(empty launch, CSR streaming limit)), the share of the ceiling reached,
     and the class's share of the set's total log gap sum(log(max(ceiling, speed-up) /
@@ -85,16 +88,39 @@ def headroom(tasks):
     return out
 
 
+def write_merged(path, runs, done):
+    """One bench_compile JSON holding the merged tasks: the first run's GPU, set and budget,
+    the first and the last run's dates, the number of runs merged."""
+    dates = sorted(r["date"] for r in runs)
+    merged = {"date": dates[-1], "first_date": dates[0], "gpu": runs[0]["gpu"],
+              "set": runs[0]["set"], "budget": runs[0]["budget"], "runs_merged": len(runs),
+              "tasks": done}
+    text = json.dumps(merged, indent=0, sort_keys=True) + "\n"
+    if path.endswith(".gz"):
+        with gzip.GzipFile(path, "wb", mtime=0) as f:  # mtime 0: the same runs give the same bytes
+            f.write(text.encode())
+    else:
+        open(path, "w").write(text)
+
+
 def main():
-    out, ins = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    merged_out = None
+    if args[:1] == ["--json"]:
+        merged_out, args = args[1], args[2:]
+    if len(args) < 2:
+        sys.exit(__doc__.split("usage: ")[1])
+    out, ins = args[0], args[1:]
     runs = [load_json(p) for p in ins]
     done, replaced = latest_tasks(runs)
+    if merged_out:
+        write_merged(merged_out, runs, done)
     # A product cuSPARSE could not do has no speed-up: reported apart, not in a geomean.
     tasks = [t for t in done if t.get("speedup") is not None]
     failed = [t for t in done if t.get("speedup") is None]
     lines = ["# sd_compile end to end against the best cuSPARSE variant (combined)", ""]
-    # Combined runs span sessions: the header names the first and the last date.
-    dates = sorted(r["date"] for r in runs)
+    # Combined runs span days: the header names the first and the last date.
+    dates = sorted(d for r in runs for d in (r.get("first_date", r["date"]), r["date"]))
     when = dates[0] if dates[0] == dates[-1] else "%s to %s" % (dates[0], dates[-1])
     lines.append("Date %s; GPU %s; set %s; budget %s; runs: %s." % (
         when, runs[0]["gpu"], runs[0]["set"], runs[0]["budget"], ", ".join(ins)))
@@ -129,7 +155,7 @@ def main():
         lines.append("| %s | %d | %.2fx (%.2f-%.2f) | %.2fx | %.2fx | %d of %d | %s%.1f / %.1f | %.2f |" % (
             name, len(ts), g, lo, hi, gp, go, won, len(ts), out_vo, statistics.median(cs), max(cs),
             statistics.median(hs)))
-    # The second baseline (runs from session 17 on): cuSPARSE captured into a graph by its
+    # The second baseline (records that carry it): cuSPARSE captured into a graph by its
     # caller. Only tasks whose record has it; the count says how many.
     gr = [t for t in tasks if t.get("speedup_vs_graph") is not None
           and t.get("speedup_vs_graph_pipelined") is not None]
@@ -161,7 +187,7 @@ def main():
                      "max %.1f MiB." % (len(sg), len(failed), statistics.median(peaks) if peaks else 0,
                                         max(peaks) if peaks else 0))
     lines.append("")
-    lines.append("Tasks below 1.0x per execution: %d. Per-task rows: the part files beside this one." % len(below))
+    lines.append("Tasks below 1.0x per execution: %d. Per-task records: the JSON file(s) named above." % len(below))
     # Pipelined, the compiled kernel is not cuSPARSE's fallback: a task can fall below 1.0x
     # there while it wins per execution. Named, so that it is not lost in a geomean.
     below_p = [t for t in tasks if t.get("speedup_pipelined") is not None and t["speedup_pipelined"] < 1.0]

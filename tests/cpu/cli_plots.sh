@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# tests/cpu/cli_plots.sh: the benchmark report tooling on the committed results:
-# bench/compare_compile.py compares two committed runs; bench/summarize_compile.py
-# reproduces bench/results/bench_compile.md byte for byte from the part JSON files,
-# bench/corpus_report.py bench/results/corpus_report.md from the corpus; bench/sets/ matches
-# bench_suite.c's quick set and make_sets.sh's output; bench/plots.py writes every PNG and
-# SVG, non-empty.
+# tests/cpu/cli_plots.sh: the benchmark report tooling on fixed runs (tests/data/bench,
+# tests/data/ncu): bench/compare_compile.py compares two runs; bench/summarize_compile.py
+# reproduces tests/data/bench/quick_parts.md byte for byte from the part JSON files and writes
+# the merged run; bench/breakeven.py counts the calls that repay a compile;
+# bench/corpus_report.py reproduces tests/data/bench/corpus_report.md from the corpus;
+# bench/sets/ matches bench_suite.c's quick set and make_sets.sh's output; bench/plots.py
+# writes every PNG and SVG, non-empty.
 # Usage (ctest): bash cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
-# Exit 77 (skipped, visibly) when python3 is missing, when bench/results/ is not there, or when matplotlib is not importable
+# Exit 77 (skipped, visibly) when python3 is missing, or when matplotlib is not importable
 # (CI does not install it) after the standard-library checks have passed.
 set -euo pipefail
 matrices=${2:?usage: cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>}
@@ -18,31 +19,33 @@ if ! command -v python3 >/dev/null; then
   echo "cli_plots: SKIPPED: python3 is not installed"
   exit 77
 fi
-if [ ! -f bench/results/bench_compile.md ]; then
-  # scripts/device-snapshot.sh leaves the committed results out of a GPU machine's copy.
-  echo "cli_plots: SKIPPED: no committed results here (bench/results/ missing: a device snapshot?)"
-  exit 77
-fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-plots.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-parts=(bench/results/bench_compile_quick_part1.json bench/results/bench_compile_quick_part2.json)
+data=tests/data/bench
+parts=($data/quick_part1.json $data/quick_part2.json)
 
 # 1. The combined summary is deterministic (seeded bootstrap): same bytes as committed.
 python3 bench/summarize_compile.py "$tmp/bench_compile.md" "${parts[@]}"
-cmp "$tmp/bench_compile.md" bench/results/bench_compile.md ||
-  fail "summarize_compile.py no longer reproduces bench/results/bench_compile.md"
-echo "cli_plots: summarize_compile.py reproduces bench_compile.md"
+cmp "$tmp/bench_compile.md" $data/quick_parts.md ||
+  fail "summarize_compile.py no longer reproduces $data/quick_parts.md"
+echo "cli_plots: summarize_compile.py reproduces quick_parts.md"
+# --json writes the merged run: summarized again it gives the same tables.
+python3 bench/summarize_compile.py --json "$tmp/merged.json.gz" "$tmp/m1.md" "${parts[@]}"
+python3 bench/summarize_compile.py "$tmp/m2.md" "$tmp/merged.json.gz"
+cmp <(grep '^| ' "$tmp/m1.md") <(grep '^| ' "$tmp/m2.md") ||
+  fail "summarize_compile.py --json: the merged run summarizes to other tables"
+echo "cli_plots: summarize_compile.py --json writes a merged run with the same tables"
 # A file given twice: its tasks replace themselves (counted once, the header says so), so the
 # figures are those of the parts alone.
 python3 bench/summarize_compile.py "$tmp/again.md" "${parts[@]}" "${parts[1]}"
 n2=$(python3 -c 'import json,sys; print(sum(t["status"] == "ok" for t in json.load(open(sys.argv[1]))["tasks"]))' "${parts[1]}")
 grep -q "^$n2 tasks measured again by a later file" "$tmp/again.md" ||
   fail "summarize_compile.py: no 'measured again' line for the repeated part ($n2 tasks)"
-cmp <(grep '^| ' "$tmp/again.md") <(grep '^| ' bench/results/bench_compile.md) ||
+cmp <(grep '^| ' "$tmp/again.md") <(grep '^| ' $data/quick_parts.md) ||
   fail "summarize_compile.py: a repeated part changed the table (a task counted twice)"
 echo "cli_plots: summarize_compile.py counts a task measured again once"
 
-# 1a. The second baseline (cuSPARSE captured into a graph; runs from session 17 on): a
+# 1a. The second baseline (cuSPARSE captured into a graph; records that carry it): a
 # section of its own, only when records carry it, counting the tasks below 1.0x.
 python3 - "${parts[0]}" "$tmp/graph.json" <<'PY'
 import json, sys
@@ -91,25 +94,44 @@ echo "cli_plots: summarize_compile.py reports the headroom when runs carry ceili
 
 # 1b. The corpus report is a pure function of the committed corpus.
 python3 bench/corpus_report.py models/corpus/corpus.jsonl.gz >"$tmp/corpus_report.md"
-cmp "$tmp/corpus_report.md" bench/results/corpus_report.md ||
-  fail "bench/corpus_report.py no longer reproduces bench/results/corpus_report.md (rerun it after a corpus change)"
+cmp "$tmp/corpus_report.md" $data/corpus_report.md ||
+  fail "bench/corpus_report.py no longer reproduces $data/corpus_report.md (rerun it after a corpus change)"
 echo "cli_plots: corpus_report.py reproduces corpus_report.md"
 
-# 1c. compare_compile.py: the A/B table of two committed runs (session 9's search switches).
-python3 bench/compare_compile.py bench/results/search_switches/q_off.json bench/results/search_switches/q_on.json \
+# 1c. compare_compile.py: the A/B table of two runs of the quick set's SpMV / SpMM K = 8 / 256
+# (the search's parallel precompile and JIT cache off and on).
+python3 bench/compare_compile.py $data/switches_off.json.gz $data/switches_on.json.gz \
   --names off on >"$tmp/ab.md" || fail "compare_compile.py failed"
 grep -q '^| all | 42 | 1.425x | 1.432x | 1.005 ' "$tmp/ab.md" ||
   fail "compare_compile.py: unexpected summary row: $(grep '^| all' "$tmp/ab.md")"
-if python3 bench/compare_compile.py bench/results/search_switches/q_off.json >/dev/null 2>&1; then
+if python3 bench/compare_compile.py $data/switches_off.json.gz >/dev/null 2>&1; then
   fail "compare_compile.py with one file succeeded"
 fi
 echo "cli_plots: compare_compile.py compares two runs"
+
+# 1c'. breakeven.py: a task won by ours (compile 1 s, 10 against 20 us a call) repays its compile
+# after 100,000 calls (50,000 pipelined at 10 against 30 us; 2,000 from the disk cache at
+# 0.02 s); a task cuSPARSE won (the kernel runs cuSPARSE) is counted but never repays.
+python3 - "$tmp/be_in.json" <<'PY'
+import json, sys
+base = {"task": "spmv", "nnz": 5000, "status": "ok", "compile_s": 1.0, "cache_hit_s": 0.02,
+        "ours_us": 10.0, "cusparse_us": 20.0, "ours_pipelined_us": 10.0, "cusparse_pipelined_us": 30.0}
+tasks = [dict(base, matrix="a", vendor_won=False), dict(base, matrix="b", vendor_won=True, compile_s=3.0)]
+json.dump({"date": "2026-01-01", "gpu": "G", "set": "s", "budget": 25, "tasks": tasks}, open(sys.argv[1], "w"))
+PY
+python3 bench/breakeven.py "$tmp/be.md" "$tmp/be.json" "s=$tmp/be_in.json" || fail "breakeven.py failed"
+grep -q '^| spmv | < 10^5 | 2 | 1 | 2.00 | 100k | 100k | 50k | 2000 |$' "$tmp/be.md" ||
+  fail "breakeven.py: unexpected row: $(grep '^| spmv' "$tmp/be.md")"
+if python3 bench/breakeven.py "$tmp/be.md" "$tmp/be.json" "$tmp/be_in.json" 2>/dev/null; then
+  fail "breakeven.py accepted an input without SET="
+fi
+echo "cli_plots: breakeven.py counts the calls that repay a compile"
 
 # 1d. ncu_launches.py: launch by launch from a `profile --keep` folder. The fixture (2
 # executions x 2 launches, ns and us units) gives 10 and 5 us per execution; a run count that
 # does not divide the launches fails with status 1 and prints nothing; an empty folder is
 # status 2; a plan labels the launches by block count and stage and adds the stages' bound
-# (longest stage-1 launch + scan + longest stage-2 launch); the committed session 28 reports
+# (longest stage-1 launch + scan + longest stage-2 launch); the fixture's report
 # (written without a plan) are reproduced byte for byte from their CSVs.
 mkdir -p "$tmp/ncu" "$tmp/ncu_empty"
 cp tests/data/ncu_memory.csv "$tmp/ncu/ours.csv"
@@ -123,14 +145,14 @@ python3 bench/ncu_launches.py "$tmp/ncu_empty" > /dev/null 2>&1; rc0=$?
 set -e
 [ "$rc3" = 1 ] && [ ! -s "$tmp/ncu3.md" ] || fail "ncu_launches.py --runs 3 on 4 launches: status $rc3, output $(wc -c < "$tmp/ncu3.md") bytes"
 [ "$rc0" = 2 ] || fail "ncu_launches.py on an empty folder: status $rc0 (want 2)"
-s28=bench/results/session28/c2
+ncu=tests/data/ncu
 cat > "$tmp/plan.json" <<'JSON'
 {"plan": {"lowering": {"launches": [
   {"stage": 1, "blocks": 10, "segments": 1, "smem": 114688},
   {"stage": 2, "blocks": 10, "segments": 1, "smem": 229376},
   {"stage": 2, "blocks": 42, "segments": 2, "smem": 135240}]}}}
 JSON
-python3 bench/ncu_launches.py "$s28/prof_Schenk_IBMNA_c-50" --plan "$tmp/plan.json" > "$tmp/plan.md"
+python3 bench/ncu_launches.py "$ncu/prof_Schenk_IBMNA_c-50" --plan "$tmp/plan.json" > "$tmp/plan.md"
 grep -q '^| 0 | sd_sg_d766d116969c437c | (10, 1, 1) .* | stage 1, 1 segment(s), smem 114688 B |$' "$tmp/plan.md" &&
   grep -q '^| 1 | .* | (42, 1, 1) .* |  |$' "$tmp/plan.md" &&
   grep -q '^| 4 | sd_spgemm_scan .* | scan |$' "$tmp/plan.md" &&
@@ -139,32 +161,28 @@ grep -q '^| 0 | sd_sg_d766d116969c437c | (10, 1, 1) .* | stage 1, 1 segment(s), 
   fail "ncu_launches.py --plan: labels wrong: $(grep '^| [0-9]' "$tmp/plan.md" | head -7)"
 grep -q '^Were each stage.s launches to run side by side (side streams): longest of stage 1 #0 66.8 us + scan #4 4.9 us + longest of stage 2 #5 121.0 us = 192.7 us, against 573.0 us serialised.$' "$tmp/plan.md" ||
   fail "ncu_launches.py --plan: no stage bound of 192.7 us: $(grep 'side by side' "$tmp/plan.md")"
-for d in "$s28"/prof_*/; do
-  d=${d%/}
-  (cd "$s28" && python3 ../../../ncu_launches.py "$(basename "$d")") | cmp - "$d/launches.md" ||
-    fail "ncu_launches.py no longer reproduces $d/launches.md"
-done
-echo "cli_plots: ncu_launches.py reads launches, runs, plans and reproduces session 28's reports"
+(cd "$ncu" && python3 "$repo/bench/ncu_launches.py" prof_Schenk_IBMNA_c-50) |
+  cmp - "$ncu/prof_Schenk_IBMNA_c-50/launches.md" ||
+  fail "ncu_launches.py no longer reproduces $ncu/prof_Schenk_IBMNA_c-50/launches.md"
+echo "cli_plots: ncu_launches.py reads launches, runs, plans and reproduces its report"
 
-# 1e. ncu_sass.py: instruction by instruction from ncu's source page. On session 29's
+# 1e. ncu_sass.py: instruction by instruction from ncu's source page. On the fixture's
 # Schenk_IBMNA_c-50 export, the 4,096-slot stage-2 kernel has 2,752 instructions, 907 samples
 # and 916,361 warp instructions executed, its top instruction #176 (22 samples); an unknown
 # kernel is status 1, a missing file 2; the committed reports are reproduced byte for byte.
-s29=bench/results/session29/c2
-python3 bench/ncu_sass.py "$s29/sass_Schenk_IBMNA_c-50.csv.gz" --kernel sd_sg_418dc --top 1 > "$tmp/sass.md"
+sass=$ncu/sass_Schenk_IBMNA_c-50
+python3 bench/ncu_sass.py "$sass.csv.gz" --kernel sd_sg_418dc --top 1 > "$tmp/sass.md"
 grep -q '^2752 instructions, 907 samples, 916361 warp instructions executed$' "$tmp/sass.md" &&
   grep -q '^| 176 | 22 | 2.4 % | 950 | `FMUL R33, R36, R33` |$' "$tmp/sass.md" ||
   fail "ncu_sass.py: unexpected report: $(head -12 "$tmp/sass.md")"
 set +e
-python3 bench/ncu_sass.py "$s29/sass_Schenk_IBMNA_c-50.csv.gz" --kernel no_such_kernel > /dev/null 2>&1; rc1=$?
+python3 bench/ncu_sass.py "$sass.csv.gz" --kernel no_such_kernel > /dev/null 2>&1; rc1=$?
 python3 bench/ncu_sass.py "$tmp/no_such.csv" > /dev/null 2>&1; rc2=$?
 set -e
 [ "$rc1" = 1 ] && [ "$rc2" = 2 ] || fail "ncu_sass.py: status $rc1 for an unknown kernel (want 1), $rc2 for a missing file (want 2)"
-for m in Schenk_IBMNA_c-50 GHS_indef_c-59; do
-  (cd "$s29" && python3 ../../../ncu_sass.py "sass_$m.csv.gz" --top 25) | cmp - "$s29/sass_$m.md" ||
-    fail "ncu_sass.py no longer reproduces $s29/sass_$m.md"
-done
-echo "cli_plots: ncu_sass.py reads ncu's source page and reproduces session 29's reports"
+(cd "$ncu" && python3 "$repo/bench/ncu_sass.py" sass_Schenk_IBMNA_c-50.csv.gz --top 25) | cmp - "$sass.md" ||
+  fail "ncu_sass.py no longer reproduces $sass.md"
+echo "cli_plots: ncu_sass.py reads ncu's source page and reproduces its report"
 
 # 2. bench/sets/quick.txt lists bench_suite.c's quick set (quick_gen, then quick_real).
 {
