@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# scripts/ab-tree.sh: the second tree of an A/B run in a device call: copies the sources of
+# scripts/gpu-dev/ab-tree.sh: the second tree of an A/B run in a device call: copies the sources of
 # this tree to /tmp/NAME, applies PATCH to it (reversed by default: the tree without the
 # change under test; --forward: a variant on top of it) and builds the CLI into /tmp/NAME/b,
 # so that a run script then measures it with SD_BENCH_BIN=/tmp/NAME/b/sparseditto
-# scripts/bench-run.sh ... (sessions 19-22 carried these lines in each run script).
-# usage (from the --run script, in .snap/): bash scripts/ab-tree.sh NAME PATCH [--forward]
+# scripts/gpu-dev/bench-run.sh ...
+# usage (from a device call's --run script): bash scripts/gpu-dev/ab-tree.sh NAME PATCH [--forward]
 # The build log goes to $OUT/NAME_build.log (or /tmp/NAME_build.log without OUT); exit 0
 # when the binary was built.
 set -u
+case "${1:-}" in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 if [ $# -lt 2 ]; then
-  echo "usage: scripts/ab-tree.sh NAME PATCH [--forward]" >&2
+  echo "usage: scripts/gpu-dev/ab-tree.sh NAME PATCH [--forward]" >&2
   exit 2
 fi
 name=$1 patch=$2 dir=-R

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# scripts/bench-run.sh: one `sparseditto bench` run of a device call's --run script, kept
-# inside the time the GPU lane left it, so that a session's run scripts (bench/results/
-# sessionNN/rN.sh) list their runs instead of each carrying this logic.
-# usage (from the --run script, in .snap/; environment variables pass through to the run):
+# scripts/gpu-dev/bench-run.sh: one `sparseditto bench` run of a device call's --run script, kept
+# inside the time the GPU lane left it, so that a device call's run script lists its runs
+# instead of each carrying this logic.
+# usage (from the --run script; environment variables pass through to the run):
 #   export SD_LANE_T0=$(date +%s)        # once, first: when the --run script started
-#   bash scripts/bench-run.sh NAME SET OPS [BENCH OPTIONS...]
-#   SPARSEDITTO_SEARCH_FAST=mid bash scripts/bench-run.sh sg_mid quick spgemm
+#   bash scripts/gpu-dev/bench-run.sh NAME SET OPS [BENCH OPTIONS...]
+#   SPARSEDITTO_SEARCH_FAST=mid bash scripts/gpu-dev/bench-run.sh sg_mid quick spgemm
 # NAME names $OUT/NAME/ (bench_compile.{md,json}) and $OUT/NAME.log and the run's own cache
 # (/tmp/c_NAME, so every run compiles from scratch). SD_LANE_LEFT (set by gpu-lane.sh) is
 # the --run script's seconds before the deadline; a run is skipped when less than 60 s are
 # left, and is given the rest less 30 s as its --time-limit. SD_BENCH_BIN overrides the
 # binary (default build-gpu/sparseditto).
 set -u
+case "${1:-}" in -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 if [ $# -lt 3 ]; then
-  echo "usage: scripts/bench-run.sh NAME SET OPS [BENCH OPTIONS...]" >&2
+  echo "usage: scripts/gpu-dev/bench-run.sh NAME SET OPS [BENCH OPTIONS...]" >&2
   exit 2
 fi
 name=$1 set=$2 ops=$3

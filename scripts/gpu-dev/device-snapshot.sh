@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# scripts/device-snapshot.sh: prepares .snap/, the ignored folder a `device` call carries
+# scripts/gpu-dev/device-snapshot.sh: prepares .snap/, the ignored folder a `device` call carries
 # (carry [".snap"]), so that the GPU machine builds exactly this working tree: the tracked
 # files and the untracked ones git does not ignore, as they are now, plus what the machine
 # lacks and the carry must bring: the .deb/ and .whl/ packages and a copy of the shared
 # matrices (../shared does not travel). Then, for example:
-#   command: bash .snap/scripts/gpu-lane.sh --no-tests --pack --run "build-gpu/bench_spmv --out \$OUT/spmv --set real"
+#   command: bash .snap/scripts/gpu-dev/gpu-lane.sh --no-tests --pack --run "build-gpu/bench_spmv --out \$OUT/spmv --set real"
 # (gpu-lane.sh builds into .snap/build-gpu; --run commands start in .snap/).
-# usage: scripts/device-snapshot.sh [--corpus | --in-place]
+# usage: scripts/gpu-dev/device-snapshot.sh [--corpus | --in-place]
 #   --corpus   also unpack models/corpus/corpus.jsonl.gz into the snapshot, for a resumed
 #              `sparseditto corpus --out models/corpus/corpus.jsonl` run
 #   --in-place no snapshot: the call runs the checkout itself (carry [".deb"], plus ".whl"
-#              when present; command `bash scripts/gpu-lane.sh ...`). The tracked tree travels
-#              anyway, so a snapshot of it carries the sources twice; with the committed
-#              results near 34 MB that pushed calls to 62 of the 64 MiB (session 33). Copies
+#              when present; command `bash scripts/gpu-dev/gpu-lane.sh ...`). The tracked tree
+#              travels anyway, so a snapshot of it would carry the sources twice. Copies
 #              ../shared/matrices into the checkout's shared/ (ignored; it travels by itself).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+case "${1:-}" in -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 # What travels without a snapshot: the tracked and untracked-not-ignored files and shared/.
 # (disk usage in KiB, summed and then rounded to MiB: `du -m` rounds every file up to a MiB,

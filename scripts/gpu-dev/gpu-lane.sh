@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# scripts/gpu-lane.sh: builds SparseDitto on the GPU machine and runs the GPU lane
+# scripts/gpu-dev/gpu-lane.sh: builds SparseDitto on the GPU machine and runs the GPU lane
 # (ctest -L gpu), a cuSPARSE baseline run per operator on a real matrix, and optionally
 # the CPU lane, a compute-sanitizer pass and the baseline benchmark. Everything it prints
 # also goes to $OUT/gpu-lane.log; results go to $OUT (at most 8 files, one folder deep).
 #
-# usage: scripts/gpu-lane.sh [--cpu] [--sanitize] [--bench SECONDS] [--bench-set quick|full]
+# usage: scripts/gpu-dev/gpu-lane.sh [--cpu] [--sanitize] [--bench SECONDS] [--bench-set quick|full]
 #                            [--jobs N] [--build DIR]
 #   --cpu            also run the CPU lane (ctest -L cpu) into $OUT/ctest-cpu.log
 #   --sanitize       run the runtime test under compute-sanitizer (memcheck) as well
@@ -42,7 +42,7 @@
 # Exit status: 0 when the build and every GPU test passed (or were skipped), 1 otherwise.
 set -uo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$root/out}
 build=$root/build-gpu
 jobs=$(nproc 2>/dev/null || echo 4)
