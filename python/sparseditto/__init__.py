@@ -33,7 +33,18 @@ from .api import (Context, DeviceCSR, Kernel, analyze, compile, default_context,
                   feature_descriptions, feature_names, plan, rank)
 from .matrix import CSRMatrix, as_matrix
 
-__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """__version__: the installed distribution's (pip took it from CMakeLists.txt), else the
+    loaded library's (a source tree on PYTHONPATH has no distribution metadata)."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+        try:
+            return dist_version("sparseditto")
+        except PackageNotFoundError:
+            return version()
+    raise AttributeError("module 'sparseditto' has no attribute %r" % name)
 
 __all__ = [
     "Op", "ShapeClass", "SparseDittoError", "Status", "last_error", "library_path",
