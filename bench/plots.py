@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/plots.py: plots of bench_compile JSON files (runs that continue one set with
 --from are merged, a task measured again by a later file counted once, as
-summarize_compile.py does) into PNG and SVG:
+summarize_compile.py does) into PNG (and SVG too with --svg):
   speedup_geomean   geomean speed-up per task, 95 % bootstrap CI, per execution and
                     pipelined, with the SparseDitto paper's H200 figures as markers
   speedup_matrices  per-matrix speed-ups per task on a log scale, cuSPARSE = 1.0 line
@@ -10,7 +10,7 @@ summarize_compile.py does) into PNG and SVG:
                     the cache-hit time
 Needs matplotlib (imported lazily: exit 3 with a message when it is missing).
 
-usage: plots.py OUT_DIR IN.json[.gz] [IN.json[.gz] ...]"""
+usage: plots.py [--svg] OUT_DIR IN.json[.gz] [IN.json[.gz] ...]"""
 import os
 import statistics
 import sys
@@ -178,9 +178,13 @@ def plot_compile(plt, head, tasks):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit("usage: plots.py OUT_DIR IN.json[.gz] [IN.json[.gz] ...]")
-    out, ins = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    exts = ("png",)
+    if args[:1] == ["--svg"]:  # SVG beside the PNG (vector copies; the committed plots are PNG)
+        exts, args = ("png", "svg"), args[1:]
+    if len(args) < 2:
+        sys.exit("usage: plots.py [--svg] OUT_DIR IN.json[.gz] [IN.json[.gz] ...]")
+    out, ins = args[0], args[1:]
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -198,7 +202,7 @@ def main():
     for base, fn, ts in zip(OUTS, [plot_geomean, plot_matrices, plot_roofline, plot_compile],
                             [rated, rated, rated, tasks]):
         fig = fn(plt, head, ts)
-        for ext in ("png", "svg"):
+        for ext in exts:
             p = os.path.join(out, base + "." + ext)
             fig.savefig(p, dpi=110, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else {})
             print(p)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/cpu/cli_bench_run.sh: scripts/bench-run.sh, the benchmark step of a device call's run
+# tests/cpu/cli_bench_run.sh: scripts/gpu-dev/bench-run.sh, the benchmark step of a device call's run
 # script, against a stand-in for the binary: the bench command it builds (set, ops, options,
 # the time limit from the lane's time left, its own cache), the environment passed through,
 # the summary rows printed, a run skipped when too little time is left, usage errors.
@@ -26,7 +26,7 @@ mkdir "$tmp/out"
 
 # 1. A run: 400 s left at the script's start, 20 s already spent.
 log=$(cd "$tmp" && OUT="$tmp/out" SD_LANE_LEFT=400 SD_LANE_T0=$(( $(date +%s) - 20 )) SD_BENCH_BIN="$tmp/fake" \
-      SPARSEDITTO_SEARCH_FAST=mid bash "$repo/scripts/bench-run.sh" dense dense_rows.txt spmm128 --max-nnz 2e7)
+      SPARSEDITTO_SEARCH_FAST=mid bash "$repo/scripts/gpu-dev/bench-run.sh" dense dense_rows.txt spmm128 --max-nnz 2e7)
 grep -q "^== dense (lane left 3[78][0-9] s)" <<<"$log" || fail "time left not reported: $log"
 grep -q "^| all | 8 | 1.21x |" <<<"$log" || fail "summary rows not printed: $log"
 grep -q "sparseditto: 8 tasks" <<<"$log" || fail "the run's last line not printed: $log"
@@ -37,16 +37,16 @@ grep -q "^env: fast=mid cache=/tmp/c_dense$" "$tmp/out/dense.log" || fail "envir
 echo "ok   a run: the bench command, the time limit, its cache, the environment, the summary"
 
 # 2. Too little time left: skipped, named, nothing run.
-log=$(OUT="$tmp/out" SD_LANE_LEFT=50 SD_BENCH_BIN="$tmp/fake" bash "$repo/scripts/bench-run.sh" late quick spmv)
+log=$(OUT="$tmp/out" SD_LANE_LEFT=50 SD_BENCH_BIN="$tmp/fake" bash "$repo/scripts/gpu-dev/bench-run.sh" late quick spmv)
 grep -q "^skip late$" <<<"$log" || fail "a late run not skipped: $log"
 [ ! -e "$tmp/out/late.log" ] || fail "a skipped run ran"
 echo "ok   a run past the deadline: skipped"
 
 # 3. Usage errors: too few arguments (exit 2), no OUT.
 set +e
-bash "$repo/scripts/bench-run.sh" x y >/dev/null 2>&1
+bash "$repo/scripts/gpu-dev/bench-run.sh" x y >/dev/null 2>&1
 rc=$?
-env -u OUT bash "$repo/scripts/bench-run.sh" x y z >/dev/null 2>"$tmp/err"
+env -u OUT bash "$repo/scripts/gpu-dev/bench-run.sh" x y z >/dev/null 2>"$tmp/err"
 rc2=$?
 set -e
 [ $rc -eq 2 ] || fail "too few arguments: exit $rc"

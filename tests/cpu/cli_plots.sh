@@ -5,7 +5,7 @@
 # the merged run; bench/breakeven.py counts the calls that repay a compile;
 # bench/corpus_report.py reproduces tests/data/bench/corpus_report.md from the corpus;
 # bench/sets/ matches bench_suite.c's quick set and make_sets.sh's output; bench/plots.py
-# writes every PNG and SVG, non-empty.
+# writes every PNG (and SVG with --svg), non-empty.
 # Usage (ctest): bash cli_plots.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
 # Exit 77 (skipped, visibly) when python3 is missing, or when matplotlib is not importable
 # (CI does not install it) after the standard-library checks have passed.
@@ -210,8 +210,12 @@ if ! python3 -c 'import matplotlib' 2>/dev/null; then
   echo "cli_plots: SKIPPED (after checks 1-3 passed): matplotlib is not importable (pip install matplotlib)"
   exit 77
 fi
-python3 bench/plots.py "$tmp/plots" "${parts[@]}" >"$tmp/plots.log" 2>&1 ||
+python3 bench/plots.py --svg "$tmp/plots" "${parts[@]}" >"$tmp/plots.log" 2>&1 ||
   { cat "$tmp/plots.log"; fail "bench/plots.py failed"; }
+python3 bench/plots.py "$tmp/png" "${parts[@]}" >"$tmp/png.log" 2>&1 ||
+  { cat "$tmp/png.log"; fail "bench/plots.py (PNG only) failed"; }
+[ "$(ls "$tmp/png" | grep -c '\.png$')" = 4 ] && ! ls "$tmp/png" | grep -q '\.svg$' ||
+  fail "bench/plots.py without --svg: want 4 PNG and no SVG, got $(ls "$tmp/png")"
 for base in speedup_geomean speedup_matrices roofline compile_time; do
   png=$tmp/plots/$base.png svg=$tmp/plots/$base.svg
   [ -s "$png" ] || fail "$base.png missing or empty"
@@ -220,4 +224,4 @@ for base in speedup_geomean speedup_matrices roofline compile_time; do
   grep -q '<svg' "$svg" || fail "$base.svg is not an SVG"
 done
 if python3 bench/plots.py "$tmp/none" >/dev/null 2>&1; then fail "plots.py without input succeeded"; fi
-echo "cli_plots: bench/plots.py wrote 4 PNG + 4 SVG"
+echo "cli_plots: bench/plots.py wrote 4 PNG (+ 4 SVG with --svg)"
