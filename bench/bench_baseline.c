@@ -275,7 +275,8 @@ static int write_outputs(const opts_t *o, sd_context *ctx, task_t *tasks, int n,
     fprintf(f, "Device %s (%s): copy bandwidth %.0f GB/s (read + written), empty launch "
                "%.2f us. Times are the mean of 10 event-timed runs after 5 warm-ups; "
                "pipelined = 10 back-to-back runs / 10. Roofline = the CSR streaming limit "
-               "(DESIGN.md) over the measured copy bandwidth; SpGEMM has none. %d tasks in "
+               "(docs/ARCHITECTURE.md \"Benchmarks, roofline and aggregates\") over the "
+               "measured copy bandwidth; SpGEMM has none. %d tasks in "
                "%.0f s.\n",
             ctx->props.name, ctx->arch, ctx->copy_bw * 1e-9, ctx->launch_us_mean, n, total_s);
     const sd_op ops[3] = {SD_OP_SPMV, SD_OP_SPMM, SD_OP_SPGEMM};

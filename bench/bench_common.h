@@ -1,6 +1,6 @@
 /* bench/bench_common.h: aggregates shared by the benchmark programs that include it:
- * geometric mean with a 95 % bootstrap interval (DESIGN.md: 20 000 resamples of the log
- * speed-ups, seeded) and the median. */
+ * geometric mean with a 95 % bootstrap interval (20 000 resamples of the log speed-ups,
+ * seeded: docs/ARCHITECTURE.md "Benchmarks, roofline and aggregates") and the median. */
 #ifndef SD_BENCH_COMMON_H
 #define SD_BENCH_COMMON_H
 

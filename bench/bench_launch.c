@@ -90,8 +90,8 @@ static int cuda_ok(cudaError_t e, const char *what)
     return -1;
 }
 
-/* Times `fn` as DESIGN.md does (5 warm-ups, 10 event pairs, pipelined 10) plus pipelined
- * 100 and the host issue time of 100. */
+/* Times `fn` by the protocol of docs/ARCHITECTURE.md "Measurement" (5 warm-ups, 10 event
+ * pairs, pipelined 10) plus pipelined 100 and the host issue time of 100. */
 static int measure(const char *name, launch_fn fn, void *arg, cudaStream_t st)
 {
     if (nrows == MAX_ROWS)

@@ -1,7 +1,8 @@
 /* bench/bench_spgemm.c: the SpGEMM mechanism library against cuSPARSE. Per task (a matrix
  * and its product: A·A when square, A·Aᵀ otherwise, as the paper does): every plan family
  * at its best θ_H (a sweep of candidates, each validated on its first warm-up run and
- * timed by DESIGN.md's protocol), the best cuSPARSE SpGEMM algorithm (ALG1–3; a failure
+ * timed by the protocol of docs/ARCHITECTURE.md "Measurement"), the best cuSPARSE SpGEMM
+ * algorithm (ALG1–3; a failure
  * such as out-of-resources is recorded), the oracle best of ours, the speed-up, and the
  * peak device memory of the oracle's plan (operands + workspaces + output).
  *

@@ -3,7 +3,8 @@
  * from a small sweep, ParamSpMM at its best ⟨W, F, V, S⟩, the best cuSPARSE variant
  * (every SpMM algorithm and format, validated), and the oracle best of ours; per
  * execution (mean of 10 event-timed runs) and pipelined (10 back-to-back runs / 10).
- * Every candidate is validated (DESIGN.md's bound) on its first warm-up run before it
+ * Every candidate is validated (the bound of docs/ARCHITECTURE.md "Validation") on its
+ * first warm-up run before it
  * is timed; a candidate that fails is reported and never counted. A candidate whose
  * first (validated) run is 8× slower than the task's best so far keeps that single time
  * instead of the full protocol ("screened" in the JSON): it cannot be the oracle.

@@ -1,8 +1,9 @@
 /* bench/bench_stream.c: how much of the measured copy bandwidth SpMV-shaped traffic reaches
- * on this GPU: the denominator of issue 5's "≥ 90 % of the CSR streaming limit" (DESIGN.md:
- * the limit is the SpMV's compulsory bytes over the best device-to-device copy bandwidth).
- * Sessions 13-19 measured our kernels and cuSPARSE's at 45-79 % of that limit on every
- * paper-60 twin whose working set is over 4x L2; this program separates the causes with
+ * on this GPU: the denominator of the CSR streaming limit (docs/ARCHITECTURE.md
+ * "Benchmarks, roofline and aggregates": the SpMV's compulsory bytes over the best
+ * device-to-device copy bandwidth). Our kernels and cuSPARSE's reach 45-79 % of that limit
+ * on every paper-60 twin whose working set is over 4x L2 (H200, roofline column of
+ * `sparseditto bench --set paper60 --ops spmv`); this program separates the causes with
  * kernels that read what an SpMV reads and nothing else:
  *
  *   read      one array of `bytes` (float4 loads, U in flight per thread), summed

@@ -3,7 +3,7 @@
 
 `sparseditto profile` pools ncu's counters over an execution's launches. Looking at the
 launches themselves (a SpGEMM plan's bins run on side streams, so a launch of a few CTAs that
-runs long is invisible in the sums) took an ad-hoc script in session 28. This is that script:
+runs long is invisible in the sums) is what this script is for:
 
     python3 bench/ncu_launches.py DIR [--runs N] [--plan COMPILE.json] [--out FILE]
 

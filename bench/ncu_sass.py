@@ -2,8 +2,7 @@
 """bench/ncu_sass.py: where a kernel's time goes, instruction by instruction, from Nsight
 Compute's source page.
 
-Session 29 read the heaviest SpGEMM launches this way with an ad-hoc script; this is that
-script. The input is the CSV of
+The input is the CSV of
 
     ncu --section SourceCounters ... -o REP <program>
     ncu -i REP.ncu-rep --page source --csv --print-source sass > SASS.csv

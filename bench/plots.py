@@ -63,7 +63,7 @@ def plot_geomean(plt, head, tasks):
     fig, ax = plt.subplots(figsize=(8, 4.5))
     bars = [("speedup", "ours, per execution", "tab:blue"),
             ("speedup_pipelined", "ours, pipelined", "tab:cyan")]
-    # Runs from session 17 on also carry the second baseline (cuSPARSE captured into a graph
+    # Runs that measured it also carry the second baseline (cuSPARSE captured into a graph
     # by its caller): a third bar, over the tasks that have it.
     if any(t.get("speedup_vs_graph") is not None for t in tasks):
         bars.append(("speedup_vs_graph", "ours vs cuSPARSE in a graph (tasks measured so)", "tab:gray"))

@@ -48,7 +48,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 
 REDDIT_FEATURES, REDDIT_CLASSES = 602, 41
-GOALS = {8: 3.4, 32: 1.9, 128: 1.0, 256: 1.0}  # issue 11: epoch speed-up over the cuSPARSE path
+GOALS = {8: 3.4, 32: 1.9, 128: 1.0, 256: 1.0}  # target epoch speed-up over the cuSPARSE path
 
 
 def parse_args(argv=None):

@@ -123,8 +123,9 @@ typedef enum {
     SD_SHAPE_BIMODAL
 } sd_shape_class;
 
-/* The 36 structural features of DESIGN.md in their canonical order (raw values, not
- * log-scaled), plus the shape class of the row-length distribution. */
+/* The 36 structural features (docs/ARCHITECTURE.md "Structural features") in their
+ * canonical order (raw values, not log-scaled), plus the shape class of the row-length
+ * distribution. */
 typedef struct {
     double values[SD_NUM_FEATURES];
     sd_shape_class shape_class;

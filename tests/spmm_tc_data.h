@@ -1,4 +1,5 @@
-/* tests/spmm_tc_data.h: an SpMM input on which plain TF32 breaks DESIGN.md's validation rule
+/* tests/spmm_tc_data.h: an SpMM input on which plain TF32 breaks the validation rule
+ * (docs/ARCHITECTURE.md "Validation")
  * while 3×TF32 keeps it (shared by tests/cpu/test_spmm_tc.c, which proves both on an
  * emulation, and tests/gpu/test_spmm.c, which runs the tensor-core template on it).
  *

@@ -19,7 +19,7 @@ Why ctypes over the shared library (and not a C extension, Cython, pybind11 or c
     beyond numpy;
   - the costly work happens inside the library (analysis, compilation, kernels run
     asynchronously on the GPU), so ctypes' per-call overhead (microseconds) is noise.
-The binding is thin, as STYLE.md asks: argument conversion and error mapping only.
+The binding is thin: argument conversion and error mapping only.
 
 PyTorch: sparseditto.torch (SpMM autograd, GCNAggregation); synthetic graphs and GCN
 normalisation: sparseditto.graphs (numpy, or torch on a GPU).

@@ -504,7 +504,8 @@ def test_sparse_graph_transpose_reuse():
 # ---------------------------------------------------------------- GPU (skipped without CUDA)
 
 def _bound_ok(y, a64, x64):
-    """DESIGN.md's validation rule: |ŷ − y| ≤ 1e-5 + 1e-3·|y| + γ_{n+1}·S per entry."""
+    """The validation rule (docs/ARCHITECTURE.md "Validation"):
+    |ŷ − y| ≤ 1e-5 + 1e-3·|y| + γ_{n+1}·S per entry."""
     ref = a64 @ x64
     s = abs(a64) @ abs(x64)
     n = np.diff(a64.indptr).reshape(-1, *([1] * (x64.ndim - 1)))

@@ -5,7 +5,8 @@ script: exit 77). Runs without pytest too (the GPU machine may lack it):
     SPARSEDITTO_LIBRARY=build/libsparseditto.so PYTHONPATH=python python3 python/tests/test_gpu_torch.py
 
 Checks: compile on a torch sparse CSR tensor; kernel results against a float64 reference
-(DESIGN.md's bound) and against torch.sparse, on the current stream and on a non-default
+(the bound of docs/ARCHITECTURE.md "Validation") and against torch.sparse, on the current
+stream and on a non-default
 stream; operands through __cuda_array_interface__ and DLPack; bad operands; SpMM backward
 against torch.sparse autograd in float64 (our kernels are FP32, so gradcheck's float64
 finite differences do not apply: the float64 autograd gradient is the reference and the
@@ -73,7 +74,8 @@ def _random_csr(rows, cols, density, seed, symmetric=False):
 
 
 def _bound_ok(y, a64, x64):
-    """DESIGN.md: |ŷ − y| ≤ 1e-5 + 1e-3·|y| + γ_{n+1}·S per entry (dense float64 oracle)."""
+    """The validation rule (docs/ARCHITECTURE.md "Validation"):
+    |ŷ − y| ≤ 1e-5 + 1e-3·|y| + γ_{n+1}·S per entry (dense float64 oracle)."""
     ref = a64 @ x64
     s = np.abs(a64) @ np.abs(x64)
     n = (a64 != 0).sum(axis=1).reshape(-1, *([1] * (x64.ndim - 1)))
@@ -186,7 +188,8 @@ def _matrices_dir():
 
 def test_forward_on_real_matrices():
     """Forward A·X through sparseditto.torch against torch.sparse in float64 on shared
-    SuiteSparse matrices (DESIGN.md's bound, with n and S per row from the matrix)."""
+    SuiteSparse matrices (the bound of docs/ARCHITECTURE.md "Validation", with n and S per
+    row from the matrix)."""
     base = _matrices_dir()
     if base is None:
         print("  test_forward_on_real_matrices: no shared matrices found (SD_MATRICES_DIR): skipped")

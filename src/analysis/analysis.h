@@ -7,7 +7,8 @@
 #include "gpu.h"
 
 /* ------------------------------------------------------------------ the feature table
- * Indices into sd_features.values, in DESIGN.md's canonical order (the model's input
+ * Indices into sd_features.values, in the canonical order of docs/ARCHITECTURE.md
+ * "Structural features" (the model's input
  * order depends on it; features.c holds the one table of names and definitions). */
 enum {
     SDI_F_ROWS = 0,

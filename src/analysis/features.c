@@ -9,7 +9,8 @@
 #include "analysis.h"
 
 /* ------------------------------------------------------------------ the table
- * The one table of names, groups and definitions, in DESIGN.md's order (the model reads
+ * The one table of names, groups and definitions, in the order of docs/ARCHITECTURE.md
+ * "Structural features" (the model reads
  * values[] by position). r_i = entries of row i, c_j = entries of column j. Every ratio
  * whose denominator is 0 is 0, so an empty or 0×0 matrix has all-zero features. */
 static const sdi_feature_info k_features[SD_NUM_FEATURES] = {

@@ -27,7 +27,7 @@ typedef struct {
  * reserved smem/CTA, warp size, measured copy bandwidth. */
 static const profile k_profiles[] = {
     /* H200 SXM (GH100, HBM3e), as cudaGetDeviceProperties reported it on this project's
-     * H200 (2026-11-29): 132 SMs, 60 MiB L2 (the H100 SXM enables 50 MiB of the same die),
+     * H200: 132 SMs, 60 MiB L2 (the H100 SXM enables 50 MiB of the same die),
      * 150109880320 bytes of the datasheet's 141 GB, 4.8 TB/s (datasheet; 4.81 TB/s from
      * the memory clock and bus width). Copy bandwidth: ≈ 4.3 TB/s measured
      * device-to-device on the same H200. */

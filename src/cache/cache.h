@@ -1,4 +1,4 @@
-/* src/cache/cache.h: the on-disk kernel cache (DESIGN.md "Cache"): entries keyed by
+/* src/cache/cache.h: the on-disk kernel cache (docs/ARCHITECTURE.md "Cache"): entries keyed by
  * pattern ⊕ operator ⊕ K ⊕ GPU ⊕ NVRTC/driver ⊕ library version, written atomically,
  * guarded by a per-key lock file, checked on read and discarded when bad. */
 #ifndef SDI_CACHE_H
@@ -127,8 +127,8 @@ SDI_HIDDEN int sdi_cache_mkdirs(const char *path);
  * full JIT key (architecture, options, source), the embedded templates, the library and
  * NVRTC versions; written atomically; verified (key and content hashes) on every read, a
  * bad file deleted and reported as a miss. */
-/* Whether the JIT cache is used: on unless SPARSEDITTO_JIT_CACHE=0 (on by default since
- * the H200 lane validated searches whose kernels it loaded, 2026-11-30). */
+/* Whether the JIT cache is used: on unless SPARSEDITTO_JIT_CACHE=0 (gpu/cli_run checks
+ * that a second process loads its kernels from it and that they validate). */
 SDI_HIDDEN bool sdi_jit_cache_enabled(void);
 /* Looks the key up under dir (a cache base as given to sdi_cache_open); salt folds in what
  * the key text does not say (the caller's templates and compiler version). *cubin is NULL

@@ -1,5 +1,5 @@
 /* src/cli/bench_suite.c: the compiler end to end through the public API (sd_compile) —
- * the headline benchmark of issue 8, run by `sparseditto bench` and bench/bench_compile.
+ * the headline benchmark, run by `sparseditto bench` and bench/bench_compile.
  * For every matrix of a set and every task (SpMV, SpMM at K = 8/32/128/256, SpGEMM: A·A
  * square / A·Aᵀ rectangular): the compile (cache miss: the full search, cuSPARSE measured
  * alongside), the compiled kernel's time against the best valid cuSPARSE variant (per
@@ -7,8 +7,8 @@
  * tasks our own plan wins, the compile time by stage, and a second compile of the same
  * pattern (a cache hit), whose kernel is then run as a caller would (three executions back
  * to back, SpGEMM's C freed at once each time, one synchronisation at the end): a kernel
- * that faults only outside the search fails the task (session 13: a cached cuSPARSE SpGEMM
- * kernel whose C was freed under its own copies). Every number comes from the search
+ * that faults only outside the search fails the task (such as a cached cuSPARSE SpGEMM
+ * kernel whose C is freed under its own copies). Every number comes from the search
  * record that sd_kernel_describe returns; nothing unvalidated is counted. SpGEMM also
  * records the winner's peak device memory; a product cuSPARSE could not do (out of
  * resources) that we completed is reported separately and kept out of the geomeans. A task
@@ -22,7 +22,8 @@
  *
  * The physical ceiling of a task is how much faster than the best cuSPARSE variant any
  * kernel could be: its time over max(event-timed empty launch, streaming limit), at least
- * 1. The streaming limit is DESIGN.md's CSR streaming bytes (sdi_roofline_bytes) over the
+ * 1. The streaming limit is the CSR streaming bytes (sdi_roofline_bytes; docs/ARCHITECTURE.md
+ * "Benchmarks, roofline and aggregates") over the
  * calibrated copy bandwidth; for SpGEMM (no roofline there) reading A and B once and
  * writing C once (CSR, 64-bit row pointers for C). */
 #include <errno.h>
@@ -239,8 +240,8 @@ static double ceiling(const record *r, const sd_context *ctx)
 }
 
 /* The host CPU, model and online cores: NVRTC runs there, so compile times depend on it
- * (the quick set took 156 s on one H200 host and 192-202 s on others, session 19). The model
- * is made JSON-safe (quotes, backslashes and control characters become spaces). */
+ * (`sparseditto bench --set quick` takes 156 s on one H200 host and 192-202 s on others).
+ * The model is made JSON-safe (quotes, backslashes and control characters become spaces). */
 static void host_cpu(char *model, size_t cap, int *cores)
 {
     snprintf(model, cap, "unknown");
@@ -327,7 +328,7 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
     fprintf(md, "Speed-up = best valid cuSPARSE time / compiled kernel time, both measured in the same search "
                 "(per execution: mean of 10 event-timed runs; pipelined: 10 back-to-back runs / 10). "
                 "'ours' = our best plan whether or not it won; the compiled kernel runs cuSPARSE where cuSPARSE "
-                "is faster (from session 18 on, its calls replayed as a CUDA graph unless SPARSEDITTO_GRAPHS=0, "
+                "is faster (its calls replayed as a CUDA graph unless SPARSEDITTO_GRAPHS=0, "
                 "and timed that way: JSON vendor_graph). Geomeans with 95 %% bootstrap intervals (20 000 resamples). 'Won outside V_o' = "
                 "tasks won by a plan of ours that instantiates no label of the template vocabulary as it "
                 "stands (another representation, a balanced decomposition or index compression).\n\n");
@@ -335,8 +336,7 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
                 "one; SpGEMM has none). Ceiling = best cuSPARSE time / max(empty launch, streaming limit), "
                 "at least 1: the largest speed-up any kernel could reach (SpGEMM: reading A and B and "
                 "writing C once). The empty launch is timed the way our programs launch (a CUDA graph "
-                "unless SPARSEDITTO_GRAPHS=0; runs before 2026-11-30's session 17 timed a plain "
-                "launch, and cuSPARSE's calls are plain launches).\n\n");
+                "unless SPARSEDITTO_GRAPHS=0; cuSPARSE's calls are plain launches).\n\n");
     if (o->deterministic)
         fprintf(md, "Deterministic cost = time of the kernel compiled with deterministic = 1 (only plans without "
                     "floating-point atomics; cuSPARSE limited to its bit-reproducible variants) / time of the "

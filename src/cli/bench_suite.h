@@ -1,4 +1,4 @@
-/* src/cli/bench_suite.h: the compiler benchmark suite (issue 8's headline benchmark), shared
+/* src/cli/bench_suite.h: the compiler benchmark suite (the headline benchmark), shared
  * by `sparseditto bench` (cmd_bench.c) and bench/bench_compile.c so that both run the same
  * code: every task of a matrix set compiled through sd_compile, the numbers of the search
  * (sd_kernel_describe) against the best cuSPARSE variant, aggregates with bootstrap
@@ -18,7 +18,7 @@ typedef struct {
     double time_limit; /* seconds; the remaining tasks are skipped past it */
     int budget;        /* sd_compile budget; 0 = the default (25) */
     int from;          /* first matrix of the set (continues an earlier run) */
-    int deterministic; /* also compile each task with deterministic = 1 (issue 8's cost of
+    int deterministic; /* also compile each task with deterministic = 1 (the cost of
                           reproducibility: only plans without floating-point atomics, cuSPARSE
                           limited to its bit-reproducible variants), side by side */
     const char *prog;  /* prefix of messages: "bench_compile", "sparseditto" */

@@ -147,7 +147,7 @@ int cmd_baseline(int argc, char **argv)
         src = args.pos[0];
         sdi_mtx_info info;
         s = sdi_csr_read_info(src, &a, &info);
-        /* Pattern matrices get seeded pseudo-random values (DESIGN.md). */
+        /* Pattern matrices get seeded pseudo-random values (docs/ARCHITECTURE.md "Measurement"). */
         if (s == SD_OK && info.field == SDI_MTX_PATTERN && !exact)
             sdi_gen_values(&a, SDI_VALUES_UNIFORM, (uint64_t)seed);
     }

@@ -210,8 +210,9 @@ static int profile_one(const char *ncu, const pf_task *t, const char *who, const
     const char *argv[40];
     int a = 0;
     /* ncu flushes every cache before each launch by default: a latency-bound launch then
-     * waits on DRAM for what a real run finds in L2 (session 28: a small SpGEMM product's
-     * launches summed to 2.3x its measured time). --warm keeps them. */
+     * waits on DRAM for what a real run finds in L2 (a small SpGEMM product's launches
+     * sum to 2.3x its measured time: `sparseditto profile FILE --op spgemm` with and
+     * without --warm). --warm keeps them. */
     const char *head[] = {ncu,       "--csv",      "--clock-control", "none",  "--cache-control",
                           t->warm ? "none" : "all", "--profile-from-start", "off",
                           "--metrics", metrics,    "--log-file",      csv,     self,                   "profile",

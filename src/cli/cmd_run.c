@@ -1,7 +1,8 @@
 /* src/cli/cmd_run.c: `sparseditto run FILE --op spmv|spmm|spgemm [-K n] [--iters N] [--json]`:
  * executes the kernel a previous `compile` cached for this matrix and operator, with no
  * search (SD_ERR_CACHE, exit 3, when there is none): seeded random operands, the first
- * output validated against the CPU reference (DESIGN.md's rule), then --iters executions
+ * output validated against the CPU reference (the rule of docs/ARCHITECTURE.md
+ * "Validation"), then --iters executions
  * back to back between two CUDA events. What a user runs to check that a cached kernel
  * still works on this machine and what it costs per call. */
 #include <cuda_runtime.h>

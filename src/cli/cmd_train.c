@@ -96,7 +96,7 @@ int cmd_train(int argc, char **argv)
     if (args.help) {
         sdc_print_help("train CORPUS.jsonl -o WEIGHTS.json [--seed N] [--epochs N] [--lambda X] "
                        "[--temperature T] [--ensemble M]",
-                       "Trains the additive energy model (DESIGN.md, \"Energy model\") on a corpus of\n"
+                       "Trains the additive energy model (docs/ARCHITECTURE.md, \"Energy model\") on a corpus of\n"
                        "measured template times (JSON Lines, one matrix per line: src/model/corpus.h)\n"
                        "with AdamW, deterministically for a seed (--ensemble M: M members from\n"
                        "streams of the seed, mean energy); prints the loss per epoch, the\n"

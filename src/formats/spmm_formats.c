@@ -35,8 +35,9 @@ static int64_t group_keys(const sd_csr *a, int32_t r0, int32_t r1, int width, in
 /* Sum and maximum over the groups of group_rows rows of their distinct keys colind / width
  * (keys < nkeys; `what` names them in an error). In parallel, each thread with its own marks: the sweeps count blocks and
  * windows of every candidate size before building any, and serially the delaunay_n24 twin
- * (10^8 entries, random access into 4·10^6 marks) took ~3 s a count on the H200's host,
- * 13 s of a 65-s SpMM compile (session 26). The result does not depend on the threads. */
+ * (10^8 entries, random access into 4·10^6 marks) takes ~3 s a count on the H200's host,
+ * 13 s of a 65-s SpMM compile (`sparseditto compile --gen twin:name=DIMACS10_delaunay_n24
+ * --op spmm -K 256`, stage times). The result does not depend on the threads. */
 static sd_status keys_per_group(const sd_csr *a, int group_rows, int width, int32_t nkeys,
                                 const char *what, int64_t *total, int64_t *widest)
 {

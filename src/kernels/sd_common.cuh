@@ -6,7 +6,8 @@
 #ifndef SD_COMMON_CUH
 #define SD_COMMON_CUH
 
-/* Column indices are int32, row pointers int64, values FP32 (DESIGN.md's operators).
+/* Column indices are int32, row pointers int64, values FP32 (docs/ARCHITECTURE.md
+ * "Operators and data types").
  * On every target (x86-64, aarch64, NVPTX) int is 32-bit and long long 64-bit. */
 typedef int sd_index;
 typedef long long sd_offset;

@@ -2,7 +2,8 @@
  * SpGEMM's CSR C) against a reference prepared on the host (src/runtime/validate_device.c):
  * entry e passes when |got[e] − want[e]| ≤ tol[e], computed in double; for SpGEMM the row
  * pointers and column indices must also equal the reference's (sorted, coalesced). want
- * is the double reference rounded to FP32 and tol the DESIGN.md bound minus that rounding
+ * is the double reference rounded to FP32 and tol the bound of docs/ARCHITECTURE.md
+ * "Validation" minus that rounding
  * error, rounded towards zero, so a pass here implies the exact rule; a negative tol marks
  * an entry only the host can judge. The host re-checks every output the device flags, so
  * the verdict and its message are always the host's. Plain C argument blocks, shared with

@@ -393,10 +393,9 @@ static __device__ __forceinline__ void sg_seg_global(const sd_spgemm_args &a, in
 // area into C. crow_s (tile rows + 1) holds the tile's C row pointers. Lane groups of G
 // lanes (4 … 32, the same for the whole CTA) take a row each: G covers the tile's mean row
 // and grows to a warp when a row is far longer than the mean (one-phase rows are short:
-// u ≤ one_phase_max_u), so no lane searches for its row. (Until session 25 the copy was
-// spread evenly over the CTA, each entry finding its row by a 10-step binary search in
-// shared memory: on 47-entry rows that made the copy instruction-bound, a quarter of the
-// product's time.)
+// u ≤ one_phase_max_u), so no lane searches for its row. (A copy spread evenly over the
+// CTA, each entry finding its row by a 10-step binary search in shared memory, is
+// instruction-bound on 47-entry rows: a quarter of the product's time.)
 template <int T>
 struct SgCopyScratch {
     SgCtaScratch<T> cta;

@@ -410,8 +410,8 @@ static __device__ __forceinline__ void sg_bitonic(const Team &tm, int *keys, flo
 // all n compacted keys, read two at a time (a table starts at least 8-byte aligned: a
 // group's at g·2^LCAP ints, a CTA's after SgCtaScratch), and written with their values to
 // their ranks. A row of n keys takes ⌈n / size⌉ passes, so a short row pays one compare a
-// key; until session 25 every row paid 4 or 8 (R/2 or R registers a lane), and the two
-// instantiations cost more NVRTC time than this single pass in a loop.
+// key; a fixed-width write would make every row pay 4 or 8 (R/2 or R registers a lane), and
+// its two instantiations cost more NVRTC time than this single pass in a loop.
 template <class Team>
 static __device__ __forceinline__ void sg_rank_pass(const Team &tm, const int *keys,
                                                     const float *vals, int n, int first,

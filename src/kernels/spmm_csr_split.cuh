@@ -31,7 +31,7 @@
 //   first segment) with vector atomics; the last of the row's segments to arrive (cnt) reads
 //   the slot, writes C and zeroes the slot. Its finish is one load whatever the row's length,
 //   where mode 2's last segment sums one partial per segment in order (rajat22's twin, a row
-//   of 3401 entries: 107 partials at CH = 32; session 34). ws is zero when the program is
+//   of 3401 entries: 107 partials at CH = 32). ws is zero when the program is
 //   loaded and left zero by every run. Same arguments as mode 2.
 // Launch: grid (blocks, K tiles), block SD_WARPS·32. Modes 0 and 1 also take the sizes
 // (rows, T, CH) and mode 0's SD_KNAME2 / mode 1's SD_KNAME (nchunks, nb_short) after C.
@@ -123,8 +123,8 @@ SD_KERNEL void __launch_bounds__(SD_WARPS * 32, SD_MINB)
 
 // B vectors of entries loaded before any is used: about 32 floats per lane (16 under the
 // light cap, SD_INFLIGHT 8), at most 8 entries. Segments wait on these loads alone: the
-// LAW_in-2004 twin at K = 8 took 366 us with 2 rows of B in flight per group, 315 us with 4
-// and 268 us with 8 (H200, session 32).
+// LAW_in-2004 twin at K = 8 takes 366 us with 2 rows of B in flight per group, 315 us with 4
+// and 268 us with 8 (H200, `sparseditto bench --set paper60 --ops spmm8`).
 #define SD_SEG_FLOATS (SD_INFLIGHT >= 32 ? 32 : 16)
 #define SD_SU_RAW (SD_SEG_FLOATS / (SD_CO * SD_V))
 #define SD_SU (SD_SU_RAW < 1 ? 1 : SD_SU_RAW > 8 ? 8 : SD_SU_RAW)

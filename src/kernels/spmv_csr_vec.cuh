@@ -11,9 +11,10 @@
  *   SD_XSMEM   1: each CTA first copies all of x (cols floats) into dynamic shared memory
  *              and gathers from there (implies the grid-stride loop: a few resident CTAs
  *              per SM, so each copies x once). A gather then costs a bank access
- *              instead of a cache line's tag and sector. Session 33 on the H200: within
+ *              instead of a cache line's tag and sector. On the H200 it is within
  *              1-3 % of the L1-cached gathers on Nemeth_nemeth26 and Andrianov_net125's
- *              twins (x stays in L1 there), won a few small real matrices.
+ *              twins (x stays in L1 there) and wins a few small real matrices
+ *              (`sparseditto bench --set paper60,real --ops spmv`).
  *   SD_RP32, SD_COLC, SD_COLC_SHIFT, SD_STREAM (spmv_util.cuh)
  * Arguments: rowptr, colind, colbase (NULL unless SD_COLC), vals, x, y, rows, cols. */
 #include "spmv_util.cuh"

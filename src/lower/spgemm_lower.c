@@ -208,10 +208,10 @@ static sd_status unit_text(const sdi_sg_launch *L, int32_t warp_brow, const char
 
 /* The linked form of a unit (sdi_sg_unit): one part per segment variant and the dispatch.
  * The kernel takes its arguments as a __grid_constant__ parameter and passes its address.
- * A part must not leave the compiler guessing address spaces (session 14, H200: the first
- * linked form, which took the shared-memory base as a pointer argument and read the
- * arguments through a reference, ran 13 of 14 quick-set products slower; its PTX had every
- * hash-table access and atomic generic): it declares the dynamic shared memory itself, and
+ * A part must not leave the compiler guessing address spaces (H200: a linked form that
+ * takes the shared-memory base as a pointer argument and reads the arguments through a
+ * reference runs 13 of 14 quick-set products slower, with every hash-table access and
+ * atomic generic in its PTX): it declares the dynamic shared memory itself, and
  * copies the arguments once, so that the fields live in registers and no store to C can
  * alias them. The segment's three words go to slot 0 of the copy and the template is
  * called with segment 0, so the per-segment arrays are indexed by a constant and the copy

@@ -37,9 +37,11 @@ typedef struct {
 } sdi_sg_lowered;
 
 /* Whether units are lowered in the linked form too: only with SPARSEDITTO_SG_LINK=1. Off by
- * default since session 14: on the H200 the linked units halved the quick set's median
- * SpGEMM compile (5.3 -> 2.9 s) but their kernels ran slower (SpGEMM geomean 2.32x -> 1.73x;
- * Belcastro_human_gene1 420 -> 551 ms), and DESIGN.md ranks kernel speed first. */
+ * default: on the H200 the linked units halve the quick set's median SpGEMM compile
+ * (5.3 -> 2.9 s) but their kernels run slower (SpGEMM geomean 2.32x -> 1.73x:
+ * `SPARSEDITTO_SG_LINK=1 sparseditto bench --set quick --ops spgemm` against the default;
+ * Belcastro_human_gene1's twin 420 -> 551 ms), and kernel speed ranks before compile time
+ * (docs/ARCHITECTURE.md "Overview"). */
 SDI_HIDDEN bool sdi_spgemm_link_enabled(void);
 /* SPARSEDITTO_SG_WARP_BROW=0: every unit compiled without the warp-per-B-row path,
  * whatever its configuration says (and the search does not try it). */

@@ -119,7 +119,8 @@ SDI_HIDDEN void sdi_spmm_unload(sdi_spmm_loaded *ld);
  * *nfailed (its load will report the NVRTC log); *wall_s receives the wall time. */
 SDI_HIDDEN sd_status sdi_spmm_precompile(sd_context *ctx, const sdi_spmm_lowered *const *list,
                                          int n, int *nfailed, double *wall_s);
-/* DESIGN.md's protocol (sdi_measure) on the loaded program: the first warm-up's output
+/* The measurement protocol (sdi_measure; docs/ARCHITECTURE.md "Measurement") on the
+ * loaded program: the first warm-up's output
  * is checked against ref (when given; val receives the details) before timing. The
  * caller poisons C beforehand if unwritten outputs must be caught. */
 SDI_HIDDEN sd_status sdi_spmm_measure(sd_context *ctx, sdi_spmm_loaded *ld, const float *d_b,

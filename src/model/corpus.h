@@ -18,7 +18,8 @@
  * could not measure). The same matrix may span several lines (one per task).
  * The features are sd_analyze's; a line with spgemm tasks holds the SpGEMM analysis (its
  * ten operator-induced features); the model reads those for spgemm tasks only and counts
- * them as 0 for spmv and spmm, as sd_analyze does. Times are DESIGN.md's mean event times
+ * them as 0 for spmv and spmm, as sd_analyze does. Times are mean event times
+ * (docs/ARCHITECTURE.md "Measurement")
  * (µs), baseline_us the fastest valid cuSPARSE variant of the same task. */
 #ifndef SDI_CORPUS_H
 #define SDI_CORPUS_H

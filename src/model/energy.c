@@ -428,11 +428,12 @@ sdi_energy_train_opts sdi_energy_train_opts_default(void)
     o.batch = 32;
     o.lr = 0.01;
     /* λ 0.1 for SpMV and SpMM, 3 for SpGEMM, T 0.15 and the cosine decay: chosen by the
-     * grouped cross-validation on the corpus's non-hold-out matrices (SpGEMM's λ on the
-     * 315-matrix corpus, bench/results/evalmodel_holdout100/study.md: its few templates
-     * differ by large factors, and weighting the gaps cut the CV regret 1.045 -> 1.031;
-     * the rest in bench/results/evalmodel_holdout40/study.md); an ensemble did not clearly
-     * help and costs M times the ranking time. */
+     * grouped cross-validation on the corpus's non-hold-out matrices (`sparseditto evalmodel
+     * CORPUS --holdout 100 --cv-only` with --lambda, --temperature, --cosine, --ensemble
+     * varied). SpGEMM's few templates differ by large factors, and weighting the gaps
+     * (λ 3 against 0.1) cuts its CV regret 1.045 -> 1.031 on a 315-matrix corpus; the
+     * cosine decay is the one clear gain among the rest; an ensemble does not clearly help
+     * and costs M times the ranking time. */
     o.lambda[SD_OP_SPMV] = 0.1;
     o.lambda[SD_OP_SPMM] = 0.1;
     o.lambda[SD_OP_SPGEMM] = 3.0;

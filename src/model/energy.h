@@ -1,4 +1,4 @@
-/* src/model/energy.h: the learned additive energy model of DESIGN.md ("Energy model"):
+/* src/model/energy.h: the learned additive energy model (docs/ARCHITECTURE.md "Energy model"):
  * inputs, inference with per-feature contributions, the ranking loss with its analytic
  * gradient, Adam training on a corpus, evaluation metrics and weights I/O (energy_io.c).
  *
@@ -21,8 +21,8 @@
  * energy of the same form (the members' contributions h_j^mᵀ w2^m / M add up per
  * feature j), so per-feature explanations keep their meaning.
  *
- * SpMM K heads (option k_heads; a documented departure from DESIGN.md, whose head index
- * is the operator alone): SpMM gets one head per K bucket, β_{(spmm,b),s} and
+ * SpMM K heads (option k_heads; a departure, documented in docs/ARCHITECTURE.md "Energy
+ * model", from a head index that is the operator alone): SpMM gets one head per K bucket, β_{(spmm,b),s} and
  * w2_{(spmm,b),j,s}, b the bucket of {8, 32, 128, 256} nearest to K in log2 K (K outside
  * maps to the nearest end; a tie — K = 16, K = 64 — goes to the larger bucket). With one
  * head per operator K can only shift the energies additively through the log2_k input;
@@ -90,7 +90,7 @@ typedef struct {
     double temperature;      /* T of q = softmax(t/T) (default 0.15) */
     int hidden;              /* H, 1..64 (default 16) */
     double weight_decay;     /* decoupled (AdamW) decay of w1, w2 per step, scaled by lr
-                                (default 0.1); not part of the DESIGN loss: a regulariser,
+                                (default 0.1); not part of the ranking loss: a regulariser,
                                 needed with 16 K parameters and a few hundred matrices */
     int ensemble;            /* members M of the seed ensemble, 1..SDI_EM_MAX_MEMBERS
                                 (default 1); member i: initialisation and order streams of
@@ -159,7 +159,8 @@ SDI_HIDDEN void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_o
 SDI_HIDDEN double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op,
                                        const double *us, double baseline_us, double lambda,
                                        double temperature, double scale, double *grad);
-/* The ranking loss of DESIGN.md on energies E[0..n) of one task (any ranker: energy
+/* The ranking loss (docs/ARCHITECTURE.md "Energy model") on energies E[0..n) of one task
+ * (any ranker: energy
  * model, MLP): −Σ q_s log p_s + λ Σ_{t_s > t_s'} (t_s − t_s')·softplus(E_s − E_s') over
  * the measured templates (us > 0, finite). gE (may be NULL) receives ∂loss/∂E_s (0 for
  * unmeasured s). 0 when nothing is measured. */

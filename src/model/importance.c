@@ -1,5 +1,5 @@
 /* src/model/importance.c: permutation importance of the energy model's 36 feature inputs
- * per operator (issue 9): on a corpus's tasks of one operator, the column of feature j
+ * per operator: on a corpus's tasks of one operator, the column of feature j
  * is shuffled across the tasks (the other inputs kept), the ranking is redone, and the
  * regret (geomean time of the top choice / the fastest measured template) and top-1 are
  * compared with the unshuffled ones. A feature the model relies on raises the regret

@@ -594,8 +594,8 @@ sd_status sdi_pcsr_eval_markdown(const sdi_pcsr_eval_result *r, const sdi_pcsr_e
         (unsigned long long)o->split_seed, r->holdout_matrices, o->folds, r->cv_matrices, o->seeds,
         (unsigned long long)o->forest.seed, o->forest.ntrees, o->forest.max_depth);
     PUT("Methods: **decider** = ParamSpMM's four random forests trained on the tasks of every "
-        "K together, as `sparseditto train --forest` shipped it until 2026-11-30 (K is not one of "
-        "its 18 features); **decider-k** = one decider per K, as `train --forest` ships it now "
+        "K together (K is not one of its 18 features); **decider-k** = one decider per K, as "
+        "`train --forest` ships it "
         "(`--forest-k K` trains one of them); **default** = the library's PCSR "
         "default (`sdi_spmm_config_default`; most common per K:");
     for (int kp = 0; kp < r->nk; kp++) {

@@ -9,11 +9,10 @@
  * opts.seeds seeds (forest.seed, forest.seed + 1, ...).
  *
  * Methods (rows of the report):
- *   decider      the four forests trained on the tasks of every K together (what
- *                `sparseditto train --forest` shipped until 2026-11-30; K is not one of
- *                its features);
+ *   decider      the four forests trained on the tasks of every K together (K is not
+ *                one of its features);
  *   decider-k    one decider per K, trained on the tasks of that K (what `train --forest`
- *                ships now, sdi_paramspmm_deciders; `--forest-k K` gives one of them);
+ *                ships, sdi_paramspmm_deciders; `--forest-k K` gives one of them);
  *   default      the library's PCSR default (sdi_spmm_config_default) for the task;
  *   best-fixed   per K, the configuration with the lowest geomean regret on the
  *                training tasks of that K (among those measured on at least one).

@@ -117,7 +117,7 @@ static void rank_spmm(const sd_features *f, int k, sdi_rank_entry *e, const char
             add(e, f, "prior", 0.5, "small K: block reuse of B rows is small");
     } else if (strcmp(label, "tc") == 0 && !sdi_spmm_tc_in_search()) {
         /* Validated on the H200 (gpu/test_spmm, 96 configurations) but the oracle best on only 2 of
-         * 308 real-set tasks (K = 256) and no paper-60 twin (bench/results/bench_spmm_real*.md). */
+         * 308 real-set tasks (K = 256) and no paper-60 twin (`bench_spmm --set real`, `--set paper60`). */
         add(e, f, "prior", 10.0, "the tensor-core template (bsr_tc) is off by default: it was the oracle best on 2 of 308 "
             "real-set tasks on the H200, none of the paper-60 twins (SPARSEDITTO_TC=1 searches it)");
     } else if (strcmp(label, "tc") == 0) {

@@ -1,8 +1,9 @@
-/* src/model/rank.h: ranking of the template vocabulary V_o (DESIGN.md) for one task,
- * with per-feature reasons. Until the learned energy model exists (issue 9) the energy
- * is a documented rule table over the 36 features (rank.c); its interface is the one
- * the energy model will fill: a lower energy ranks higher, and every energy is a sum of
- * named per-feature contributions, which are the explanation handed to synthesis. */
+/* src/model/rank.h: ranking of the template vocabulary V_o (docs/ARCHITECTURE.md "Template
+ * vocabulary V_o") for one task, with per-feature reasons. The energy comes from the
+ * learned energy model when one is found (energy.h), else from a documented rule table
+ * over the 36 features (rules-v1, rank.c); both fill one interface: a lower energy ranks
+ * higher, and every energy is a sum of named per-feature contributions, which are the
+ * explanation handed to synthesis. */
 #ifndef SDI_RANK_H
 #define SDI_RANK_H
 
@@ -34,7 +35,8 @@ typedef struct {
     sdi_rank_entry e[SDI_RANK_MAX_TEMPLATES]; /* sorted by energy, lowest first */
 } sdi_ranking;
 
-/* The vocabulary V_o of op: labels in DESIGN.md's order; *n receives the count. */
+/* The vocabulary V_o of op: labels in the order of docs/ARCHITECTURE.md "Template
+ * vocabulary V_o"; *n receives the count. */
 SDI_HIDDEN const char *const *sdi_vocabulary(sd_op op, int *n);
 /* Ranks V_o for features f (sd_analyze of the task) and dense width k (SpMM): with the
  * shipped energy model (sdi_rank_model) when one is found, loads and was trained on op,

@@ -1,4 +1,4 @@
-/* src/model/rankers.h: the rankers compared with the energy model (issue 9) and the
+/* src/model/rankers.h: the rankers compared with the energy model and the
  * evaluation protocol of `sparseditto evalmodel`:
  *   energy-v1        the additive energy model (energy.h), listwise + margin loss;
  *   energy-nomargin  the same model trained with λ = 0 (listwise term only);
@@ -124,7 +124,7 @@ SDI_HIDDEN void sdi_ranker_free(sdi_ranker *r);
  * +inf where the ranker has no model of the template). */
 SDI_HIDDEN void sdi_ranker_scores(const sdi_ranker *r, const sdi_corpus *c, int t, double *E);
 
-/* Metrics per operator (index = sd_op) and over all tasks (DESIGN.md "Energy model";
+/* Metrics per operator (index = sd_op) and over all tasks (docs/ARCHITECTURE.md "Energy model";
  * loss unused = 0):
  *   top1    share of tasks whose top choice is the fastest measured template;
  *   regret  geomean of time(top choice) / time(fastest measured);

@@ -1,4 +1,4 @@
-/* src/plan/plan.c: static bounds of a plan (DESIGN.md "The compilation plan"). */
+/* src/plan/plan.c: static bounds of a plan (docs/ARCHITECTURE.md "Static bounds and legality"). */
 #include <string.h>
 
 #include "plan.h"

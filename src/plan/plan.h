@@ -1,5 +1,6 @@
 /* src/plan/plan.h: the parts of the compilation plan Π = ⟨R, S, θ_H⟩ shared by every
- * family: the static bounds of DESIGN.md (M_rep = M_value + M_meta, workspace W,
+ * family: the static bounds of docs/ARCHITECTURE.md "Static bounds and legality"
+ * (M_rep = M_value + M_meta, workspace W,
  * M_R = M_rep + W + D_R, M_T = M_R + D_S, q_R and q_T against the L2, work per SM).
  * The representation, schedule and θ_H of a plan are the family's configuration
  * (sdi_spmv_config, sdi_spmm_config, sdi_sg_schedule) and its lowering. */

@@ -49,8 +49,8 @@ void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out)
     out->ctas_per_sm = p != NULL && p->max_ctas_per_sm > 0 ? p->max_ctas_per_sm : 32;
     out->smem_reserved = p != NULL && p->smem_reserved_per_cta > 0 ? p->smem_reserved_per_cta : 1024;
     out->mem_bytes = p != NULL && p->global_mem_bytes > 0 ? p->global_mem_bytes : (16ll << 30);
-    /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (such rows go to global stripes, as before
-     * session 13), for side-by-side measurements; read here, once per search, not per row */
+    /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (such rows go to global stripes), for
+     * side-by-side measurements; read here, once per search, not per row */
     const char *e = getenv("SPARSEDITTO_SG_WIDE");
     out->no_wide = e != NULL && strcmp(e, "0") == 0;
 }
@@ -174,7 +174,7 @@ static int32_t cdense_wide_p(int32_t n, int threads, const sdi_sg_limits *lim, i
  * wide as C (n rounded up to 32, size code −W/32) where the power of two is a third wider
  * than C or more and holds 2^13 columns or more. Every row fits it as well, in less shared
  * memory: the Belcastro_human_gene1 twin's 22,283 columns took 2^15-column stripes of
- * 132 KiB (one CTA an SM, latency-bound on the H200, session 13) where 22,304 columns take
+ * 132 KiB (one CTA an SM, latency-bound on the H200) where 22,304 columns take
  * 94 KiB (two). Smaller stripes leave the CTAs an SM to the threads, and keep their power
  * of two: one kernel for every product, not one per width. SPARSEDITTO_SG_WIDE=0
  * (lim->no_wide) keeps the powers of two. */
@@ -838,7 +838,9 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
     /* Two-phase rows under out_ub: C's arrays at a bound of nnz(C) before the kernels too.
      * The wait for nnz(C) between the scan and the numeric stage (a device-to-host copy,
      * the host's wake-up, two allocations and the stage's launches) is most of a small
-     * product's time beyond its kernels (G51, session 27: ~15 of 59 us). */
+     * product's time beyond its kernels (G51 on the H200: ~15 of 59 us, the measured
+     * time less the launches that bench/ncu_launches.py reads from `sparseditto profile
+     * G51.mtx.gz --op spgemm --keep DIR`). */
     s->eager_cap = 0;
     if (c->out_ub && !s->out_ub) {
         const int64_t bound = c_bound(ri);
@@ -1256,10 +1258,10 @@ static int family_variant(int family, const sdi_sg_summary *sm, int level, int v
     };
     /* Small products: a whole warp per row, then the same with one phase up to 32 products
      * in one launch a stage (third: the search's level-1 sweep takes three entries a family
-     * at the default budget). That entry won 14 of the 58 paper-60 products in sessions
-     * 10-11 from the wide sweep's 7th place; in session 15 the refinement, one slot shorter
-     * for the winner's edits, stopped one short of it (Schenk_IBMNA_c-38 115 -> 260 us on
-     * the H200). A warp of 16 lanes a row is in the wide sweep. */
+     * at the default budget). From the wide sweep's 7th place that entry wins 14 of the 58
+     * paper-60 products, and a refinement one slot shorter for the winner's edits stops one
+     * short of it (Schenk_IBMNA_c-38 115 -> 260 us on the H200; `sparseditto bench --set
+     * paper60 --ops spgemm`). A warp of 16 lanes a row is in the wide sweep. */
     static const struct edit small_sweep[] = {
         {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32, -1}, {-1, 32, 1, -1, 0, 32, -1},
         {-1, 0, 1, -1, -1, -1, -1}};
@@ -1267,8 +1269,9 @@ static int family_variant(int family, const sdi_sg_summary *sm, int level, int v
         {-1, -1, -1, -1, -1, -1, -1}, {-1, 0, 1, -1, -1, -1, -1}, {512, -1, -1, -1, -1, -1, -1},
         {-1, 32, 1, -1, 0, 32, -1}};
     /* gh = 10 third: rows whose table needs more than 2^10 slots go to a CTA-wide table
-     * instead of one warp's (on power-law products those few heavy rows were a tail of
-     * 17-49 busy SMs for 330-400 us: bench/results/spgemm_powerlaw_profile_s9.md). */
+     * instead of one warp's (on power-law products those few heavy rows in warp tables are
+     * a tail of 17-49 busy SMs for 330-400 us: H200, Nsight Compute through `sparseditto
+     * profile --gen powerlaw:rows=200000,deg=12,alpha=1.9,max=20000 --op spgemm`). */
     static const struct edit wide_sweep[] = {
         {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, 0, 32, -1}, {-1, -1, -1, -1, -1, -1, 10},
         {-1, 0, 1, -1, -1, -1, -1}, {512, -1, -1, -1, -1, -1, -1}, {128, -1, -1, -1, -1, -1, -1},

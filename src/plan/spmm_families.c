@@ -420,7 +420,8 @@ sd_status sdi_spmm_config_default(int tmpl, int k, const sdi_spmm_stats *st,
  * K = 8 they use about 35 anyway, and the member only took search budget from csr_window).
  * As a rule for every matrix it lost on the real set (our SpMM time +8.5 %: small matrices
  * need the loads in flight, not more warps); as a member it won up to 25 % at K = 32/128 on
- * the paper-60 twins and luxembourg_osm (H200, session 22). */
+ * the paper-60 twins and luxembourg_osm (H200, `sparseditto bench --set paper60,real
+ * --ops spmm32,spmm128`). */
 #define SPMM_REGCAP_LIGHT 32
 #define SPMM_LIGHT_ROWS 50000
 

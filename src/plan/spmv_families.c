@@ -605,8 +605,9 @@ static sd_status family_sweep(int fam, const sdi_spmv_stats *st, const sdi_gpu_p
     /* x copied into shared memory (csr_vec) right after the default, so that a branch's
      * first sweep members include it: where x fits and the entries outnumber x's copies
      * (16 entries a column; each CTA copies x once), a gather is a bank access, not a
-     * cache line's tag and sector. Whether it pays is measured (session 33: as fast as
-     * L1-cached gathers on mid twins, faster on a few small real matrices). A copy over a
+     * cache line's tag and sector. Whether it pays is measured (H200: as fast as
+     * L1-cached gathers on mid twins, faster on a few small real matrices; `sparseditto
+     * bench --set paper60,real --ops spmv`). A copy over a
      * third of an SM's shared memory leaves one or two CTAs per SM: 1024 threads keep
      * enough rows in flight. */
     if (fam == SDI_SPMV_CSR_VEC && st->cols > 0 && st->nnz >= 16LL * st->cols) {
@@ -637,7 +638,7 @@ static sd_status family_sweep(int fam, const sdi_spmv_stats *st, const sdi_gpu_p
     }
     /* Matrices larger than L2 whose x gathers miss L1 (columns spread beyond a warp's
      * rows) wait on L2 for every slot: 8 slots in flight per thread instead of 4
-     * (bench_stream on the H200, session 20: 20 % less time with columns spread over
+     * (`bench_stream --out DIR` on the H200: 20 % less time with columns spread over
      * ±4096, 1-4 % more with local columns), so it is measured, not assumed. */
     if (d.stream >= 1 && (fam == SDI_SPMV_SELL || fam == SDI_SPMV_ELL)) {
         c = d;

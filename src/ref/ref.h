@@ -1,5 +1,6 @@
 /* src/ref/ref.h: CPU reference operators (double accumulation, OpenMP) and the
- * validation rule of DESIGN.md. They are the oracle of every GPU test. */
+ * validation rule (docs/ARCHITECTURE.md "Validation"). They are the oracle of every GPU
+ * test. */
 #ifndef SDI_REF_H
 #define SDI_REF_H
 
@@ -32,8 +33,8 @@ SDI_HIDDEN sd_status sdi_ref_spgemm(const sd_csr *a, const sd_csr *b, sdi_ref_cs
 SDI_HIDDEN void sdi_ref_csr_free(sdi_ref_csr *c);
 
 /* ------------------------------------------------------------------ validation
- * |ŷ − y| ≤ 1e-5 + 1e-3·|y| + γ_{n+1}·S, γ_m = m·u/(1 − m·u), u = 2⁻²⁴ (DESIGN.md).
- * NaN/Inf in the output always fails. */
+ * |ŷ − y| ≤ 1e-5 + 1e-3·|y| + γ_{n+1}·S, γ_m = m·u/(1 − m·u), u = 2⁻²⁴
+ * (docs/ARCHITECTURE.md "Validation"). NaN/Inf in the output always fails. */
 typedef struct {
     bool ok;
     int64_t n_checked;

@@ -1,4 +1,5 @@
-/* src/ref/validate.c: the validation rule of DESIGN.md (|ŷ − y| ≤ 1e-5 + 1e-3·|y| +
+/* src/ref/validate.c: the validation rule of docs/ARCHITECTURE.md "Validation"
+ * (|ŷ − y| ≤ 1e-5 + 1e-3·|y| +
  * γ_{n+1}·S, no NaN/Inf), its exact variant for small-integer tests, and the SpGEMM
  * comparison (rows sorted and coalesced first, then structure exactly, values by bound). */
 #include <math.h>

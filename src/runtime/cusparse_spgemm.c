@@ -3,7 +3,7 @@
  * (cuSPARSE SpGEMM takes only non-transposed operands). One timed execution produces C
  * from the device inputs: work estimation, (memory estimation,) compute and copy, i.e.
  * symbolic + numeric + compaction. Only the buffers, allocated once in the first
- * warm-up run and reused, are excluded (DESIGN.md). */
+ * warm-up run and reused, are excluded (docs/ARCHITECTURE.md "Measurement"). */
 #include <stdio.h>
 #include <string.h>
 

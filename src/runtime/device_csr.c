@@ -10,7 +10,7 @@ void sd_device_csr_free(sd_device_csr *c)
         return;
     /* sd_spgemm allocates C stream-ordered and its last kernels and copies may still run
      * on the caller's stream; cudaFree of such memory does not wait for them (the H200
-     * faulted on delaunay_n24's 4.6 GB C freed straight after the call, session 13), so
+     * faults on delaunay_n24's 4.6 GB C freed straight after the call), so
      * the device is drained first. Errors cannot be reported (void); they only come from
      * a context already torn down or broken, whose memory is gone with it. */
     if (c->rowptr != NULL || c->colind != NULL || c->vals != NULL) {

@@ -127,7 +127,8 @@ sd_status sdi_jit_fast_level_env(const char *var, int *level)
 /* The --Ofast-compile level of req, NULL for full optimisation. SPARSEDITTO_NVRTC_FAST=min|
  * mid|max sets it for every request that does not say (less optimisation for a shorter
  * compile: on a 5-segment SpGEMM unit 0.95 s → 0.49 / 0.33 / 0.27 s, 2-core VM); opt-in:
- * at min the H200's quick-set kernels came out 3.8 % slower (session 10). */
+ * at min the H200's quick-set kernels come out 3.8 % slower (`SPARSEDITTO_NVRTC_FAST=min
+ * sparseditto bench --set quick` against the default). */
 static sd_status fast_compile_level(const sdi_jit_request *req, const char **level)
 {
     *level = NULL;
@@ -192,8 +193,8 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
     /* NVRTC 12.9+ keeps its own cache of compiled programs in the driver's compute cache (on
      * a machine with a driver): our JIT cache (jit_cache.c) already keeps every cubin across
      * processes, with its own key, checks and size cap, so NVRTC's would only hold a second
-     * copy, and make "NVRTC" times in a search report cache hits as compiles (session 10: a
-     * run after another in the same machine lease found most units there). */
+     * copy, and make "NVRTC" times in a search report cache hits as compiles (a run after
+     * another on the same machine finds most units there). */
     ADD_OPT("--no-cache");
     if (fast != NULL)
         ADD_OPT("--Ofast-compile=%s", fast);

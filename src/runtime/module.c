@@ -1,6 +1,7 @@
 /* src/runtime/module.c: loading cubins as CUDA libraries, looking kernels up by name,
  * reading their resources back (registers, shared and local memory) and the legality
- * check of DESIGN.md (B_t ≤ T_max, r_t·B_t ≤ R_max, S_t ≤ S_max). */
+ * check of docs/ARCHITECTURE.md "Static bounds and legality" (B_t ≤ T_max,
+ * r_t·B_t ≤ R_max, S_t ≤ S_max). */
 #include <stdio.h>
 #include <string.h>
 

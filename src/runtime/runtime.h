@@ -1,7 +1,8 @@
 /* src/runtime/runtime.h: the GPU runtime's internal interface: the device context,
  * device allocation hooks, CUDA error mapping (sticky errors), NVRTC JIT with an
  * in-process cubin memo, loaded modules, launch programs (optionally a CUDA graph), the
- * measurement protocol of DESIGN.md, validation of device outputs against src/ref, and
+ * measurement protocol (docs/ARCHITECTURE.md "Measurement"), validation of device outputs
+ * against src/ref, and
  * the cuSPARSE baseline. Everything in the library that talks to a GPU lives behind
  * this header.
  *
@@ -236,7 +237,8 @@ SDI_HIDDEN sd_status sdi_module_build(sd_context *ctx, const sdi_jit_request *re
                                       const char *kernel, sdi_module *out);
 /* Allows `bytes` of dynamic shared memory (opt-in above the 48 KiB default). */
 SDI_HIDDEN sd_status sdi_function_reserve_smem(sd_context *ctx, sdi_function *f, int bytes);
-/* DESIGN.md's legality check for a launch of B_t threads per CTA with S_dyn bytes of
+/* The legality check (docs/ARCHITECTURE.md "Static bounds and legality") for a launch of
+ * B_t threads per CTA with S_dyn bytes of
  * dynamic shared memory: B_t ≤ T_max (device and function), r_t·B_t ≤ R_max,
  * S_static + S_dyn ≤ S_max (opt-in). SD_ERR_UNSUPPORTED names the violated bound. */
 SDI_HIDDEN sd_status sdi_function_check_legal(const sd_context *ctx, const sdi_function *f,
@@ -292,7 +294,7 @@ typedef struct {
     sdi_launch *launches;
     /* Replay the launches as a CUDA graph built from them (one kernel node per launch,
      * in order). Issuing a graph costs the host 1.3 us against 3.5 us per plain launch on
-     * the H200 (bench/bench_launch, 2026-11-30), and an event-timed execution of an empty
+     * the H200 (bench/bench_launch), and an event-timed execution of an empty
      * kernel 3.1 against 5.4 us: for small matrices that is most of the time. A rebound
      * buffer only updates the nodes' arguments in the instantiated graph; a stream that is
      * being captured (the caller's own graph) gets plain launches. */
@@ -376,14 +378,16 @@ typedef sd_status (*sdi_exec_fn)(sd_context *ctx, void *arg, cudaStream_t stream
 /* Validates the output left by the first warm-up run (SD_ERR_VALIDATION on mismatch). */
 typedef sd_status (*sdi_check_fn)(sd_context *ctx, void *arg);
 
-/* DESIGN.md's protocol on ctx->stream: warm-up 1, check (if given: check-then-time),
+/* The measurement protocol (docs/ARCHITECTURE.md "Measurement") on ctx->stream: warm-up 1,
+ * check (if given: check-then-time),
  * warm-ups 2..SDI_WARMUPS, then SDI_TIMED_RUNS executions each between two events
  * (mean / min / median), then SDI_PIPELINED_RUNS back-to-back executions between two
  * events. Errors name `name`. */
 SDI_HIDDEN sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn run,
                                  void *run_arg, sdi_check_fn check, void *check_arg,
                                  sdi_timing *out);
-/* How a search measures a candidate (sdi_measure_screened); zero fields: DESIGN.md's protocol.
+/* How a search measures a candidate (sdi_measure_screened); zero fields: the full protocol
+ * (docs/ARCHITECTURE.md "Measurement").
  *   screen_us > 0: when the second warm-up (the first after the validated one, event-timed)
  *     takes longer, the protocol stops there: every field of the timing holds that one time
  *     (SDI_MEASURED_SCREENED). A candidate that slow (the tuner passes 8x its best so far)
@@ -396,9 +400,10 @@ SDI_HIDDEN sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn 
  *     the search measures its winner again with the full protocol (tune_spgemm.c).
  *   brief_long_us > 0: from this long, the brief protocol times one execution after the
  *     warm-up and the two are the timing (the tuner: SDI_BRIEF_LONG_US; the Belcastro
- *     twins' products of 0.3-0.9 s, whose trials' means and medians differed by under
- *     0.1 % in session 14: two products a candidate fewer).
- * DESIGN.md's protocol still times every winner and every cuSPARSE variant in full;
+ *     twins' products of 0.3-0.9 s, whose trials' means and medians differ by under 0.1 %
+ *     in the search records of `sparseditto compile --gen twin:name=Belcastro_human_gene1
+ *     --op spgemm --json`: two products a candidate fewer).
+ * The full protocol still times every winner and every cuSPARSE variant in full;
  * screened times are marked as such wherever reported. */
 typedef struct {
     double screen_us;
@@ -417,7 +422,8 @@ SDI_HIDDEN void sdi_timing_json(sdi_json *j, const sdi_timing *t);
 /* Measures (once per context) the device-to-device copy bandwidth and the event-timed
  * empty-launch latency. Thread-safe. */
 SDI_HIDDEN sd_status sdi_device_calibrate(sd_context *ctx);
-/* DESIGN.md's CSR streaming-limit bytes: SpMV nnz·8 + (rows+1)·4 + cols·4 + rows·4;
+/* The CSR streaming-limit bytes (docs/ARCHITECTURE.md "Benchmarks, roofline and
+ * aggregates"): SpMV nnz·8 + (rows+1)·4 + cols·4 + rows·4;
  * SpMM adds cols·K·4 + rows·K·4 − cols·4 − rows·4. 0 for SpGEMM (no roofline). */
 SDI_HIDDEN double sdi_roofline_bytes(sd_op op, int64_t rows, int64_t cols, int64_t nnz, int k);
 
@@ -442,7 +448,8 @@ SDI_HIDDEN sd_status sdi_reference_dense(const sd_csr *a, sd_op op, const float 
 /* CPU reference for C = A·B. */
 SDI_HIDDEN sd_status sdi_reference_spgemm(const sd_csr *a, const sd_csr *b, sdi_reference *out);
 SDI_HIDDEN void sdi_reference_free(sdi_reference *r);
-/* Applies DESIGN.md's rule (or exactness) to the rows × k floats at d_out. Large outputs
+/* Applies the rule of docs/ARCHITECTURE.md "Validation" (or exactness) to the rows × k
+ * floats at d_out. Large outputs
  * (≥ SDI_DEVICE_CHECK_MIN entries) are checked on the device against a mirror of the
  * reference built on the first call (FP32 reference + bound minus its rounding, so a
  * device pass implies the exact rule); whatever the device flags, and every small
@@ -500,8 +507,8 @@ typedef struct {
     double brief_us;  /* > 0: a variant whose timed warm-up takes this long is timed by the
                          brief protocol (sdi_screen), and the fastest variant is then timed
                          again in full, so the baseline's best never is brief (a search's
-                         vendor round: four SpGEMM algorithms × 25 products of 290 ms were
-                         66 s of the af_shell10 twin's compile; SpMV/SpMM since session 15);
+                         vendor round: four SpGEMM algorithms × 25 products of 290 ms are
+                         66 s of the af_shell10 twin's compile; SpMV and SpMM alike);
                          0 = every variant in full */
     const sdi_reference *ref; /* NULL: the baseline computes its CPU reference; else the
                          caller's for exactly this task (same op, K, x / B, product, exact),

@@ -1407,7 +1407,8 @@ sd_status sdi_spgemm_check(sd_context *ctx, const sdi_reference *ref, const sd_d
                  ref->c.rows, ref->c.cols);
         return SDI_ERR(SD_ERR_VALIDATION, "SpGEMM output: %s", val->reason);
     }
-    /* DESIGN.md's rule first (it sorts before comparing). A pass on the device means C's
+    /* The validation rule first (docs/ARCHITECTURE.md "Validation"; it sorts before
+     * comparing). A pass on the device means C's
      * structure equals the sorted reference's entry for entry, so its columns strictly
      * increase and the host pass below, a copy of C and a loop over it per candidate
      * (0.65 GB for R-MAT scale 16), would only repeat that. */

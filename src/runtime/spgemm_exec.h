@@ -102,13 +102,15 @@ SDI_HIDDEN sd_status sdi_spgemm_config_request(const sd_context *ctx,
 SDI_HIDDEN const sdi_spgemm_exec_info *sdi_spgemm_exec_get_info(const sdi_spgemm_exec *e);
 SDI_HIDDEN const sdi_sg_schedule *sdi_spgemm_exec_schedule(const sdi_spgemm_exec *e);
 
-/* DESIGN.md's SpGEMM rule for a C on the device (64-bit row pointers), plus this
+/* The SpGEMM validation rule (docs/ARCHITECTURE.md "Validation") for a C on the device
+ * (64-bit row pointers), plus this
  * library's promise that columns strictly increase in every row. */
 SDI_HIDDEN sd_status sdi_spgemm_check(sd_context *ctx, const sdi_reference *ref,
                                       const sd_device_csr *c, sdi_validation *val);
 /* One product into *c on stream (allocated stream-ordered; the measurement frees it). */
 typedef sd_status (*sdi_spgemm_produce_fn)(void *arg, cudaStream_t stream, sd_device_csr *c);
-/* DESIGN.md's protocol for a SpGEMM producer: every execution frees the previous C
+/* The measurement protocol (docs/ARCHITECTURE.md "Measurement") for a SpGEMM producer:
+ * every execution frees the previous C
  * (stream-ordered) and produces a new one, so the time covers symbolic + numeric +
  * compaction and C's allocation; the first warm-up's C is checked with
  * sdi_spgemm_check against ref (NULL: unchecked) before anything is timed. *nnz_c (may

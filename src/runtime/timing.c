@@ -1,4 +1,5 @@
-/* src/runtime/timing.c: the measurement protocol of DESIGN.md (warm-ups, check-then-time,
+/* src/runtime/timing.c: the measurement protocol of docs/ARCHITECTURE.md "Measurement"
+ * (warm-ups, check-then-time,
  * event-timed executions, pipelined time), the once-per-context calibration (copy
  * bandwidth, empty-launch latency) and the CSR streaming-limit bytes of the roofline. */
 #include <math.h>

@@ -1,6 +1,7 @@
 /* src/runtime/validate_device.c: CPU references for the operators (src/ref, double
  * accumulation) kept per task, and the check of a device output against them:
- * DESIGN.md's rule (src/ref/validate.c) on the host, preceded for large outputs (dense,
+ * the rule of docs/ARCHITECTURE.md "Validation" (src/ref/validate.c) on the host,
+ * preceded for large outputs (dense,
  * and SpGEMM's CSR) by a device-side check against a mirror of the reference. Why the
  * mirror: a search validates every candidate, and copying a 10⁸-entry output back and
  * judging it on the host cost about a second per candidate, which dominated compile time
@@ -263,8 +264,9 @@ static sd_status mirror_chunk_upload(sd_context *ctx, const sdi_reference *r, st
  * than a quarter of the free device memory is streamed (d->streamed): the host path it
  * replaces copied C back and compared it on the host, ~29 s a candidate for the 1.8·10⁹
  * entries of the Belcastro_mouse_gene twin; streamed, each check still computes every
- * entry's bound on the host and uploads it (that twin's candidates took ~8.5 s each on
- * the H200 in session 13, ~3 s of it their three products), so a mirror stays resident
+ * entry's bound on the host and uploads it (that twin's candidates take ~8.5 s each on
+ * the H200, ~3 s of it their three products: `sparseditto compile --gen
+ * twin:name=Belcastro_mouse_gene --op spgemm --progress`), so a mirror stays resident
  * whenever it can. */
 static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
                                   struct sdi_ref_device *d)
@@ -277,8 +279,8 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
          * what is free, else streamed (row pointers and two chunk slots). A quarter
          * leaves room: the mirror is 12 bytes an entry of C and C itself 8, so a resident
          * mirror means C under a sixth of the free memory, and the workspace is capped
-         * at a quarter of the device's (ws_budget): under 70 % in all. Session 13's
-         * eighth streamed the Belcastro_mouse_gene twin's 21 GB mirror (139 GB free). */
+         * at a quarter of the device's (ws_budget): under 70 % in all. An eighth would
+         * stream the Belcastro_mouse_gene twin's 21 GB mirror (139 GB free on the H200). */
         const size_t rp_bytes = ((size_t)r->c.rows + 1) * 8;
         const size_t bytes = rp_bytes + (size_t)n * 12, slots = rp_bytes + 2 * (size_t)chunk * 12;
         const size_t free_b = sdi_device_free_bytes();

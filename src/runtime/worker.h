@@ -109,7 +109,8 @@ typedef struct {
     void *arg;
 } sdi_candidate_exec;
 
-/* DESIGN.md's measurement of a candidate on ctx: seeded operand (the tuner's seed),
+/* The measurement of a candidate (docs/ARCHITECTURE.md "Measurement") on ctx: seeded
+ * operand (the tuner's seed),
  * CPU reference, output poisoned, check-then-time (sdi_measure). Writes "status"
  * ("ok", "invalid", "fault", "error"), "detail", "validation" and "timing" into reply;
  * *fatal when the CUDA context broke. Returns the measurement's status. */

@@ -729,8 +729,8 @@ static sd_status sg_exec(sd_context *ctx, void *p, cudaStream_t st)
     return s;
 }
 
-/* DESIGN.md's SpGEMM rule (the validator coalesces and compares; our executor also
- * promises sorted columns, which the tuner's users rely on). */
+/* The SpGEMM rule of docs/ARCHITECTURE.md "Validation" (the validator coalesces and
+ * compares; our executor also promises sorted columns, which the tuner's users rely on). */
 static sd_status sg_check(sd_context *ctx, void *p)
 {
     sg_arg *r = p;

@@ -1,7 +1,8 @@
 /* src/tune/corpus_build.h: the corpus builder behind `sparseditto corpus`: for each
  * matrix of a list and each requested task (spmv, spmm at K, spgemm), the 36 features
  * and shape class, every template of V_o (src/model/rank.h) at its best θ_H from a small
- * sweep of the families behind the label, each validated and timed (DESIGN.md), and the
+ * sweep of the families behind the label, each validated and timed (docs/ARCHITECTURE.md
+ * "Measurement"), and the
  * fastest valid cuSPARSE variant. One JSON line per finished (matrix, task) is appended
  * and fsync'ed to the output (the corpus format of src/model/corpus.h plus the members
  * below), so a crash or a time limit loses no finished task; a restart skips the tasks

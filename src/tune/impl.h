@@ -68,8 +68,8 @@ typedef struct {
 SDI_HIDDEN void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap);
 /* One-line description of the configuration. */
 SDI_HIDDEN void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap);
-/* The V_o label (DESIGN.md "Template vocabulary V_o") the plan instantiates as it stands:
- * the label's representation with its plain schedule. False (buf "") for a plan that
+/* The V_o label (docs/ARCHITECTURE.md "Template vocabulary V_o") the plan instantiates as
+ * it stands: the label's representation with its plain schedule. False (buf "") for a plan that
  * combines mechanisms no label names — another representation (DIA, ELL, PCSR, SELL or
  * BSR of another size), a balanced decomposition (merge path, row bins, split rows, row
  * or column windows), index compression — the paper's "outside V_o"; also false for
@@ -90,8 +90,9 @@ SDI_HIDDEN sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *
  * cubin in the memo. A candidate that fails is skipped (its build reports the cause).
  * SD_ERR_CUDA only when the context broke. *wall_ms (may be NULL): the batch's wall time.
  * The switch: SPARSEDITTO_PARALLEL_JIT=1 (sdi_impl_precompile_enabled). Off by default:
- * on the H200's quick set (SpMV, SpMM K = 8 / 256, 2026-11-30) searches with it compiled
- * no faster (45.5 s vs 42.9 s for 42 tasks, median 0.81 vs 0.61 s): the memo already
+ * on the H200's quick set searches with it compile no faster (45.5 s vs 42.9 s for 42
+ * tasks, median 0.81 vs 0.61 s: `sparseditto bench --set quick --ops spmv,spmm8,spmm256`
+ * with SPARSEDITTO_PARALLEL_JIT=1 and without): the memo already
  * shares most kernels across tasks, and the private lowerings repeat format building. */
 SDI_HIDDEN bool sdi_impl_precompile_enabled(void);
 SDI_HIDDEN sd_status sdi_impl_precompile(sd_context *ctx, const sd_csr *a, const sdi_impl *const *list, int n,

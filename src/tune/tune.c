@@ -1,4 +1,4 @@
-/* src/tune/tune.c: the search loop. Rounds (DESIGN.md "tune/", issue 8):
+/* src/tune/tune.c: the search loop. Rounds (docs/ARCHITECTURE.md "The search"):
  *   1. branches: the default θ_H of the first B families in ranking order;
  *   2. iterations: a small θ_H sweep of every branch, fastest branch first;
  *   3. refinement: a wide sweep of the two fastest families;
@@ -216,8 +216,9 @@ static sd_status family_configs(tuner *t, int f, int level, sdi_impl **out, int 
             sdi_error_clear();
         if (nv == 1 && f == SDI_SPMM_COL_WINDOW) {
             /* The sweep's rule for the default too: sparse windows stage more of B than
-             * the entries read (delaunay_n24's twin at K = 256, session 26: 15x slower than
-             * the best plan, and 7 s of its compile to pack 10^8 entries). */
+             * the entries read (delaunay_n24's twin at K = 256: 15x slower than the best
+             * plan, and 7 s of its compile to pack 10^8 entries; H200, `sparseditto compile
+             * --gen twin:name=DIMACS10_delaunay_n24 --op spmm -K 256 --json`). */
             bool dense = false;
             s = sdi_spmm_colwin_dense(t->a, v, &dense);
             if (s != SD_OK) {
@@ -361,8 +362,9 @@ static sd_status try_candidate(tuner *t, int round, sdi_impl *cand)
     return SD_OK;
 }
 
-/* A winner ranked by the brief protocol is measured again with DESIGN.md's (validated
- * again too): only that time is compared with cuSPARSE, reported and cached. */
+/* A winner ranked by the brief protocol is measured again with the full protocol
+ * (docs/ARCHITECTURE.md "Measurement"; validated again too): only that time is compared
+ * with cuSPARSE, reported and cached. */
 static sd_status measure_winner_in_full(tuner *t)
 {
     sdi_tune_result *r = t->r;
@@ -730,7 +732,8 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
         /* The fallback runs as it was timed: replayed as a graph (measure_vendor_graph)
          * only where that is no slower than cuSPARSE's own calls in either time, plainly
          * otherwise. A replay can cost more back to back than the calls it replaces
-         * (GD06_Java SpMM K = 8, session 22: 1.42x per execution, 0.94x pipelined), and
+         * (GD06_Java SpMM K = 8 on the H200: 1.42x per execution, 0.94x pipelined;
+         * `sparseditto compile GD06_Java.mtx.gz --op spmm -K 8 --json`), and
          * the plain calls are the baseline itself: then no task is below 1.0x in either. */
         const bool graphed = sdi_tune_vendor_replays(&out->vendor_graph_t, &v->timing);
         const sdi_timing *vt = graphed ? &out->vendor_graph_t : &v->timing;

@@ -44,8 +44,8 @@ typedef struct {
 #define SDI_TUNE_SCREEN 8.0
 /* Executions of a millisecond or more: 1.5× (one execution that long is timed within a
  * few per cent, and each of the 25 executions of a full measurement costs as much: on the
- * quick set's R-MAT SpGEMM, 23 ms, the candidates' timing was most of a 36 s measurement
- * stage). SpGEMM since session 10; SpMV and SpMM since session 15. */
+ * quick set's R-MAT SpGEMM, 23 ms, timing every candidate in full is most of a 36 s
+ * measurement stage: `sparseditto compile --gen rmat:scale=16,ef=16 --op spgemm`). */
 #define SDI_TUNE_SCREEN_LONG 1.5
 #define SDI_TUNE_SCREEN_LONG_US 1000.0
 static inline double sdi_tune_screen_factor(double best_us)
@@ -55,20 +55,23 @@ static inline double sdi_tune_screen_factor(double best_us)
 /* Candidates whose timed warm-up takes 5 ms or more are ranked by SDI_BRIEF_RUNS timed
  * executions instead of 25 (sdi_measure_screened's brief protocol), and so are a search's
  * cuSPARSE variants (sdi_baseline_options.brief_us); the winner and cuSPARSE's fastest are
- * measured again with DESIGN.md's protocol before anything is compared, reported or
- * cached. On a 290 ms product (the af_shell10 twin's SpGEMM) the full protocol cost 7 s a
- * candidate, most of a 181 s compile; the delaunay_n24 twin's SpMM at K = 256 (18-50 ms an
- * execution) spent 35 s timing 13 candidates and 28 s timing cuSPARSE's variants, most of
- * an 88 s compile (session 14). SpGEMM since session 10, SpMV and SpMM since session 15. */
+ * measured again with the full protocol (docs/ARCHITECTURE.md "Measurement") before
+ * anything is compared, reported or cached. On a 290 ms product (the af_shell10 twin's
+ * SpGEMM) the full protocol costs 7 s a candidate, most of a 181 s compile when every
+ * candidate gets it; the delaunay_n24 twin's SpMM at K = 256 (18-50 ms an execution) then
+ * spends 35 s timing 13 candidates and 28 s timing cuSPARSE's variants, most of an 88 s
+ * compile (H200; `sparseditto compile --gen twin:name=DIMACS10_delaunay_n24 --op spmm
+ * -K 256` prints the stages). */
 #define SDI_TUNE_BRIEF_US 5000.0
 /* ... and from 100 ms by two (sdi_screen.brief_long_us). */
 #define SDI_TUNE_BRIEF_LONG_US 100000.0
 
 /* Whether cuSPARSE's best variant runs instead of our winner: when it is faster per
- * execution or pipelined. DESIGN.md reports both times and the issue asks that no task be
- * slower than cuSPARSE; deciding on the per-execution mean alone left 17 paper-60 and 31
- * real tasks below 1.0x pipelined (session 16: ours a little faster per execution, a
- * little slower back to back). Our plan runs only when it is at least as fast in both.
+ * execution or pipelined. Both times are reported and no task may be slower than cuSPARSE
+ * in either (docs/ARCHITECTURE.md "The cuSPARSE baseline and the fallback"); deciding on
+ * the per-execution mean alone leaves 17 paper-60 and 31 real tasks below 1.0x pipelined
+ * (ours a little faster per execution, a little slower back to back: H200, `sparseditto
+ * bench --set paper60,real`). Our plan runs only when it is at least as fast in both.
  * A time of 0 (not measured) decides nothing. */
 static inline bool sdi_tune_vendor_wins(const sdi_timing *ours, const sdi_timing *vendor)
 {

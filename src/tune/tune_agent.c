@@ -851,7 +851,7 @@ static sd_status store_winner(round_env *e, sdi_cache *cache, const sdi_cache_ke
 #undef SD_FREE_ALL
 }
 
-static void attempt_event(sdi_agent_session *sess, int attempt, const sdi_trial *tr, const char *profile)
+static void attempt_event(sdi_agent_conversation *sess, int attempt, const sdi_trial *tr, const char *profile)
 {
     sdi_json j;
     sdi_json_init(&j, 0);
@@ -879,7 +879,7 @@ static void attempt_event(sdi_agent_session *sess, int attempt, const sdi_trial 
 }
 
 /* The conversation: attempts until a budget is spent. */
-static sd_status agent_loop(round_env *e, sdi_agent_session *sess, const char *plan, double target_us,
+static sd_status agent_loop(round_env *e, sdi_agent_conversation *sess, const char *plan, double target_us,
                             agent_best *best, char *why_stop, size_t cap)
 {
     sdi_tune_result *r = e->r;
@@ -1043,7 +1043,7 @@ sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_option
     e.opt = opt;
     e.r = r;
     sdi_agent_config cfg;
-    sdi_agent_session sess;
+    sdi_agent_conversation sess;
     memset(&sess, 0, sizeof sess);
     sdi_cache *cache = NULL;
     sdi_cache_entry entry;
@@ -1052,7 +1052,7 @@ sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_option
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         env_free(&e);                                                                      \
-        sdi_agent_session_free(&sess);                                                     \
+        sdi_agent_conversation_free(&sess);                                                \
         sdi_cache_entry_free(&entry);                                                      \
         sdi_cache_close(cache);                                                            \
         sdi_free(plan);                                                                    \
@@ -1120,7 +1120,7 @@ sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_option
     }
 
     SD_TRY(plan_for_prompt(&e, &plan));
-    SD_TRY(sdi_agent_session_init(&sess, &cfg));
+    SD_TRY(sdi_agent_conversation_init(&sess, &cfg));
     agent_best best;
     memset(&best, 0, sizeof best);
     char why_stop[160] = "";

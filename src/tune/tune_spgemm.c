@@ -7,7 +7,8 @@
  * then cuSPARSE's SpGEMM algorithms (ALG1–3) as the vendor candidate. Every candidate's
  * first product is validated (sorted, coalesced structure exact, values within the
  * bound) before it is timed; a time covers symbolic + numeric + compaction and C's
- * allocation from the device inputs (DESIGN.md). The device operands (A, B or Aᵀ, the
+ * allocation from the device inputs (docs/ARCHITECTURE.md "Measurement"). The device
+ * operands (A, B or Aᵀ, the
  * u(i) / span analysis) are built once and lent to every candidate; the winner keeps
  * them. */
 #include <stdarg.h>
@@ -171,9 +172,10 @@ static int deterministic_configs(const sg_tuner *t, sdi_spgemm_config *out, int 
 /* SPARSEDITTO_SEARCH_FAST: the NVRTC --Ofast-compile level of a search's candidates (the
  * winner is built again with full optimisation). Unset: min, unless SPARSEDITTO_NVRTC_FAST
  * sets a level for every compile (then 0: that level, winner included, as before) or the
- * product is large (SG_BIG_PRODUCTS: 0). The H200's quick set side by side (session 11,
- * clean of NVRTC's own cache): kernels kept (1.54x vs 1.53x, 79 vs 75 tasks won), the
- * SpGEMM searches' NVRTC 94 -> 69 s, the set 208 -> 184 s. "0": every candidate at full
+ * product is large (SG_BIG_PRODUCTS: 0). The H200's quick set side by side
+ * (`sparseditto bench --set quick` with SPARSEDITTO_SEARCH_FAST unset and "0", clean of
+ * NVRTC's own cache): kernels kept (1.54x vs 1.53x, 79 vs 75 tasks won), the SpGEMM
+ * searches' NVRTC 94 -> 69 s, the set 208 -> 184 s. "0": every candidate at full
  * optimisation. */
 static sd_status search_fast_level(const sdi_sg_summary *sm, int *level)
 {
@@ -408,8 +410,9 @@ static sd_status sweep_families(sg_tuner *t, int round, const int *fams, int nfa
     return s;
 }
 
-/* A winner ranked by the brief protocol is measured again with DESIGN.md's (validated
- * again too): only that time is compared with cuSPARSE, reported and cached. */
+/* A winner ranked by the brief protocol is measured again with the full protocol
+ * (docs/ARCHITECTURE.md "Measurement"; validated again too): only that time is compared
+ * with cuSPARSE, reported and cached. */
 static sd_status measure_winner_in_full(sg_tuner *t)
 {
     sdi_tune_result *r = t->r;
@@ -434,15 +437,17 @@ static sd_status measure_winner_in_full(sg_tuner *t)
 
 /* Small products: the closest candidates timed again, side by side. A small product's
  * time is mostly launches and a host round trip, and one search's timings of two close
- * candidates differ by more than their kernels do (session 27: the same tree picked G51's
- * dense_stripe at 55 us in one call and hybrid at 82 us in another). The winner and up to
+ * candidates differ by more than their kernels do (the same build picks G51's
+ * dense_stripe at 55 us in one call and hybrid at 82 us in another: `sparseditto compile
+ * G51.mtx.gz --op spgemm --no-cache --json`, twice). The winner and up to
  * SG_FINALISTS - 1 valid candidates within SG_FINAL_WITHIN of it, each measured with the
  * full protocol in SG_FINAL_ROUNDS interleaved rounds; the lowest sum of the rounds' means
  * wins, and its last round's timing is the one reported and compared with cuSPARSE.
  * It seldom finds a second finalist: the candidates are built at NVRTC's fast level and the
- * winner's full build runs 24-35 % faster, so few fall within SG_FINAL_WITHIN of it (session
- * 28, H200: 25 small products 5.32x with the rounds, 5.28x without; rebuilding the other
- * families' best at full optimisation as competitors changed nothing either). */
+ * winner's full build runs 24-35 % faster, so few fall within SG_FINAL_WITHIN of it (H200:
+ * 25 small products 5.32x with the rounds, 5.28x with SPARSEDITTO_SG_FINALISTS=0, by
+ * `sparseditto bench --ops spgemm`; rebuilding the other families' best at full
+ * optimisation as competitors changes nothing either). */
 #define SG_FINAL_MAX_US 2000.0 /* winners up to 2 ms: the rounds cost ~0.1 s at most */
 #define SG_FINAL_WITHIN 1.3
 #define SG_FINALISTS 3
@@ -634,7 +639,8 @@ static void edit_mark(sg_edit *why, int i, int src, const char *fmt, ...)
  * the refinement when the budget allows, else past it, like the full-optimisation build):
  * - the warp per B row the other way, when the winner has CTA rows (CTA hash, CTA or
  *   global stripes: the kinds whose product rounds may take it). It pays on long, even B
- *   rows and costs on power-law rows (session 14, H200: Belcastro_human_gene1 465 -> 420 ms
+ *   rows and costs on power-law rows (H200, `sparseditto bench --set quick,paper60 --ops
+ *   spgemm` with SPARSEDITTO_SG_WARP_BROW=0 and without: Belcastro_human_gene1 465 -> 420 ms
  *   with it, powerlaw 3.45 -> 3.97 ms, wiki-Vote 246 -> 264 us), and no one threshold told
  *   them apart in the kernel. Not under SPARSEDITTO_SG_WARP_BROW=0, which compiles every
  *   unit without the path.
@@ -642,9 +648,10 @@ static void edit_mark(sg_edit *why, int i, int src, const char *fmt, ...)
  *   2^SG_EDIT_GH slots (larger ones a CTA's). A table holds a row's upper bound (its
  *   products, or its span), but only its distinct columns fill it, so where products
  *   repeat columns load 50 leaves tables half empty; and a group table of 2^12 slots takes
- *   32 KB for one warp, where a CTA table of the same size serves eight. Session 14 on the
- *   H200 (ncu of our best plans): the Janna_CoupCons3D twin's main kernel ran at 37 %
- *   occupancy with CTA tables of 2^13 slots for rows of ~2,900 products and ~1,900
+ *   32 KB for one warp, where a CTA table of the same size serves eight. On the H200
+ *   (`sparseditto profile --no-vendor --op spgemm` of the best plans without this edit):
+ *   the Janna_CoupCons3D twin's main kernel runs at 37 % occupancy with CTA tables of 2^13
+ *   slots for rows of ~2,900 products and ~1,900
  *   distinct columns (this edit: 2^12); the af_shell10 twin's 1.5 M rows sit in 2^12 group
  *   tables, one CTA of 7 warps per SM (this edit: CTA tables of 2^11). Capacity stays at
  *   the bound, so every row still fits. Large products never reach the sweeps that vary
@@ -653,9 +660,10 @@ static void edit_mark(sg_edit *why, int i, int src, const char *fmt, ...)
  *   2^SG_EDIT_GH slots (the same occupancy, tables half full at most).
  * - CTA teams for the longest rows (cta_u, sdi_sg_cta_threshold), when the winner leaves
  *   rows above the threshold to lane groups and those rows fit in one wave of CTAs. On
- *   small products each row is a chain of dependent loads: session 23 (H200, Nsight) saw
- *   USAir97's 302 rows of up to 3,395 products in one warp each take 64 us in the numeric
- *   kernel (39 CTAs on 132 SMs), Si2's 769 rows 56 us.
+ *   small products each row is a chain of dependent loads: on the H200 USAir97's 302 rows
+ *   of up to 3,395 products in one warp each take 64 us in the numeric kernel (39 CTAs on
+ *   132 SMs), Si2's 769 rows 56 us (Nsight Compute: `sparseditto profile USAir97.mtx.gz
+ *   --op spgemm --no-vendor`).
  * why (may be NULL) receives, for the record, each edit's source (the winner's trial) and
  * mark. */
 static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out, sg_edit *why)
@@ -750,8 +758,9 @@ static sd_status try_winner_edits(sg_tuner *t)
     if (t->budget < t->used + n)
         t->budget = t->used + n;
     /* The winner's full build joins the edits' batch (speculative_ok): when no edit wins,
-     * the last step finds it in the memo (alone it took 1.4-2.2 s a product on the H200's
-     * host, session 23). Compiled only: the same candidates run as without it. */
+     * the last step finds it in the memo (alone it takes 1.4-2.2 s a product on the H200's
+     * host: the stage times of `sparseditto compile FILE --op spgemm`). Compiled only: the
+     * same candidates run as without it. */
     int nc = n;
     if (speculative_ok() && full_build_of_best(t, &v[nc]))
         nc++;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cpu/cli_bench.sh: `sparseditto bench` and `sparseditto profile` without a GPU:
 # argument errors exit 2 with a message, a missing ncu or device exits 3 with a clear
-# message, --help works. (The runs themselves are GPU-lane work: see the report of issue 10.)
+# message, --help works. (The runs themselves need a GPU: scripts/gpu-dev/gpu-lane.sh
+# runs them on the GPU machine.)
 # Usage (ctest): bash cli_bench.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>
 set -uo pipefail
 sd=${1:?usage: cli_bench.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>}

@@ -172,8 +172,8 @@ static void test_client_replay(void)
     sdi_agent_config cfg;
     SDT_OK(sdi_agent_config_from_env(&cfg));
     unsetenv("SPARSEDITTO_AGENT_BUDGET");
-    sdi_agent_session s;
-    SDT_OK(sdi_agent_session_init(&s, &cfg));
+    sdi_agent_conversation s;
+    SDT_OK(sdi_agent_conversation_init(&s, &cfg));
     SDT_OK(sdi_agent_add(&s, "system", "be brief"));
     SDT_OK(sdi_agent_add(&s, "user", "say \"hi\"\n"));
     const char *reply = NULL;
@@ -211,17 +211,17 @@ static void test_client_replay(void)
         sdi_jvalue_free(&v);
     }
     sdi_free(tr);
-    sdi_agent_session_free(&s);
+    sdi_agent_conversation_free(&s);
     /* The token budget: one answer of 40 tokens against a budget of 30. */
     setenv("SPARSEDITTO_AGENT_TOKENS", "30", 1);
     SDT_OK(sdi_agent_config_from_env(&cfg));
     unsetenv("SPARSEDITTO_AGENT_TOKENS");
-    SDT_OK(sdi_agent_session_init(&s, &cfg));
+    SDT_OK(sdi_agent_conversation_init(&s, &cfg));
     SDT_OK(sdi_agent_add(&s, "user", "x"));
     SDT_CHECK(!sdi_agent_budget_spent(&s, why, sizeof why), "budget left before the call");
     SDT_OK(sdi_agent_chat(&s, &reply));
     SDT_CHECK(sdi_agent_budget_spent(&s, why, sizeof why) && strstr(why, "token budget"), "token budget: %s", why);
-    sdi_agent_session_free(&s);
+    sdi_agent_conversation_free(&s);
     replay_stop(&srv);
 }
 

@@ -1,5 +1,6 @@
 /* tests/cpu/test_impl_vo.c: which plans instantiate a label of the template vocabulary
- * V_o (DESIGN.md) as they stand, and which are "outside V_o" — the classification the
+ * V_o (docs/ARCHITECTURE.md "Template vocabulary V_o") as they stand, and which are
+ * "outside V_o" — the classification the
  * benchmark suite reports for the tasks our plans win. Every label returned must be one
  * the ranking knows for that operator. */
 #include "analysis/analysis.h"

@@ -360,8 +360,8 @@ static void test_linked_units(void)
                 if (def != NULL)
                     sscanf(def + strlen("__noinline__ void "), "%79[A-Za-z0-9_]", fn);
                 SDT_CHECK(fn[0] && strstr(U->link_source, fn) != NULL, "%s part %d: '%s'", U->name, q, fn);
-                /* no address space left to guess (session 14: a part handed the shared base
-                 * as a pointer compiled every hash access and atomic generic, and ran slower):
+                /* no address space left to guess (a part handed the shared base as a
+                 * pointer compiles every hash access and atomic generic, and runs slower):
                  * the part declares the dynamic shared memory and copies the arguments */
                 const char *open = def != NULL ? strchr(def, '(') : NULL;
                 const char *close = open != NULL ? strchr(open, ')') : NULL;

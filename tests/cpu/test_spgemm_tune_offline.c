@@ -139,7 +139,7 @@ static void expect_level(const sd_csr *a, sdi_tune_result *r, const char *want, 
 }
 
 /* SPARSEDITTO_SEARCH_FAST reaches the offline plans as it reaches the search's first round
- * (their configurations say the level): min when unset (the default since session 11),
+ * (their configurations say the level): min when unset (the default),
  * none when "0", when SPARSEDITTO_NVRTC_FAST alone sets a level for every compile or when
  * the product is large (unless a level is asked); a bad
  * value is an error naming the variable. */

@@ -4,7 +4,8 @@
  * lowering's launches and padding refusal; a lane-level emulation of the kernel (PTX
  * fragment ownership of mma.m16n8k8, the builder's tile order, the kernel's loads and
  * stores) compared exactly with the CPU reference on small integers; and the arithmetic:
- * the 3×TF32 product error bound, and DESIGN.md's rule kept by 3×TF32 but broken by plain
+ * the 3×TF32 product error bound, and the validation rule (docs/ARCHITECTURE.md
+ * "Validation") kept by 3×TF32 but broken by plain
  * TF32 under a model of the tensor core's truncating accumulation. */
 #include <math.h>
 #include <stdlib.h>
@@ -569,7 +570,8 @@ static void test_split_product_bound(void)
               "ties away from zero");
 }
 
-/* DESIGN.md's rule on the cancellation input: 3×TF32 keeps it, plain TF32 breaks it (so
+/* The validation rule (docs/ARCHITECTURE.md "Validation") on the cancellation input:
+ * 3×TF32 keeps it, plain TF32 breaks it (so
  * the GPU test on the same input can catch a kernel that drops the split); random values
  * pass with 3×TF32 as well. */
 static void test_accuracy_rule(void)

@@ -100,7 +100,7 @@ static void test_precompile_spmv_spmm(void)
 static void test_switch(void)
 {
     unsetenv("SPARSEDITTO_PARALLEL_JIT");
-    SDT_CHECK(!sdi_impl_precompile_enabled(), "off by default (no gain on the H200's quick set, 2026-11-30)");
+    SDT_CHECK(!sdi_impl_precompile_enabled(), "off by default (no gain on the H200's quick set)");
     setenv("SPARSEDITTO_PARALLEL_JIT", "1", 1);
     SDT_CHECK(sdi_impl_precompile_enabled(), "on with =1");
     unsetenv("SPARSEDITTO_PARALLEL_JIT");

@@ -21,7 +21,7 @@ static void test_vendor_wins(void)
     SDT_CHECK(!sdi_tune_vendor_wins(&ours, &vend), "ours faster in both: ours runs");
     ours = timing(10, 8), vend = timing(9, 9);
     SDT_CHECK(sdi_tune_vendor_wins(&ours, &vend), "cuSPARSE faster per execution: it runs");
-    /* session 16's cage8 SpMM K = 8: ours 6.79 / 5.30 us, cuSPARSE 7.99 / 5.12 us */
+    /* cage8 SpMM K = 8 on the H200: ours 6.79 / 5.30 us, cuSPARSE 7.99 / 5.12 us */
     ours = timing(6.79, 5.30), vend = timing(7.99, 5.12);
     SDT_CHECK(sdi_tune_vendor_wins(&ours, &vend), "cuSPARSE faster pipelined only: it runs");
     ours = timing(10, 8), vend = timing(10, 8);
@@ -40,7 +40,7 @@ static void test_vendor_replays(void)
     sdi_timing graph, plain, ours;
     graph = timing(6, 4.5), plain = timing(8.6, 4.8);
     SDT_CHECK(sdi_tune_vendor_replays(&graph, &plain), "replay faster in both: replayed");
-    /* GD06_Java SpMM K = 8 (session 22): replay 6.06 / 5.12 us, calls 8.60 / 4.81 us */
+    /* GD06_Java SpMM K = 8 on the H200: replay 6.06 / 5.12 us, calls 8.60 / 4.81 us */
     graph = timing(6.06, 5.12), plain = timing(8.60, 4.81);
     SDT_CHECK(!sdi_tune_vendor_replays(&graph, &plain), "replay slower pipelined: plain calls");
     graph = timing(9, 4), plain = timing(8.6, 4.8);

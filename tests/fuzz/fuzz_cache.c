@@ -1,4 +1,5 @@
-/* tests/fuzz/fuzz_cache.c: libFuzzer target for the cache readers (DESIGN.md "Testing":
+/* tests/fuzz/fuzz_cache.c: libFuzzer target for the cache readers (docs/ARCHITECTURE.md
+ * "Testing lanes":
  * the cache reader under a fuzzer). Each input becomes the bytes of a kernel-cache entry
  * file and of a JIT-cache file for fixed keys, then both are read back:
  *   - raw input, or (first byte odd) a valid entry patched at input-chosen offsets and cut

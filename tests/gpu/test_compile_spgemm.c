@@ -320,10 +320,10 @@ static void dump_search(const char *config, const sdi_jvalue *bins, const sdi_jv
  * depends on the GPU's timings, so each edit is checked against the winner's own schedule
  * (the plan's lowering bins): tried when it applies, not tried when it does not. A winner
  * that is itself an edit (winner_edit) has the bins of the edit, not those of the plan the
- * edits came from (session 16, H200: the group-cap edit won on the hash-row product and
+ * edits came from (on the H200 the group-cap edit has won on the hash-row product and
  * moved its longest rows to CTA tables, rows the plan before the edit, and so its edits,
- * had not had; session 24: the CTA-team edit won on it the same way, its 23 longest rows
- * moved to CTA tables): it is checked against its source instead, the trial the record
+ * had not had; the CTA-team edit has won on it the same way, its 23 longest rows moved to
+ * CTA tables): it is checked against its source instead, the trial the record
  * names (check_edit), as is every edit trial; a trial with a mark only edits make
  * (edit_only_mark) must name one. Two products, one of CTA rows (rows of 4,096 products over 3,000 columns)
  * and one of hash rows (256 products over 100,000 columns); cuSPARSE is left out so that
@@ -687,8 +687,8 @@ static void test_deterministic(void)
 }
 
 /* sd_device_csr_free straight after sd_spgemm, with work still queued on the caller's
- * (non-blocking) stream that writes C: the free must wait for it (session 13: the H200
- * faulted when a 4.6 GB C was freed under its pending copies). A host function holds the
+ * (non-blocking) stream that writes C: the free must wait for it (the H200 faults when a
+ * 4.6 GB C is freed under its pending copies). A host function holds the
  * stream for 200 ms, then a memset writes C; after the free the stream must be idle and
  * the device error-free, and the next product must still be right. */
 static void CUDART_CB hold_stream(void *arg)

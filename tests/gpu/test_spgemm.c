@@ -5,8 +5,8 @@
  * kept), products processed in waves larger than the workspace's chunk, general A·B,
  * repeated calls, real matrices. Small-integer values make FP32 sums exact, so values
  * are compared exactly (a dropped or doubled product cannot hide); real matrices use
- * DESIGN.md's bound. A failure names the row, its bin and accumulator.
- * Exit 77 without a GPU. */
+ * the bound of docs/ARCHITECTURE.md "Validation". A failure names the row, its bin and
+ * accumulator. Exit 77 without a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +98,8 @@ static void name_row(const sdi_sg_schedule *s, int32_t r, char *buf, size_t cap)
 }
 
 /* Compares got (host copy of the device result) with want: exact structure, strictly
- * increasing columns, exact values when `exact`, else DESIGN.md's bound. */
+ * increasing columns, exact values when `exact`, else the bound of docs/ARCHITECTURE.md
+ * "Validation". */
 static int compare(const char *label, const sdi_sg_schedule *sched, const sd_csr *got,
                    const sdi_ref_csr *want, int exact)
 {
@@ -665,7 +666,8 @@ static void test_general_ab_and_repeat(void)
     sd_csr_free(&b);
 }
 
-/* Real matrices with their file values (DESIGN.md's bound), A·A or A·Aᵀ by shape. */
+/* Real matrices with their file values (the bound of docs/ARCHITECTURE.md "Validation"),
+ * A·A or A·Aᵀ by shape. */
 static void test_real(void)
 {
     static const char *const names[] = {"1138_bus", "bcsstk09", "Si2", "Journals", "lp_e226",

@@ -2,7 +2,8 @@
  * a second executor of a configuration compiles nothing (compile_ms 0); a configuration
  * sharing only some units with an earlier one compiles exactly when it has a unit of its
  * own; executors after sdi_spgemm_precompile compile nothing; every product validated
- * against the CPU reference (DESIGN.md's rule, small-integer values). The on-disk JIT
+ * against the CPU reference (the rule of docs/ARCHITECTURE.md "Validation", small-integer
+ * values). The on-disk JIT
  * cache is turned off so that "compiled" means NVRTC ran. A stage's independent launches on
  * side streams give the same C bit for bit as one stream. An executor adopts the schedule
  * its configuration's request built (sdi_spgemm_exec_adopt). The executor's CUDA graphs give
@@ -270,7 +271,7 @@ out:
     sd_csr_free(&b);
 }
 
-/* The eager output (C at a bound of nnz(C) before the kernels, session 27) is only a
+/* The eager output (C at a bound of nnz(C) before the kernels) is only a
  * speed-up: where the device cannot hold the bound but can hold C, the product still
  * completes (C allocated after the scan) and validates; where it cannot hold C either, the
  * run fails with SD_ERR_OUT_OF_MEMORY and leaves nothing allocated. A stencil's rows have

@@ -4,7 +4,8 @@
  * 33, 128, 256, 300}: small-integer values compared exactly (a dropped or doubled product
  * cannot hide), C poisoned with NaN before each run (an unwritten output cannot hide),
  * each program run twice (workspace counters and zeroing re-armed). Plus: uniform values
- * under DESIGN.md's bound, value updates, CUDA-graph replay, bitwise reproducibility of
+ * under the bound of docs/ARCHITECTURE.md "Validation", value updates, CUDA-graph replay,
+ * bitwise reproducibility of
  * the deterministic dataflows, real matrices, and the tensor-core template on inputs that
  * plain TF32 would fail (test_bsr_tc). Skipped (exit 77) without a device.
  * SD_SPMM_TEST_QUICK=1 runs a reduced set (K ∈ {8, 33, 256}, fewer families). */
@@ -362,7 +363,8 @@ static void test_all_templates_exact(void)
     printf("  %ld validated runs in %.1f s\n", g_runs, sdi_now() - t0);
 }
 
-/* Uniform values under DESIGN.md's bound; value updates; graphs; reproducibility. */
+/* Uniform values under the bound of docs/ARCHITECTURE.md "Validation"; value updates;
+ * graphs; reproducibility. */
 static void test_uniform_values_graph_update(void)
 {
     static const int ks[] = {1, 32, 33, 256};
@@ -491,7 +493,8 @@ static void test_uniform_values_graph_update(void)
 
 /* The tensor-core template (bsr_tc) on its own inputs: dense 16×16 and 8×8 blocks, the
  * cancellation input of spmm_tc_data.h (empty block rows, rectangular, partial tiles)
- * under DESIGN.md's bound, which plain TF32 breaks (tests/cpu/test_spmm_tc.c shows it
+ * under the bound of docs/ARCHITECTURE.md "Validation", which plain TF32 breaks
+ * (tests/cpu/test_spmm_tc.c shows it
  * on an emulation), no entries, 1×1; tiles of 8 and 16 rows, every K sub-tiling. */
 static void test_bsr_tc(void)
 {

@@ -2,7 +2,8 @@
  * family × the edge cases (empty rows, 1×1, 0 rows, 0 columns, nnz = 0, one dense row of
  * 10^6 entries, rectangular 10×10^6 and 10^6×10, rows far longer than any tile), plus
  * the defaults of every family on the real matrices, validated on the device against
- * the CPU reference: exactly with small-integer values, by DESIGN.md's bound with
+ * the CPU reference: exactly with small-integer values, by the bound of
+ * docs/ARCHITECTURE.md "Validation" with
  * uniform values. y is poisoned with NaN before each run (every row must be written);
  * each plan runs twice (workspace counters must reset) and families without float
  * atomics must give bitwise-identical results. Exit 77 without a device.

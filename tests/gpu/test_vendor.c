@@ -393,10 +393,10 @@ static void run_task(task *t)
     SDT_CHECK(ok > 0, "%s %s: no variant passed", t->label, opname);
 }
 
-/* The fallback's plain calls (sdi_vendor_options.no_graph; sdi_impl.vendor_plain since
- * session 27): runs on the same pointers never replay a graph, outputs stay right, and
- * new values are read at once. The search picks plain calls only where the replay is
- * slower, which no run on the H200 has hit yet; this covers the executor's side of it. */
+/* The fallback's plain calls (sdi_vendor_options.no_graph; sdi_impl.vendor_plain): runs
+ * on the same pointers never replay a graph, outputs stay right, and new values are read
+ * at once. The search picks plain calls only where the replay is slower, which is rare on
+ * the H200; this covers the executor's side of it. */
 static void test_no_graph(void)
 {
     sd_csr a;

@@ -1,4 +1,5 @@
-/* src/lower/agent/agent.h: the optional LLM lowering backend (DESIGN.md "Lowering"):
+/* src/lower/agent/agent.h: the optional LLM lowering backend (docs/ARCHITECTURE.md
+ * "Agent lowering and worker isolation"):
  * configuration from the environment, an OpenAI-compatible chat-completions client
  * (libcurl), prompts built from the plan Π, the 36 features, the ranking's per-feature
  * reasons, the harness interface and the previous attempt's outcome, extraction of the
@@ -81,24 +82,24 @@ typedef struct {
     double t_start;
     int logged_msgs;          /* messages already in the transcript */
     sdi_json events;          /* the transcript's events (an open array) */
-} sdi_agent_session;
+} sdi_agent_conversation;
 
-SDI_HIDDEN sd_status sdi_agent_session_init(sdi_agent_session *s, const sdi_agent_config *cfg);
-SDI_HIDDEN void sdi_agent_session_free(sdi_agent_session *s);
+SDI_HIDDEN sd_status sdi_agent_conversation_init(sdi_agent_conversation *s, const sdi_agent_config *cfg);
+SDI_HIDDEN void sdi_agent_conversation_free(sdi_agent_conversation *s);
 /* Appends a message (copied) to the conversation. */
-SDI_HIDDEN sd_status sdi_agent_add(sdi_agent_session *s, const char *role, const char *content);
+SDI_HIDDEN sd_status sdi_agent_add(sdi_agent_conversation *s, const char *role, const char *content);
 /* True (and why) when no further call is allowed: calls, tokens or wall time spent. */
-SDI_HIDDEN bool sdi_agent_budget_spent(const sdi_agent_session *s, char *why, size_t cap);
+SDI_HIDDEN bool sdi_agent_budget_spent(const sdi_agent_conversation *s, char *why, size_t cap);
 /* One chat-completions request with the whole conversation. On success the assistant's
  * reply is appended to the conversation and *reply points at it (owned by s). Every
  * call, failed or not, is counted and logged in the transcript. SD_ERR_IO for transport
  * failures and timeouts, SD_ERR_PARSE for a response without a message. */
-SDI_HIDDEN sd_status sdi_agent_chat(sdi_agent_session *s, const char **reply);
+SDI_HIDDEN sd_status sdi_agent_chat(sdi_agent_conversation *s, const char **reply);
 /* Adds a raw JSON object (an attempt's outcome) to the transcript's events. */
-SDI_HIDDEN void sdi_agent_log_event(sdi_agent_session *s, const char *json_object);
+SDI_HIDDEN void sdi_agent_log_event(sdi_agent_conversation *s, const char *json_object);
 /* The transcript: {"backend":"agent","model","endpoint","calls","tokens","wall_s",
  * "events":[messages, replies, attempts]}; *out owned by the caller (sdi_free). */
-SDI_HIDDEN sd_status sdi_agent_transcript(sdi_agent_session *s, const char *outcome, char **out);
+SDI_HIDDEN sd_status sdi_agent_transcript(sdi_agent_conversation *s, const char *outcome, char **out);
 
 /* ------------------------------------------------------------------ protocol pieces */
 /* The request body: {"model", "messages":[{"role","content"}…], "temperature"}. */

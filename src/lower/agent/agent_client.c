@@ -86,7 +86,7 @@ sd_status sdi_agent_config_from_env(sdi_agent_config *c)
     return SD_OK;
 }
 
-/* ------------------------------------------------------------------ the session */
+/* ------------------------------------------------------------------ the conversation */
 
 static char *dup_str(const char *s)
 {
@@ -97,7 +97,7 @@ static char *dup_str(const char *s)
     return d;
 }
 
-sd_status sdi_agent_session_init(sdi_agent_session *s, const sdi_agent_config *cfg)
+sd_status sdi_agent_conversation_init(sdi_agent_conversation *s, const sdi_agent_config *cfg)
 {
     memset(s, 0, sizeof *s);
     s->cfg = *cfg;
@@ -107,7 +107,7 @@ sd_status sdi_agent_session_init(sdi_agent_session *s, const sdi_agent_config *c
     return SD_OK;
 }
 
-void sdi_agent_session_free(sdi_agent_session *s)
+void sdi_agent_conversation_free(sdi_agent_conversation *s)
 {
     if (s == NULL)
         return;
@@ -122,7 +122,7 @@ void sdi_agent_session_free(sdi_agent_session *s)
     memset(s, 0, sizeof *s);
 }
 
-sd_status sdi_agent_add(sdi_agent_session *s, const char *role, const char *content)
+sd_status sdi_agent_add(sdi_agent_conversation *s, const char *role, const char *content)
 {
     if (s->nmsgs == s->cap) {
         int cap = s->cap ? 2 * s->cap : 8;
@@ -144,7 +144,7 @@ sd_status sdi_agent_add(sdi_agent_session *s, const char *role, const char *cont
     return SD_OK;
 }
 
-bool sdi_agent_budget_spent(const sdi_agent_session *s, char *why, size_t cap)
+bool sdi_agent_budget_spent(const sdi_agent_conversation *s, char *why, size_t cap)
 {
     if (s->calls >= s->cfg.max_calls) {
         snprintf(why, cap, "call budget spent (%d of %d)", s->calls, s->cfg.max_calls);
@@ -162,13 +162,13 @@ bool sdi_agent_budget_spent(const sdi_agent_session *s, char *why, size_t cap)
     return false;
 }
 
-void sdi_agent_log_event(sdi_agent_session *s, const char *json_object)
+void sdi_agent_log_event(sdi_agent_conversation *s, const char *json_object)
 {
     sdi_json_raw(&s->events, json_object);
 }
 
 /* New conversation messages into the transcript (each message appears once). */
-static void log_messages(sdi_agent_session *s)
+static void log_messages(sdi_agent_conversation *s)
 {
     for (; s->logged_msgs < s->nmsgs; s->logged_msgs++) {
         const sdi_agent_msg *m = &s->msgs[s->logged_msgs];
@@ -183,7 +183,7 @@ static void log_messages(sdi_agent_session *s)
     }
 }
 
-static void log_call(sdi_agent_session *s, double wall, long http, const char *error, long pt, long ct, long tt)
+static void log_call(sdi_agent_conversation *s, double wall, long http, const char *error, long pt, long ct, long tt)
 {
     sdi_json *j = &s->events;
     sdi_json_begin_object(j);
@@ -211,7 +211,7 @@ static void log_call(sdi_agent_session *s, double wall, long http, const char *e
     sdi_json_end_object(j);
 }
 
-sd_status sdi_agent_transcript(sdi_agent_session *s, const char *outcome, char **out)
+sd_status sdi_agent_transcript(sdi_agent_conversation *s, const char *outcome, char **out)
 {
     *out = NULL;
     log_messages(s);
@@ -248,7 +248,7 @@ sd_status sdi_agent_transcript(sdi_agent_session *s, const char *outcome, char *
     sdi_json_end_object(&j);
     sdi_json_key(&j, "wall_s");
     sdi_json_number(&j, sdi_now() - s->t_start);
-    /* The events so far, closed in a copy so the session can keep logging. */
+    /* The events so far, closed in a copy so the conversation can keep logging. */
     sdi_json ev = s->events;
     sd_status st = SD_OK;
     char *events = NULL;
@@ -318,7 +318,7 @@ static CURLcode g_curl_init = CURLE_OK;
 static void curl_init_once(void) { g_curl_init = curl_global_init(CURL_GLOBAL_DEFAULT); }
 #endif
 
-sd_status sdi_agent_chat(sdi_agent_session *s, const char **reply)
+sd_status sdi_agent_chat(sdi_agent_conversation *s, const char **reply)
 {
     *reply = NULL;
 #ifndef SD_HAVE_CURL
