@@ -8,6 +8,7 @@ skipped visibly. Seeded random inputs: the seed is in each test's name or body.
 """
 import json
 import os
+import re
 import pathlib
 import pickle
 import shutil
@@ -70,7 +71,10 @@ def test_import_without_gpu_or_torch(tmp_path):
 
 def test_library_beside_package_and_version():
     assert os.path.isfile(sd.library_path)
-    assert sd.version() == sd.__version__ == "0.1.0"
+    # The one version number: project(VERSION) in CMakeLists.txt.
+    cmake = open(os.path.join(os.path.dirname(__file__), "..", "..", "CMakeLists.txt")).read()
+    want = re.search(r"project\(sparseditto VERSION ([0-9.]+)", cmake).group(1)
+    assert sd.version() == sd.__version__ == want
 
 
 def test_status_strings():

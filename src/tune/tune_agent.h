@@ -55,7 +55,7 @@ SDI_HIDDEN void sdi_tune_trial_from_reply(const sdi_worker_reply *rep, sdi_trial
 SDI_HIDDEN void sdi_tune_task_key(const sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
                                   int32_t flags, sdi_cache_key *key);
 /* The agent entry's cache key: the task's key (pattern, op, K, GPU, versions) with
- * flag bit 2 set, so built-in and agent entries never collide. */
+ * SDI_CACHE_FLAG_AGENT set, so built-in and agent entries never collide. */
 SDI_HIDDEN void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k,
                                    const sdi_tune_options *opt, sdi_cache_key *key);
 
