@@ -87,7 +87,10 @@ SD_API sd_status sd_csr_read(const char *path, /* input: file path */
                              sd_csr *out);     /* output: owned by the caller */
 /* Writes a as Matrix Market coordinate real general — gzip-compressed when path ends
  * in ".gz" — or as the binary .sdm format when path ends in ".sdm". The file appears
- * atomically: written to a temporary and renamed; a failure leaves no partial file. */
+ * atomically: written to a temporary and renamed; a failure leaves no partial file.
+ * An existing file keeps its permission bits; one without any write permission bit is
+ * refused (SD_ERR_IO). A symbolic link's target is written, the link kept. A device or
+ * FIFO (/dev/null, a named pipe) and /dev/stdout, /dev/fd/N are written in place. */
 SD_API sd_status sd_csr_write(const char *path, /* input: file path */
                               const sd_csr *a); /* input */
 /* Checks the invariants (sizes, monotone rowptr, sorted unique in-range columns,
