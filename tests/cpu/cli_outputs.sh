@@ -3,7 +3,7 @@
 # a careful user expects: a device (null, full) or a FIFO in place, never replaced; a
 # symbolic link's target, the link kept; an existing file's mode kept and a read-only file
 # refused; '-' and /dev/fd/1 as standard output; a write error named, with nothing left
-# behind.
+# behind. A standard output that cannot be written fails the command.
 # usage: bash cli_outputs.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 SD=$1
@@ -170,6 +170,31 @@ if [ -c /dev/full ]; then
     [ $rc -ne 0 ] && ok || fail "'-' to /dev/full: exit 0"
     has "$T/err" "No space left on device"
 fi
+
+# ---------------------------------------------------------------- standard output errors
+# Buffered output fails only when flushed, after the command: checked at exit.
+if [ -c /dev/full ]; then
+    for cmd in "--help" "--version" "info --help" "info $A" "info --json $A" "analyze --json $A" \
+        "plan --op spmv --gpu H200 $A" "cache --dir $T --json"; do
+        # shellcheck disable=SC2086
+        "$SD" $cmd >/dev/full 2>"$T/err"
+        rc=$?
+        [ $rc -ne 0 ] && ok || fail "$cmd >/dev/full: exit 0"
+        has "$T/err" "cannot write standard output: No space left on device"
+    done
+else
+    note "no /dev/full: the full-stdout cases skipped"
+fi
+# A file system that refuses more (the file-size limit again, 1 KiB: the JSON is longer,
+# the message on stderr shorter): the JSON would be cut short.
+(trap '' XFSZ && ulimit -f 1 && "$SD" analyze --json "$A") >"$T/cut.json" 2>"$T/err"
+rc=$?
+[ $rc -ne 0 ] && ok || fail "analyze --json past the file-size limit: exit 0"
+has "$T/err" "File too large"
+"$SD" --help >&- 2>"$T/err"
+rc=$?
+[ $rc -ne 0 ] && ok || fail "--help with stdout closed: exit 0"
+has "$T/err" "cannot write standard output"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
