@@ -100,6 +100,7 @@ static void stdout_keep_errors(void) {}
 
 static int finish(int rc)
 {
+    rc = sdc_json_finish(rc);
     errno = 0;
     bool bad = fflush(stdout) != 0 || ferror(stdout);
     int e = g_stdout_errno != 0 ? g_stdout_errno : errno;

@@ -3,7 +3,8 @@
 # a careful user expects: a device (null, full) or a FIFO in place, never replaced; a
 # symbolic link's target, the link kept; an existing file's mode kept and a read-only file
 # refused; '-' and /dev/fd/1 as standard output; a write error named, with nothing left
-# behind. A standard output that cannot be written fails the command.
+# behind. A standard output that cannot be written fails the command. With --json stdout
+# is JSON in every outcome.
 # usage: bash cli_outputs.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 SD=$1
@@ -195,6 +196,31 @@ has "$T/err" "File too large"
 rc=$?
 [ $rc -ne 0 ] && ok || fail "--help with stdout closed: exit 0"
 has "$T/err" "cannot write standard output"
+
+# ---------------------------------------------------------------- --json: JSON in every outcome
+# compile without a GPU stops after NVRTC (exit 3); with one it succeeds. Either way stdout
+# is one JSON document; the table goes to stderr.
+SPARSEDITTO_CACHE="$T/cache" timeout 600 "$SD" compile --gen "uniform:rows=300,deg=4" --op spmv --json \
+    >"$T/c.json" 2>"$T/c.err"
+rc=$?
+is_json "$T/c.json" && ok || fail "compile --json (exit $rc): stdout is not JSON: $(head -c 300 "$T/c.json")"
+if [ $rc -ne 0 ]; then
+    has "$T/c.json" "\"exit_code\":$rc"
+    has "$T/c.json" '"error":{"status":'
+    [ $rc -eq 3 ] && { has "$T/c.json" "no usable GPU"; has "$T/c.err" "candidate plans"; }
+fi
+run 2 "$SD" compile --json --op bogus "$A" && {
+    is_json "$T/out" && ok || fail "usage error: stdout is not JSON"
+    has "$T/out" '"status":"usage error"'
+    has "$T/err" "sparseditto: --op"
+}
+for cmd in "info" "analyze" "rank" "plan --op spmv --gpu H200"; do
+    # shellcheck disable=SC2086
+    run 1 "$SD" $cmd --json "$T/missing.mtx" && {
+        is_json "$T/out" && ok || fail "$cmd --json on a missing file: stdout is not JSON: $(cat "$T/out")"
+        has "$T/out" "cannot open '$T/missing.mtx'"
+    }
+done
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
