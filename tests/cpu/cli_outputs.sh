@@ -4,7 +4,8 @@
 # symbolic link's target, the link kept; an existing file's mode kept and a read-only file
 # refused; '-' and /dev/fd/1 as standard output; a write error named, with nothing left
 # behind. A standard output that cannot be written fails the command. With --json stdout
-# is JSON in every outcome.
+# is JSON in every outcome. `cache --dir` names a missing folder; `--clear all` says what
+# it left.
 # usage: bash cli_outputs.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 SD=$1
@@ -221,6 +222,28 @@ for cmd in "info" "analyze" "rank" "plan --op spmv --gpu H200"; do
         has "$T/out" "cannot open '$T/missing.mtx'"
     }
 done
+
+# ---------------------------------------------------------------- cache
+run 3 "$SD" cache --dir "$T/nonexistent" && has "$T/err" "'$T/nonexistent'"
+run 3 "$SD" cache --dir "$T/nonexistent" --clear all && has "$T/err" "No such file or directory"
+run 3 "$SD" cache --dir "$T/ref.mtx" && has "$T/err" "is not a directory"
+C=$T/kc
+V=$C/sd-$("$SD" version | awk '{print $2}')
+mkdir -p "$V/entries/ab" "$V/jit/cd"
+head -c 100 /dev/zero >"$V/entries/ab/sd_ab01.sde"
+head -c 200 /dev/zero >"$V/jit/cd/x.cubin"
+echo "mine" >"$V/notes.txt"
+run 0 "$SD" cache --dir "$C" --clear all --json && {
+    has "$T/err" "cleared all but 1 item: removed 2 files"
+    has "$T/err" "left '$V/notes.txt'"
+    grep -q "cleared all:" "$T/err" && fail "claims all was cleared: $(cat "$T/err")"
+    has "$T/out" '"left_items":1'
+}
+[ -f "$V/notes.txt" ] && ok || fail "--clear all removed a file the cache did not write"
+[ -e "$V/entries/ab/sd_ab01.sde" ] && fail "--clear all kept an entry"
+run 0 "$SD" cache --dir "$C" --clear all && has "$T/err" "cleared all but 1 item: removed 0 files"
+rm "$V/notes.txt"
+run 0 "$SD" cache --dir "$C" --clear all && has "$T/err" "cleared all: removed 0 files"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
