@@ -190,7 +190,9 @@ typedef struct {
     int use_cache;         /* 1 = read and write the kernel cache */
     int allow_vendor;      /* 1 = cuSPARSE's best variant is a candidate */
     int deterministic;     /* 1 = no floating-point atomics (bitwise reproducible) */
-    const char *report_path; /* NULL or a path for a JSON report of the search */
+    const char *report_path; /* NULL or a path for a JSON report of the search (written as
+                                sd_csr_write writes; one that cannot be written fails the
+                                compile with SD_ERR_IO) */
 } sd_compile_options;
 
 /* The defaults: default budget, use_cache = 1, allow_vendor = 1, deterministic = 0,
