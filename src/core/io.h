@@ -99,7 +99,8 @@ SDI_HIDDEN void sdi_csr_row_stats(const sd_csr *a, sdi_row_stats *out);
  *    directory, flushed to disk, renamed over it: it appears complete or not at all. An
  *    existing file keeps its permission bits (and owner and group where allowed); a new
  *    one gets 0666 less the umask. A file without any write bit (0444) is refused, root
- *    included, as is one the caller may not write;
+ *    included, as is one the caller may not write. The new file is a new inode: other
+ *    hard links to the old one keep the old content;
  *  - a symbolic link: followed (to its target, existing or not); the link stays a link;
  *  - a character or block device or a FIFO (/dev/null, /dev/full, a named pipe): opened
  *    and written in place, never replaced; a socket is refused;

@@ -60,6 +60,16 @@ static size_t dir_length(const char *path)
     return slash != NULL ? (size_t)(slash - path) + 1 : 0;
 }
 
+/* path's directory as a name of its own: "." for none, "/" for the root. */
+static void dir_name(const char *path, char *out, size_t cap)
+{
+    size_t dl = dir_length(path);
+    if (dl == 0)
+        snprintf(out, cap, ".");
+    else
+        snprintf(out, cap, "%.*s", dl > 1 ? (int)dl - 1 : 1, path);
+}
+
 static void release(sdi_atomic_file *af)
 {
     sdi_free(af->tmp_path);
@@ -214,9 +224,9 @@ sd_status sdi_atomic_begin(sdi_atomic_file *af, const char *path)
         e = af->fd >= 0 ? 0 : errno;
     }
     if (e != 0) {
-        char where[PATH_MAX + 64];
-        snprintf(where, sizeof where, "cannot create a file in '%.*s'", dl > 1 ? (int)dl - 1 : (int)dl,
-                 dl > 0 ? af->dest_path : ".");
+        char dir[PATH_MAX], where[PATH_MAX + 64];
+        dir_name(af->dest_path, dir, sizeof dir);
+        snprintf(where, sizeof where, "cannot create a file in '%s'", dir);
         sdi_free(af->tmp_path); /* never created: nothing to remove */
         af->tmp_path = NULL;
         return fail(af, e, where);
@@ -303,9 +313,8 @@ sd_status sdi_atomic_commit(sdi_atomic_file *af)
     if (af->tmp_path != NULL) {
         /* The rename reaches the disk with its directory. Best effort: the file is complete
          * under its name already, and some file systems refuse fsync on a directory. */
-        size_t dl = dir_length(af->dest_path);
         char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%.*s", dl > 1 ? (int)dl - 1 : (int)dl, dl > 0 ? af->dest_path : ".");
+        dir_name(af->dest_path, dir, sizeof dir);
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0) {
             int ignored = fsync(dfd);

@@ -294,6 +294,23 @@ static void test_descriptor_and_stream(void)
     SDT_STATUS(sdi_write_file("", "x", 1), SD_ERR_INVALID_ARG);
 }
 
+/* A name without a folder is in the current one: a failure names it '.' (/proc takes no
+ * new files, even from root); a success writes it there. */
+static void test_relative_name(void)
+{
+    char cwd[512];
+    SDT_CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+    if (chdir("/proc") == 0) {
+        SDT_STATUS(sd_csr_write("x.mtx", &g_a), SD_ERR_IO);
+        SDT_CHECK(strstr(sd_last_error(), "cannot write 'x.mtx': cannot create a file in '.'") != NULL, "%s",
+                  sd_last_error());
+    }
+    SDT_CHECK(chdir(g_dir) == 0, "chdir");
+    SDT_OK(sd_csr_write("relative.sdm", &g_a));
+    SDT_CHECK(access("relative.sdm", F_OK) == 0 && !temporary_left("."), "relative.sdm");
+    SDT_CHECK(chdir(cwd) == 0, "chdir back");
+}
+
 int main(void)
 {
     sdt_init("test_out_bad");
@@ -312,6 +329,7 @@ int main(void)
         g_text[i] = (char)('a' + (i * 7) % 26);
     SDT_RUN(test_table);
     SDT_RUN(test_descriptor_and_stream);
+    SDT_RUN(test_relative_name);
     sd_csr_free(&g_a);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
