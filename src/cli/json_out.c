@@ -62,8 +62,13 @@ int sdc_json_finish(int rc)
     sdi_json_key(&j, "exit_code");
     sdi_json_int(&j, rc);
     sdi_json_key(&j, "message");
+    /* A failure printed without sdc_fail: the library's last error is its likely cause
+     * (errors the library recovers from are cleared). */
+    const char *last = sd_last_error();
     if (g_failed) {
         sdi_json_string(&j, g_message);
+    } else if (last != NULL && last[0] != '\0') {
+        sdi_json_string(&j, last);
     } else {
         char m[96];
         snprintf(m, sizeof m, "failed with exit code %d (the cause is on stderr)", rc);

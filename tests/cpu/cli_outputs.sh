@@ -215,6 +215,13 @@ run 2 "$SD" compile --json --op bogus "$A" && {
     has "$T/out" '"status":"usage error"'
     has "$T/err" "sparseditto: --op"
 }
+# A failure reported by a command's own message rather than sdc_fail (bench's list check):
+# the error object carries the library's message all the same.
+printf 'stencil2d:n=8\nknn:n=100,k=4,dim=9\n' >"$T/badset.txt"
+run 1 "$SD" bench --json --set "$T/badset.txt" --ops spmv --out "$T/res" && {
+    is_json "$T/out" && ok || fail "bench --json: stdout is not JSON: $(cat "$T/out")"
+    has "$T/out" "line 2"
+}
 for cmd in "info" "analyze" "rank" "plan --op spmv --gpu H200"; do
     # shellcheck disable=SC2086
     run 1 "$SD" $cmd --json "$T/missing.mtx" && {
