@@ -92,7 +92,10 @@ SD_API sd_status sd_csr_read(const char *path, /* input: file path */
                              sd_csr *out);     /* output: owned by the caller */
 /* Writes a as Matrix Market coordinate real general — gzip-compressed when path ends
  * in ".gz" — or as the binary .sdm format when path ends in ".sdm". The file appears
- * atomically: written to a temporary and renamed; a failure leaves no partial file. */
+ * atomically: written to a temporary and renamed; a failure leaves no partial file.
+ * An existing file keeps its permission bits; one without any write permission bit is
+ * refused (SD_ERR_IO). A symbolic link's target is written, the link kept. A device or
+ * FIFO (/dev/null, a named pipe) and /dev/stdout, /dev/fd/N are written in place. */
 SD_API sd_status sd_csr_write(const char *path, /* input: file path */
                               const sd_csr *a); /* input */
 /* Checks the invariants (sizes, monotone rowptr, sorted unique in-range columns,
@@ -193,7 +196,9 @@ typedef struct {
     int use_cache;         /* 1 = read and write the kernel cache */
     int allow_vendor;      /* 1 = cuSPARSE's best variant is a candidate */
     int deterministic;     /* 1 = no floating-point atomics (bitwise reproducible) */
-    const char *report_path; /* NULL or a path for a JSON report of the search */
+    const char *report_path; /* NULL or a path for a JSON report of the search (written as
+                                sd_csr_write writes; one that cannot be written fails the
+                                compile with SD_ERR_IO) */
 } sd_compile_options;
 
 /* The defaults: default budget, use_cache = 1, allow_vendor = 1, deterministic = 0,

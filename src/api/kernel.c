@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "core/io.h"
 #include "plan/plan.h"
 #include "tune/tune.h"
 #include "tune/tune_agent.h"
@@ -461,16 +462,20 @@ static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_k
     return sdi_cache_store(cache, key, &e);
 }
 
-static void write_report(const char *path, const sd_kernel *kern)
+/* The report the caller asked for, written as every output file is (core/io.h). */
+static sd_status write_report(const char *path, const sd_kernel *kern)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        sdi_log(1, "cannot write the report '%s'", path);
-        return;
-    }
-    fprintf(f, "{\"plan\":%s,\"search\":%s}\n", kern->plan_json ? kern->plan_json : "null",
-            kern->record_json ? kern->record_json : "null");
-    fclose(f);
+    const char *parts[5] = {"{\"plan\":", kern->plan_json ? kern->plan_json : "null", ",\"search\":",
+                            kern->record_json ? kern->record_json : "null", "}\n"};
+    sdi_atomic_file af;
+    sd_status s = sdi_atomic_begin(&af, path);
+    for (int i = 0; i < 5 && s == SD_OK; i++)
+        s = sdi_atomic_write(&af, parts[i], strlen(parts[i])); /* releases af on failure */
+    if (s == SD_OK)
+        s = sdi_atomic_commit(&af);
+    if (s != SD_OK)
+        sdi_error_prefix("the report");
+    return s;
 }
 
 /* The search (cache miss). */
@@ -643,8 +648,10 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     sdi_cache_close(cache);
     cache = NULL;
     kern->ready_ms = (sdi_now() - t0) * 1e3;
+    /* A report that cannot be written fails the call rather than going missing silently
+     * (the kernel is in the cache: a second call is quick). */
     if (o.report_path != NULL)
-        write_report(o.report_path, kern);
+        SD_TRY(write_report(o.report_path, kern));
     *out = kern;
     return SD_OK;
 #undef SD_FREE_ALL

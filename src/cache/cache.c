@@ -197,15 +197,9 @@ static void put_u64(buf *b, uint64_t v) { put(b, &v, sizeof v); }
 
 sd_status sdi_cache_store(sdi_cache *c, const sdi_cache_key *key, const sdi_cache_entry *e)
 {
-    char path[1200], tmp[1300];
+    char path[1200];
     buf b = {0};
-    FILE *f = NULL;
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_free(b.p);                                                                     \
-        if (f)                                                                             \
-            fclose(f);                                                                     \
-    } while (0)
+#define SD_FREE_ALL sdi_free(b.p)
     SD_TRY(key_paths(c, key, "entries", ".sde", path, sizeof path, true));
     const char magic[8] = ENTRY_MAGIC;
     size_t plan_len = e->plan_json ? strlen(e->plan_json) : 0;
@@ -229,23 +223,12 @@ sd_status sdi_cache_store(sdi_cache *c, const sdi_cache_key *key, const sdi_cach
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory encoding a cache entry");
     }
     put_u64(&b, XXH3_64bits(b.p, b.len));
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)clock());
-    f = fopen(tmp, "wb");
-    if (f == NULL) {
-        SD_FREE_ALL;
-        return SDI_ERR(SD_ERR_CACHE, "cannot write cache entry '%s' (%s)", tmp, strerror(errno));
-    }
-    size_t w = fwrite(b.p, 1, b.len, f);
-    int flush_failed = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int close_failed = fclose(f) != 0;
-    f = NULL;
-    if (w != b.len || flush_failed || close_failed || rename(tmp, path) != 0) {
-        int err = errno;
-        unlink(tmp);
-        SD_FREE_ALL;
-        return SDI_ERR(SD_ERR_CACHE, "cannot write cache entry '%s' (%s)", path, strerror(err));
-    }
+    sd_status s = sdi_write_file(path, b.p, b.len);
     SD_FREE_ALL;
+    if (s != SD_OK) {
+        sdi_error_prefix("cache entry");
+        return SD_ERR_CACHE;
+    }
     return SD_OK;
 #undef SD_FREE_ALL
 }
@@ -457,28 +440,10 @@ sd_status sdi_cache_write_sidecar(sdi_cache *c, const sdi_cache_key *key, const 
                                   const char *text, char *path_out, size_t cap)
 {
     char path[1200];
-    sdi_atomic_file af;
-    memset(&af, 0, sizeof af);
-    af.fd = -1;
     sd_status s = key_paths(c, key, "entries", suffix, path, sizeof path, true);
     if (s != SD_OK)
         return s;
-    s = sdi_atomic_begin(&af, path);
-    if (s != SD_OK)
-        return s;
-    size_t len = strlen(text), off = 0;
-    while (off < len) {
-        ssize_t w = write(af.fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = errno;
-            sdi_atomic_abort(&af);
-            return SDI_ERR(SD_ERR_CACHE, "cannot write '%s' (%s)", path, strerror(e));
-        }
-        off += (size_t)w;
-    }
-    s = sdi_atomic_commit(&af);
+    s = sdi_write_file(path, text, strlen(text));
     if (s == SD_OK && path_out != NULL)
         snprintf(path_out, cap, "%s", path);
     return s;

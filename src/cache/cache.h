@@ -106,16 +106,25 @@ typedef struct {
     long long other, other_bytes;      /* locks, temporaries, anything else in root */
     long long stale_dirs, stale_bytes; /* sd-<other version> folders beside root */
 } sdi_cache_stats;
-/* Walks the cache under dir (as sdi_cache_base_dir resolves it). A missing cache is
- * empty, not an error. SD_ERR_CACHE when no directory is set or one cannot be read. */
+/* Walks the cache under dir (as sdi_cache_base_dir resolves it). A missing cache in a
+ * default place is empty, not an error; a dir given that does not exist or is not a
+ * folder is SD_ERR_CACHE, as is no directory set or one that cannot be read. */
 SDI_HIDDEN sd_status sdi_cache_stats_read(const char *dir, sdi_cache_stats *out);
 #define SDI_CACHE_CLEAR_ENTRIES 1 /* kernel entries, sidecars and locks */
 #define SDI_CACHE_CLEAR_JIT 2     /* compiled kernel variants */
 #define SDI_CACHE_CLEAR_STALE 4   /* the folders of other library versions */
-/* Removes what `what` names; *removed_bytes (may be NULL) receives the bytes freed. Files
+/* What a clear did, and what it left because the cache did not write it (a file of the
+ * user's beside entries/, lock/ and jit/, or beside the sd-* folders): never removed. */
+typedef struct {
+    long long removed_files, removed_bytes;
+    long long removed_dirs;          /* sd-<other version> folders */
+    long long left_items, left_bytes; /* names under root and in base; bytes */
+    char left_first[1300];           /* the first of them ("" when none) */
+} sdi_cache_clear_report;
+/* Removes what `what` names; rep (may be NULL) receives what went and what was left. Files
  * in use by another process are removed too (readers verify what they read; a writer's
  * rename recreates its file). SD_ERR_CACHE names the first path that could not go. */
-SDI_HIDDEN sd_status sdi_cache_clear(const char *dir, unsigned what, long long *removed_bytes);
+SDI_HIDDEN sd_status sdi_cache_clear(const char *dir, unsigned what, sdi_cache_clear_report *rep);
 
 /* mkdir -p (mode 0700 for what it creates): 0, or -1 with errno set. */
 SDI_HIDDEN int sdi_cache_mkdirs(const char *path);

@@ -74,7 +74,9 @@ static sd_status walk(const char *path, const char *suffix, int remove, long lon
     return SD_OK;
 }
 
-/* <base> and <base>/sd-<version> of dir. */
+/* <base> and <base>/sd-<version> of dir. A directory named by the caller must exist: a
+ * mistyped --dir is an error, not an empty cache (only the default places may not exist
+ * yet: the first compile creates them). */
 static sd_status roots(const char *dir, char *base, size_t bcap, char *root, size_t rcap)
 {
     char *b = sdi_cache_base_dir(dir);
@@ -89,11 +91,20 @@ static sd_status roots(const char *dir, char *base, size_t bcap, char *root, siz
     sdi_free(b);
     if (n1 < 0 || (size_t)n1 >= bcap || n2 < 0 || (size_t)n2 >= rcap)
         return SDI_ERR(SD_ERR_CACHE, "cache directory path is too long");
+    struct stat st;
+    if (dir != NULL && dir[0] != '\0') {
+        if (stat(base, &st) != 0)
+            return SDI_ERR(SD_ERR_CACHE, "cache directory '%s': %s", base, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return SDI_ERR(SD_ERR_CACHE, "cache directory '%s' is not a directory", base);
+    }
     return SD_OK;
 }
 
-/* Every sd-<version> folder of base other than root: counted, removed when asked. */
-static sd_status stale(const char *base, const char *root, int remove, long long *dirs, long long *bytes)
+/* Every sd-<version> folder of base other than root: counted (folders, files, bytes),
+ * removed when asked. files may be NULL. */
+static sd_status stale(const char *base, const char *root, int remove, long long *dirs, long long *files,
+                       long long *bytes)
 {
     DIR *d = opendir(base);
     if (d == NULL)
@@ -110,7 +121,7 @@ static sd_status stale(const char *base, const char *root, int remove, long long
         if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         (*dirs)++;
-        s = walk(p, NULL, remove, NULL, bytes, NULL);
+        s = walk(p, NULL, remove, files, bytes, NULL);
         if (s == SD_OK && remove)
             rmdir(p);
     }
@@ -134,33 +145,77 @@ sd_status sdi_cache_stats_read(const char *dir, sdi_cache_stats *out)
     SD_TRY(walk(out->root, NULL, 0, &all, &all_bytes, NULL));
     out->other = all - entry_files - out->jit;
     out->other_bytes = all_bytes - out->entry_bytes - out->jit_bytes;
-    return stale(base, out->root, 0, &out->stale_dirs, &out->stale_bytes);
+    return stale(base, out->root, 0, &out->stale_dirs, NULL, &out->stale_bytes);
 #undef SD_FREE_ALL
 }
 
-sd_status sdi_cache_clear(const char *dir, unsigned what, long long *removed_bytes)
+/* What no clear removes: under root, any name but entries/, lock/ and jit/ (its bytes
+ * counted through folders); beside root in base, any name not sd-* (not walked: base may
+ * be any folder the user named). Counted by name; the first into rep. */
+static sd_status strays(const char *base, const char *root, sdi_cache_clear_report *rep)
+{
+    static const char *const own[] = {"entries", "lock", "jit"};
+    const char *dirs[2] = {root, base};
+    for (int k = 0; k < 2; k++) {
+        DIR *d = opendir(dirs[k]);
+        if (d == NULL) {
+            if (errno == ENOENT)
+                continue;
+            return SDI_ERR(SD_ERR_CACHE, "cannot read '%s' (%s)", dirs[k], strerror(errno));
+        }
+        sd_status s = SD_OK;
+        struct dirent *e;
+        while (s == SD_OK && (e = readdir(d)) != NULL) {
+            const char *n = e->d_name;
+            bool ours = strcmp(n, ".") == 0 || strcmp(n, "..") == 0;
+            for (int i = 0; k == 0 && i < 3; i++)
+                ours |= strcmp(n, own[i]) == 0;
+            ours |= k == 1 && strncmp(n, "sd-", 3) == 0;
+            if (ours)
+                continue;
+            char p[1300];
+            snprintf(p, sizeof p, "%s/%s", dirs[k], n);
+            if (rep->left_items++ == 0)
+                snprintf(rep->left_first, sizeof rep->left_first, "%s", p);
+            struct stat st;
+            if (lstat(p, &st) != 0)
+                continue;
+            if (k == 0 && S_ISDIR(st.st_mode))
+                s = walk(p, NULL, 0, NULL, &rep->left_bytes, NULL);
+            else if (!S_ISDIR(st.st_mode))
+                rep->left_bytes += (long long)st.st_size;
+        }
+        closedir(d);
+        if (s != SD_OK)
+            return s;
+    }
+    return SD_OK;
+}
+
+sd_status sdi_cache_clear(const char *dir, unsigned what, sdi_cache_clear_report *rep)
 {
     char base[1024], root[1024], p[1100];
-    long long bytes = 0, dirs = 0;
-    if (removed_bytes)
-        *removed_bytes = 0;
+    sdi_cache_clear_report local;
+    if (rep == NULL)
+        rep = &local;
+    memset(rep, 0, sizeof *rep);
     sd_status s = roots(dir, base, sizeof base, root, sizeof root);
     if (s != SD_OK)
         return s;
     if (what & SDI_CACHE_CLEAR_ENTRIES) {
         snprintf(p, sizeof p, "%s/entries", root);
-        s = walk(p, NULL, 1, NULL, &bytes, NULL);
+        s = walk(p, NULL, 1, &rep->removed_files, &rep->removed_bytes, NULL);
         snprintf(p, sizeof p, "%s/lock", root);
         if (s == SD_OK)
-            s = walk(p, NULL, 1, NULL, &bytes, NULL);
+            s = walk(p, NULL, 1, &rep->removed_files, &rep->removed_bytes, NULL);
     }
     if (s == SD_OK && (what & SDI_CACHE_CLEAR_JIT)) {
         snprintf(p, sizeof p, "%s/jit", root);
-        s = walk(p, NULL, 1, NULL, &bytes, NULL);
+        s = walk(p, NULL, 1, &rep->removed_files, &rep->removed_bytes, NULL);
     }
     if (s == SD_OK && (what & SDI_CACHE_CLEAR_STALE))
-        s = stale(base, root, 1, &dirs, &bytes);
-    if (removed_bytes)
-        *removed_bytes = bytes;
+        s = stale(base, root, 1, &rep->removed_dirs, &rep->removed_files, &rep->removed_bytes);
+    if (s == SD_OK)
+        s = strays(base, root, rep);
     return s;
 }

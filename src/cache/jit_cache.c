@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/io.h"
 #include "cache.h"
 
 #define JIT_MAGIC "SDJIT001"
@@ -213,7 +214,7 @@ sd_status sdi_jit_cache_evict(const char *dir)
 sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_len, uint64_t salt,
                               const void *cubin, size_t size)
 {
-    char folder[1100], path[1200], tmp[1300];
+    char folder[1100], path[1200];
     if (dir == NULL || dir[0] == '\0')
         return SDI_ERR(SD_ERR_CACHE, "JIT cache: no cache directory");
     if (cubin == NULL || size == 0 || size > JIT_MAX_BYTES)
@@ -229,19 +230,18 @@ sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_
     h.size = size;
     sdi_hash128 kc = key_check(key_text, key_len, salt), dh = sdi_hash_bytes(cubin, size, 0);
     h.key_lo = kc.lo, h.key_hi = kc.hi, h.data_lo = dh.lo, h.data_hi = dh.hi;
-    /* A private temporary name, then rename: readers see the old file or the whole new one. */
-    static atomic_ulong seq;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), (unsigned long)atomic_fetch_add(&seq, 1));
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL)
-        return SDI_ERR(SD_ERR_CACHE, "JIT cache: cannot write '%s' (%s)", tmp, strerror(errno));
-    bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(cubin, 1, size, f) == size;
-    ok = fflush(f) == 0 && ok;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return SDI_ERR(SD_ERR_CACHE, "JIT cache: cannot store '%s' (%s)", path, strerror(e));
+    /* Written atomically (core/io.h): readers see the old file or the whole new one. */
+    sdi_atomic_file af;
+    sd_status s = sdi_atomic_begin(&af, path);
+    if (s == SD_OK)
+        s = sdi_atomic_write(&af, &h, sizeof h);
+    if (s == SD_OK)
+        s = sdi_atomic_write(&af, cubin, size);
+    if (s == SD_OK)
+        s = sdi_atomic_commit(&af);
+    if (s != SD_OK) { /* af released by the failing call */
+        sdi_error_prefix("JIT cache");
+        return SD_ERR_CACHE;
     }
     static atomic_ulong stores;
     if (atomic_fetch_add(&stores, 1) % 32 == 0)

@@ -30,18 +30,21 @@ int sdc_exit_code(sd_status s)
 int sdc_fail(sd_status s)
 {
     const char *msg = sd_last_error();
-    fprintf(stderr, "sparseditto: %s\n", (msg != NULL && msg[0]) ? msg : sd_status_string(s));
+    msg = (msg != NULL && msg[0]) ? msg : sd_status_string(s);
+    fprintf(stderr, "sparseditto: %s\n", msg);
+    sdc_json_note_failure(sd_status_string(s), (int)s, msg);
     return sdc_exit_code(s);
 }
 
 int sdc_usage_error(const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("sparseditto: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "sparseditto: %s\n", msg);
+    sdc_json_note_failure("usage error", -1, msg);
     return SDC_EXIT_USAGE;
 }
 
@@ -57,6 +60,7 @@ int sdc_parse(int argc, char **argv, const sdc_option *opts, int nopts, int min_
               int max_pos, sdc_args *out)
 {
     memset(out, 0, sizeof *out);
+    sdc_json_detect(argc, argv, opts, nopts);
     if (nopts > SDC_MAX_OPTIONS)
         return sdc_usage_error("internal: too many options");
     bool only_pos = false;

@@ -271,9 +271,9 @@ static void host_cpu(char *model, size_t cap, int *cores)
 
 /* Writes DIR/bench_compile.{md,json} from the records so far: after every matrix, so a run
  * killed from outside (a device time limit) keeps every finished task, and once at the end
- * (final: the closing progress line). Each file is written under a .part name and renamed,
- * so a kill during the write leaves the previous complete report. Returns 1 on a failure
- * recorded or a write error. */
+ * (final: the closing progress line). Each file is written under a temporary name and
+ * renamed (core/io.h's output files), so a kill during the write leaves the previous
+ * complete report. Returns 1 on a failure recorded or a write error. */
 static int write_reports(const sdb_options *o, record *rec, int nr, int failures, sd_context *ctx,
                          double t_start, bool final)
 {
@@ -288,12 +288,15 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
         if (!strcmp(rec[i].status, "ok"))
             rec[i].ceiling = ceiling(&rec[i], ctx);
     /* Aggregates per task and overall. */
-    char md_part[512], js_part[512];
-    snprintf(md_part, sizeof md_part, "%s/bench_compile.md.part", out);
-    snprintf(js_part, sizeof js_part, "%s/bench_compile.json.part", out);
-    bool complete = false; /* both files written without error: rename them into place */
-    FILE *md = fopen(md_part, "w");
-    FILE *js = fopen(js_part, "w");
+    char md_path[512], js_path[512];
+    snprintf(md_path, sizeof md_path, "%s/bench_compile.md", out);
+    snprintf(js_path, sizeof js_path, "%s/bench_compile.json", out);
+    sdi_atomic_file md_file, js_file; /* each renamed into place only when complete */
+    FILE *md = NULL, *js = NULL;
+    if (sdi_atomic_begin(&md_file, md_path) == SD_OK)
+        md = sdi_atomic_stream(&md_file);
+    if (sdi_atomic_begin(&js_file, js_path) == SD_OK)
+        js = sdi_atomic_stream(&js_file);
     double *x = calloc((size_t)nr + 1, sizeof *x), *y = calloc((size_t)nr + 1, sizeof *y),
            *z = calloc((size_t)nr + 1, sizeof *z), *w = calloc((size_t)nr + 1, sizeof *w),
            *cs = calloc((size_t)nr + 1, sizeof *cs), *hs = calloc((size_t)nr + 1, sizeof *hs),
@@ -301,7 +304,7 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
            *dc = calloc((size_t)nr + 1, sizeof *dc);
     int rc = failures ? 1 : 0;
     if (md == NULL || js == NULL) {
-        fprintf(stderr, "%s: cannot write into %s\n", o->prog, out);
+        fprintf(stderr, "%s: cannot write into %s: %s\n", o->prog, out, sd_last_error());
         rc = 1;
         goto done;
     }
@@ -530,30 +533,21 @@ static int write_reports(const sdb_options *o, record *rec, int nr, int failures
         fprintf(js, "}");
     }
     fprintf(js, "]}\n");
-    if (ferror(md) || ferror(js)) {
-        fprintf(stderr, "%s: write error in %s\n", o->prog, out);
+    /* The commit reports a write error of either stream (and releases the file). */
+    sd_status ws = sdi_atomic_commit(&md_file);
+    if (ws == SD_OK)
+        ws = sdi_atomic_commit(&js_file);
+    if (ws != SD_OK) {
+        fprintf(stderr, "%s: %s\n", o->prog, sd_last_error());
         rc = 1;
-    } else {
-        complete = true;
-    }
-    if (progress != NULL && final)
+    } else if (progress != NULL && final) {
         fprintf(progress, "%s: %d tasks (%d failed) in %.0f s; wrote %s/bench_compile.{md,json}\n", o->prog, nr,
                 failures, sdi_now() - t_start, out);
-done:
-    if (md != NULL)
-        fclose(md);
-    if (js != NULL)
-        fclose(js);
-    free(x), free(y), free(z), free(w), free(cs), free(hs), free(rf), free(ce), free(dc);
-    if (complete) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/bench_compile.md", out);
-        if (rename(md_part, path) != 0)
-            rc = 1;
-        snprintf(path, sizeof path, "%s/bench_compile.json", out);
-        if (rename(js_part, path) != 0)
-            rc = 1;
     }
+done:
+    sdi_atomic_abort(&md_file); /* nothing left to do after a commit */
+    sdi_atomic_abort(&js_file);
+    free(x), free(y), free(z), free(w), free(cs), free(hs), free(rf), free(ce), free(dc);
     return rc;
 }
 

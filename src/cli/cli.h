@@ -66,6 +66,17 @@ sd_status sdc_gen(const char *spec, uint64_t seed, sd_csr *out);
 int sdc_load_matrix(const sdc_args *args, int gen_index, sd_csr *a, const char **src);
 int sdc_load_b(const sdc_args *args, int b_index, sd_op op, sd_csr *b, bool *have);
 
+/* --json (json_out.c): stdout carries JSON in every outcome. sdc_parse turns the mode on
+ * when a command with a "json" option is given --json; sdc_fail and sdc_usage_error record
+ * the first failure; a command prints its document with sdc_print_json (or says it printed
+ * one with sdc_json_printed); main's sdc_json_finish prints {"error": {...}} on stdout when
+ * the command failed without a document. */
+void sdc_json_detect(int argc, char **argv, const sdc_option *opts, int nopts);
+void sdc_json_note_failure(const char *status, int code, const char *message);
+void sdc_print_json(const char *doc);
+void sdc_json_printed(void);
+int sdc_json_finish(int rc);
+
 /* Subcommands: int cmd_<name>(int argc, char **argv), argv[0] = "<name>". */
 typedef int (*sdc_command_fn)(int argc, char **argv);
 typedef struct {

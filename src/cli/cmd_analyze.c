@@ -250,7 +250,7 @@ int cmd_analyze(int argc, char **argv)
             sdi_json_free(&j);
             return sdc_fail(s);
         }
-        printf("%s\n", j.buf);
+        sdc_print_json(j.buf);
         sdi_json_free(&j);
         return SDC_EXIT_OK;
     }

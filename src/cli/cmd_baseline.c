@@ -87,7 +87,7 @@ static int print_json(const char *src, const sd_context *ctx, const sdi_baseline
         sdi_json_free(&j);
         return sdc_fail(s);
     }
-    printf("%s\n", j.buf);
+    sdc_print_json(j.buf);
     sdi_json_free(&j);
     return SDC_EXIT_OK;
 }

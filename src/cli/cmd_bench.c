@@ -58,8 +58,10 @@ static int print_file(const char *path)
     }
     char buf[65536];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
         fwrite(buf, 1, n, stdout);
+        sdc_json_printed();
+    }
     fclose(f);
     return SDC_EXIT_OK;
 }

@@ -15,7 +15,9 @@ static const sdc_option cache_options[] = {
 #define K_NOPTS ((int)(sizeof cache_options / sizeof cache_options[0]))
 enum { K_DIR, K_JSON, K_CLEAR };
 
-static void print_stats(const sdi_cache_stats *st, bool json)
+/* cleared: what --clear did (NULL without --clear), into the JSON as "cleared". */
+static void print_stats(const sdi_cache_stats *st, bool json, const char *what,
+                        const sdi_cache_clear_report *cleared)
 {
     if (json) {
         sdi_json j;
@@ -31,9 +33,28 @@ static void print_stats(const sdi_cache_stats *st, bool json)
             sdi_json_key(&j, names[i]);
             sdi_json_int(&j, v[i]);
         }
+        if (cleared != NULL) {
+            sdi_json_key(&j, "cleared");
+            sdi_json_begin_object(&j);
+            sdi_json_key(&j, "what");
+            sdi_json_string(&j, what);
+            const char *cn[5] = {"removed_files", "removed_bytes", "removed_stale_dirs", "left_items", "left_bytes"};
+            const long long cv[5] = {cleared->removed_files, cleared->removed_bytes, cleared->removed_dirs,
+                                     cleared->left_items, cleared->left_bytes};
+            for (int i = 0; i < 5; i++) {
+                sdi_json_key(&j, cn[i]);
+                sdi_json_int(&j, cv[i]);
+            }
+            sdi_json_key(&j, "left_first");
+            if (cleared->left_items > 0)
+                sdi_json_string(&j, cleared->left_first);
+            else
+                sdi_json_null(&j);
+            sdi_json_end_object(&j);
+        }
         sdi_json_end_object(&j);
         if (sdi_json_finish(&j) == SD_OK)
-            printf("%s\n", j.buf);
+            sdc_print_json(j.buf);
         sdi_json_free(&j);
         return;
     }
@@ -60,13 +81,19 @@ int cmd_cache(int argc, char **argv)
                        "and folders left by other library versions. The JIT cache keeps to\n"
                        "SPARSEDITTO_JIT_CACHE_MB (default 2048; 0 = no cap), least recently used\n"
                        "variants removed first; nothing else is evicted on its own. --clear removes\n"
-                       "a part (the next compile rebuilds what it needs).",
+                       "a part (the next compile rebuilds what it needs) and names what it left:\n"
+                       "files the cache did not write are never removed. --dir must name an\n"
+                       "existing folder.",
                        cache_options, K_NOPTS);
         return SDC_EXIT_OK;
     }
     const char *dir = args.value[K_DIR];
+    if (dir != NULL && dir[0] == '\0')
+        return sdc_usage_error("--dir: the path is empty");
+    sdi_cache_clear_report rep;
+    const char *w = NULL;
     if (args.present[K_CLEAR]) {
-        const char *w = args.value[K_CLEAR];
+        w = args.value[K_CLEAR];
         unsigned what = strcmp(w, "entries") == 0 ? SDI_CACHE_CLEAR_ENTRIES
                         : strcmp(w, "jit") == 0   ? SDI_CACHE_CLEAR_JIT
                         : strcmp(w, "stale") == 0 ? SDI_CACHE_CLEAR_STALE
@@ -75,16 +102,29 @@ int cmd_cache(int argc, char **argv)
                             : 0;
         if (what == 0)
             return sdc_usage_error("--clear: '%s' is not entries, jit, stale or all", w);
-        long long freed = 0;
-        sd_status s = sdi_cache_clear(dir, what, &freed);
+        sd_status s = sdi_cache_clear(dir, what, &rep);
         if (s != SD_OK)
             return sdc_fail(s);
-        fprintf(stderr, "sparseditto: cache: cleared %s (%.1f MiB)\n", w, freed / 1048576.0);
+        /* "all" promises an empty cache: with anything left it says so, and what and why. */
+        fprintf(stderr, "sparseditto: cache: cleared %s", w);
+        if (rep.left_items > 0 && strcmp(w, "all") == 0)
+            fprintf(stderr, " but %lld item%s", rep.left_items, rep.left_items == 1 ? "" : "s");
+        fprintf(stderr, ": removed %lld files (%.1f MiB)", rep.removed_files, rep.removed_bytes / 1048576.0);
+        if (rep.removed_dirs > 0)
+            fprintf(stderr, " with %lld folder%s of other library versions", rep.removed_dirs,
+                    rep.removed_dirs == 1 ? "" : "s");
+        fprintf(stderr, "\n");
+        if (rep.left_items > 0)
+            fprintf(stderr,
+                    "sparseditto: cache: left '%s'%s (%.1f MiB): not written by the cache, so no --clear "
+                    "removes %s; remove %s by hand\n",
+                    rep.left_first, rep.left_items > 1 ? " and others" : "", rep.left_bytes / 1048576.0,
+                    rep.left_items == 1 ? "it" : "them", rep.left_items == 1 ? "it" : "them");
     }
     sdi_cache_stats st;
     sd_status s = sdi_cache_stats_read(dir, &st);
     if (s != SD_OK)
         return sdc_fail(s);
-    print_stats(&st, args.present[K_JSON]);
+    print_stats(&st, args.present[K_JSON], w, w != NULL ? &rep : NULL);
     return SDC_EXIT_OK;
 }

@@ -118,30 +118,31 @@ static void progress(void *arg, const char *stage, const sdi_trial *tr, double b
                 sd_status_string(tr->status), tr->detail, tr->config);
 }
 
-static void print_offline(const char *src, const sdi_gpu_props *gpu, const sdi_tune_result *r)
+/* The first round without a device, to f (stdout; stderr when stdout is for JSON). */
+static void print_offline(FILE *f, const char *src, const sdi_gpu_props *gpu, const sdi_tune_result *r)
 {
-    printf("%s: %d candidate plans of the first round for %s (ranking %s):\n", src, r->ntrials,
-           gpu->name, r->ranking.model);
+    fprintf(f, "%s: %d candidate plans of the first round for %s (ranking %s):\n", src, r->ntrials,
+            gpu->name, r->ranking.model);
     for (int i = 0; i < r->ranking.n && i < 4; i++)
-        printf("  rank %d: %-8s energy %6.2f  (%s: %s)\n", i + 1, r->ranking.e[i].label,
-               r->ranking.e[i].energy,
-               r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].feature : "-",
-               r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].why : "-");
+        fprintf(f, "  rank %d: %-8s energy %6.2f  (%s: %s)\n", i + 1, r->ranking.e[i].label,
+                r->ranking.e[i].energy,
+                r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].feature : "-",
+                r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].why : "-");
     for (int i = 0; i < r->ntrials; i++) {
         const sdi_trial *t = &r->trials[i];
-        printf("  %-20s %-48.48s %s", t->family, t->config,
-               t->status == SD_ERR_NO_DEVICE ? "lowered" : sd_status_string(t->status));
+        fprintf(f, "  %-20s %-48.48s %s", t->family, t->config,
+                t->status == SD_ERR_NO_DEVICE ? "lowered" : sd_status_string(t->status));
         if (t->compile_ms > 0)
-            printf(", NVRTC %.0f ms", t->compile_ms);
+            fprintf(f, ", NVRTC %.0f ms", t->compile_ms);
         else if (t->status == SD_ERR_NO_DEVICE)
-            printf(", cubins compiled earlier (memo or JIT cache)");
+            fprintf(f, ", cubins compiled earlier (memo or JIT cache)");
         if (t->status != SD_ERR_NO_DEVICE)
-            printf(" (%s)", t->detail);
-        printf("\n");
+            fprintf(f, " (%s)", t->detail);
+        fprintf(f, "\n");
     }
-    printf("stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, NVRTC %.1f ms%s\n",
-           r->ms_analysis, r->ms_rank, r->ms_synthesis, r->ms_compile,
-           r->ms_compile > 0 ? "" : " (every cubin from the JIT cache; SPARSEDITTO_JIT_CACHE=0 compiles again)");
+    fprintf(f, "stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, NVRTC %.1f ms%s\n",
+            r->ms_analysis, r->ms_rank, r->ms_synthesis, r->ms_compile,
+            r->ms_compile > 0 ? "" : " (every cubin from the JIT cache; SPARSEDITTO_JIT_CACHE=0 compiles again)");
 }
 
 int cmd_compile(int argc, char **argv)
@@ -210,17 +211,16 @@ int cmd_compile(int argc, char **argv)
         else if (s == SD_OK)
             s = sdi_tune_offline(&a, op, (int)k, &gpu, 0, 1, r, NULL);
         if (s == SD_OK)
-            print_offline(src, &gpu, r);
+            print_offline(args.present[O_JSON] ? stderr : stdout, src, &gpu, r);
         free(r);
         sd_csr_free(&a);
         sd_csr_free(&b);
         if (s != SD_OK)
             return sdc_fail(s);
-        fprintf(stderr,
-                "sparseditto: no usable GPU (%s): stopped after lowering and NVRTC compilation; "
-                "validation and measurement need a GPU\n",
-                why);
-        return SDC_EXIT_ENV;
+        return sdc_fail(SDI_ERR(SD_ERR_NO_DEVICE,
+                                "no usable GPU (%s): stopped after lowering and NVRTC compilation; "
+                                "validation and measurement need a GPU",
+                                why));
     }
     if (s != SD_OK) {
         sd_csr_free(&a);
@@ -295,7 +295,7 @@ int cmd_compile(int argc, char **argv)
         s = json ? sd_kernel_describe(kern, json, cap) : SD_ERR_OUT_OF_MEMORY;
     }
     if (s == SD_OK && args.present[O_JSON]) {
-        printf("%s\n", json);
+        sdc_print_json(json);
     } else if (s == SD_OK) {
         sdi_jvalue v;
         if (sdi_json_parse(json, -1, &v) == SD_OK) {
@@ -433,9 +433,9 @@ int cmd_plan(int argc, char **argv)
     if (s == SD_OK)
         s = sdi_json_finish(&j);
     if (s == SD_OK && args.present[P_JSON]) {
-        printf("%s\n", j.buf);
+        sdc_print_json(j.buf);
     } else if (s == SD_OK) {
-        print_offline(src, &gpu, r);
+        print_offline(stdout, src, &gpu, r);
         sdi_jvalue v;
         if (sdi_json_parse(j.buf, -1, &v) == SD_OK) {
             printf("static bounds (bytes; q = / L2 of %.0f MB):\n", gpu.l2_bytes / 1e6);

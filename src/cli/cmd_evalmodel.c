@@ -148,8 +148,10 @@ static int eval_pcsr(int argc, char **argv, const sdc_args *args, const sdi_mode
         s = write_out(outdir, "paramspmm.json", j.buf);
     if (s == SD_OK && outdir != NULL)
         s = write_out(outdir, "paramspmm.md", md);
-    if (s == SD_OK)
-        fputs(args->present[OPT_JSON] ? j.buf : md, stdout);
+    if (s == SD_OK && args->present[OPT_JSON])
+        sdc_print_json(j.buf);
+    else if (s == SD_OK)
+        fputs(md, stdout);
     sdi_json_free(&j);
     sdi_free(md);
     return s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
@@ -265,7 +267,7 @@ int cmd_evalmodel(int argc, char **argv)
         s = write_out(outdir, "evalmodel.md", md);
     if (s == SD_OK) {
         if (args.present[OPT_JSON])
-            printf("%s\n", j.buf);
+            sdc_print_json(j.buf);
         else
             fputs(md, stdout);
     }

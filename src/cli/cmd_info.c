@@ -59,7 +59,7 @@ static int print_json(const char *path, const sdi_mtx_info *in, const sd_csr *a,
         sdi_json_free(&j);
         return sdc_fail(s);
     }
-    printf("%s\n", j.buf);
+    sdc_print_json(j.buf);
     sdi_json_free(&j);
     return SDC_EXIT_OK;
 }

@@ -382,7 +382,7 @@ static int print_json(const pf_task *t, const char *src, const pf_result *r, int
     sdi_json_end_object(&j);
     sd_status s = sdi_json_finish(&j);
     if (s == SD_OK)
-        printf("%s\n", j.buf);
+        sdc_print_json(j.buf);
     sdi_json_free(&j);
     return s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
 }

@@ -80,7 +80,7 @@ int cmd_rank(int argc, char **argv)
         sdi_json_end_object(&j);
         s = sdi_json_finish(&j);
         if (s == SD_OK)
-            printf("%s\n", j.buf);
+            sdc_print_json(j.buf);
         sdi_json_free(&j);
         return s == SD_OK ? SDC_EXIT_OK : sdc_fail(s);
     }

@@ -141,7 +141,7 @@ int cmd_reorder(int argc, char **argv)
             sdi_json_string(&j, perm_path);
             sdi_json_end_object(&j);
             if (sdi_json_finish(&j) == SD_OK)
-                printf("%s\n", j.buf);
+                sdc_print_json(j.buf);
             sdi_json_free(&j);
         } else {
             printf("reordered %s (%s, %.3f s + %.3f s to apply): bandwidth %lld -> %lld, mean "

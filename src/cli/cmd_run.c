@@ -180,7 +180,7 @@ static void print_result(const run_result *r, bool json)
         }
         sdi_json_end_object(&j);
         if (sdi_json_finish(&j) == SD_OK)
-            printf("%s\n", j.buf);
+            sdc_print_json(j.buf);
         sdi_json_free(&j);
         return;
     }

@@ -1,6 +1,9 @@
 /* src/cli/main.c: the sparseditto command: dispatch to subcommands. */
+#define _GNU_SOURCE /* fopencookie */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -59,7 +62,63 @@ static void usage(FILE *f)
                "            4 internal error. Errors go to stderr as 'sparseditto: <cause>'.\n");
 }
 
-int main(int argc, char **argv)
+/* Standard output is buffered: a full disk, /dev/full or a closed descriptor shows only
+ * when it is flushed, after the command has returned. Checked here, once for every
+ * command, so no output is silently lost behind exit status 0. A stdio stream keeps only
+ * "an error happened", so (with glibc) stdout writes through stdout_write, which keeps the
+ * first error's cause for the message. */
+static int g_stdout_errno;
+
+#ifdef __GLIBC__
+static ssize_t stdout_write(void *cookie, const char *buf, size_t n)
+{
+    size_t done = 0;
+    while (done < n && g_stdout_errno == 0) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            g_stdout_errno = w < 0 ? errno : EIO;
+        else
+            done += (size_t)w;
+    }
+    return g_stdout_errno == 0 ? (ssize_t)n : 0; /* 0: the stream's error flag */
+}
+
+static void stdout_keep_errors(void)
+{
+    cookie_io_functions_t io = {NULL, stdout_write, NULL, NULL};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (f == NULL)
+        return; /* the plain stream: its errors are still caught, without their cause */
+    setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+    stdout = f;
+}
+#else
+static void stdout_keep_errors(void) {}
+#endif
+
+static int finish(int rc)
+{
+    rc = sdc_json_finish(rc);
+    errno = 0;
+    bool bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = g_stdout_errno != 0 ? g_stdout_errno : errno;
+    fclose(stdout);
+    /* The close of the descriptor can fail too (a network file system reports errors
+     * then). EBADF alone means stdout was closed from the start and nothing was written. */
+    if (close(STDOUT_FILENO) != 0 && !bad && errno != EBADF) {
+        bad = true;
+        e = errno;
+    }
+    if (!bad)
+        return rc;
+    fprintf(stderr, "sparseditto: cannot write standard output: %s\n",
+            e != 0 ? strerror(e) : "write error");
+    return rc != SDC_EXIT_OK ? rc : sdc_exit_code(SD_ERR_IO);
+}
+
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -81,4 +140,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
     return sdc_usage_error("unknown command '%s' (see sparseditto --help)", argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    stdout_keep_errors();
+    return finish(run(argc, argv));
 }

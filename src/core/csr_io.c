@@ -1,96 +1,12 @@
 /* src/core/csr_io.c: the public sd_csr_read / sd_csr_write (format chosen by magic
- * bytes on reading, by file name on writing) and atomic file replacement. */
+ * bytes on reading, by file name on writing). */
 #include <errno.h>
 #include <math.h>
-#include <fcntl.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "io.h"
-
-/* ------------------------------------------------------------------ atomic files */
-
-static atomic_ulong g_tmp_counter;
-
-void sdi_atomic_abort(sdi_atomic_file *af)
-{
-    if (af == NULL)
-        return;
-    if (af->fd >= 0)
-        close(af->fd);
-    if (af->tmp_path != NULL)
-        unlink(af->tmp_path);
-    sdi_free(af->tmp_path);
-    sdi_free(af->final_path);
-    af->tmp_path = NULL;
-    af->final_path = NULL;
-    af->fd = -1;
-}
-
-sd_status sdi_atomic_begin(sdi_atomic_file *af, const char *path)
-{
-    memset(af, 0, sizeof *af);
-    af->fd = -1;
-    size_t n = strlen(path);
-    af->final_path = sdi_malloc(n + 1);
-    af->tmp_path = sdi_malloc(n + 64);
-    if (af->final_path == NULL || af->tmp_path == NULL) {
-        sdi_free(af->final_path);
-        sdi_free(af->tmp_path);
-        memset(af, 0, sizeof *af);
-        af->fd = -1;
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a file name");
-    }
-    memcpy(af->final_path, path, n + 1);
-    /* A unique name in the destination's directory (rename is atomic only within one
-     * file system); O_EXCL never reuses someone else's file, and the mode follows the
-     * umask like any new file. */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    for (int attempt = 0; attempt < 64; attempt++) {
-        unsigned long k = atomic_fetch_add(&g_tmp_counter, 1);
-        snprintf(af->tmp_path, n + 64, "%s.tmp.%ld.%lu.%lx", path, (long)getpid(), k,
-                 (unsigned long)ts.tv_nsec ^ ((unsigned long)attempt << 20));
-        af->fd = open(af->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (af->fd >= 0)
-            return SD_OK;
-        if (errno != EEXIST)
-            break;
-    }
-    int e = errno;
-    sdi_free(af->tmp_path);
-    sdi_free(af->final_path);
-    memset(af, 0, sizeof *af);
-    af->fd = -1;
-    return SDI_ERR(SD_ERR_IO, "cannot create '%s': %s", path, strerror(e));
-}
-
-sd_status sdi_atomic_commit(sdi_atomic_file *af)
-{
-    if (fsync(af->fd) != 0 && errno != EINVAL && errno != EROFS) {
-        int e = errno;
-        sd_status s = SDI_ERR(SD_ERR_IO, "cannot write '%s': %s", af->final_path, strerror(e));
-        sdi_atomic_abort(af);
-        return s;
-    }
-    int rc = close(af->fd);
-    af->fd = -1;
-    if (rc != 0 || rename(af->tmp_path, af->final_path) != 0) {
-        int e = errno;
-        sd_status s = SDI_ERR(SD_ERR_IO, "cannot write '%s': %s", af->final_path, strerror(e));
-        sdi_atomic_abort(af);
-        return s;
-    }
-    sdi_free(af->tmp_path);
-    sdi_free(af->final_path);
-    af->tmp_path = NULL;
-    af->final_path = NULL;
-    return SD_OK;
-}
 
 /* ------------------------------------------------------------------ read / write */
 

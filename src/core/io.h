@@ -1,5 +1,5 @@
 /* src/core/io.h: matrix file I/O inside the library: the Matrix Market reader and
- * writer, the binary .sdm format, atomic file replacement and the read summary the CLI's
+ * writer, the binary .sdm format, output files and the read summary the CLI's
  * `info` prints. The public entry points are sd_csr_read / sd_csr_write (csr_io.c). */
 #ifndef SDI_IO_H
 #define SDI_IO_H
@@ -64,7 +64,7 @@ SDI_HIDDEN sdi_num_status sdi_parse_value(const char *p, bool integer, const cha
                                           float *out);
 
 /* Writes a as "matrix coordinate real general", values with %.9g (exact round trip),
- * gzip-compressed when gzip is true; atomically (temporary file + rename). a must
+ * gzip-compressed when gzip is true; through the output-file routine below. a must
  * satisfy sd_csr_check. */
 SDI_HIDDEN sd_status sdi_mtx_write(const char *path, const sd_csr *a, bool gzip);
 
@@ -92,19 +92,44 @@ typedef struct {
 } sdi_row_stats;
 SDI_HIDDEN void sdi_csr_row_stats(const sd_csr *a, sdi_row_stats *out);
 
-/* ------------------------------------------------------------------ atomic files
- * A new file appears complete or not at all: written under a temporary name in the
- * destination's directory, flushed to disk, then renamed over the destination. */
+/* ------------------------------------------------------------------ output files
+ * Every file a user names (matrices, permutations, models, reports) and every file of the
+ * caches is written through these (out_file.c). What the path is decides how:
+ *  - a regular file or a new name: written under a temporary name in the destination's
+ *    directory, flushed to disk, renamed over it: it appears complete or not at all. An
+ *    existing file keeps its permission bits (and owner and group where allowed); a new
+ *    one gets 0666 less the umask. A file without any write bit (0444) is refused, root
+ *    included, as is one the caller may not write. The new file is a new inode: other
+ *    hard links to the old one keep the old content;
+ *  - a symbolic link: followed (to its target, existing or not); the link stays a link;
+ *  - a character or block device or a FIFO (/dev/null, /dev/full, a named pipe): opened
+ *    and written in place, never replaced; a socket is refused;
+ *  - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: that descriptor of the
+ *    process, in place (offset and append mode kept).
+ * Errors are SD_ERR_IO naming the path and strerror; a failure leaves no temporary file
+ * and an existing file intact (what reached a device or pipe in place is gone). */
 typedef struct {
-    char *final_path;
-    char *tmp_path;
-    int fd; /* open on tmp_path until commit or abort; -1 otherwise */
+    char *final_path; /* as given (messages; opened when written in place) */
+    char *dest_path;  /* the name the rename replaces (links followed); NULL in place */
+    char *tmp_path;   /* the temporary; NULL when written in place */
+    int fd;           /* open until commit or abort; -1 otherwise */
+    FILE *f;          /* sdi_atomic_stream's stream writing through fd, or NULL */
+    int err;          /* the first write error's errno (0: none) */
+    bool discard;     /* aborting: the stream's last bytes are dropped */
 } sdi_atomic_file;
 
 SDI_HIDDEN sd_status sdi_atomic_begin(sdi_atomic_file *af, const char *path);
-/* fsync, close, rename; on failure the temporary is removed (and af released). */
+/* A stdio stream on af (made once; closed by commit or abort); NULL with errno set. Its
+ * write errors (and their cause) are reported by the commit. */
+SDI_HIDDEN FILE *sdi_atomic_stream(sdi_atomic_file *af);
+/* Writes len bytes (through the stream when there is one); on failure af is aborted. */
+SDI_HIDDEN sd_status sdi_atomic_write(sdi_atomic_file *af, const void *data, size_t len);
+/* Flush (a stream's error is reported here), fsync, close, rename; on failure the
+ * temporary is removed and af released. */
 SDI_HIDDEN sd_status sdi_atomic_commit(sdi_atomic_file *af);
 /* Closes and removes the temporary; safe on a zeroed or finished af. */
 SDI_HIDDEN void sdi_atomic_abort(sdi_atomic_file *af);
+/* The whole of data to path as above. */
+SDI_HIDDEN sd_status sdi_write_file(const char *path, const void *data, size_t len);
 
 #endif /* SDI_IO_H */

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../core/io.h"
 #include "reorder.h"
 
 static const char *const method_names[SDI_REORDER_NMETHODS] = {"rabbit", "rcm", "degree"};
@@ -645,29 +645,20 @@ sd_status sdi_reorder(const sd_csr *a, int method, int32_t **perm_rows, int32_t 
 
 sd_status sdi_perm_write(const char *path, const int32_t *p, int32_t n)
 {
-    size_t plen = strlen(path);
-    char *tmp = sdi_malloc(plen + 32);
-    if (tmp == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a file name");
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    sdi_atomic_file af;
+    sd_status s = sdi_atomic_begin(&af, path);
+    if (s != SD_OK)
+        return s;
+    FILE *f = sdi_atomic_stream(&af);
     if (f == NULL) {
-        sd_status s = SDI_ERR(SD_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        sdi_free(tmp);
+        s = SDI_ERR(SD_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        sdi_atomic_abort(&af);
         return s;
     }
-    int bad = 0;
-    for (int32_t i = 0; i < n && !bad; i++)
-        bad = fprintf(f, "%d\n", p[i]) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        sd_status s = SDI_ERR(SD_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        sdi_free(tmp);
-        return s;
-    }
-    sdi_free(tmp);
-    return SD_OK;
+    /* A failed fprintf is reported by the commit (the stream's error flag). */
+    for (int32_t i = 0; i < n && !ferror(f); i++)
+        fprintf(f, "%d\n", p[i]);
+    return sdi_atomic_commit(&af);
 }
 
 sd_status sdi_perm_read(const char *path, int32_t **p, int32_t *n)

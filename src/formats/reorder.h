@@ -39,7 +39,7 @@ SDI_HIDDEN sd_status sdi_csr_permute(const sd_csr *a, const int32_t *perm_rows,
 SDI_HIDDEN sd_status sdi_perm_check(const int32_t *p, int32_t n);
 SDI_HIDDEN sd_status sdi_perm_invert(const int32_t *p, int32_t n, int32_t **inv);
 
-/* Text file, one 0-based index per line (written atomically: temporary + rename). */
+/* Text file, one 0-based index per line (an output file as core/io.h writes them). */
 SDI_HIDDEN sd_status sdi_perm_write(const char *path, const int32_t *p, int32_t n);
 /* Reads such a file; *n receives the count. Errors name the 1-based line. */
 SDI_HIDDEN sd_status sdi_perm_read(const char *path, int32_t **p, int32_t *n);

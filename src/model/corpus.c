@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../analysis/analysis.h"
+#include "../core/io.h"
 #include "../core/json_parse.h"
 #include "../core/rng.h"
 #include "corpus.h"
@@ -72,27 +73,7 @@ sd_status sdi_model_read_file(const char *path, char **buf, size_t *len)
 
 sd_status sdi_model_write_file(const char *path, const char *text, size_t len)
 {
-    size_t pl = strlen(path);
-    char *tmp = sdi_malloc(pl + 8);
-    if (tmp == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory writing %s", path);
-    snprintf(tmp, pl + 8, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL) {
-        sd_status s = SDI_ERR(SD_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        sdi_free(tmp);
-        return s;
-    }
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        sd_status s = SDI_ERR(SD_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        sdi_free(tmp);
-        return s;
-    }
-    sdi_free(tmp);
-    return SD_OK;
+    return sdi_write_file(path, text, len);
 }
 
 void sdi_corpus_free(sdi_corpus *c)

@@ -60,7 +60,7 @@ SDI_HIDDEN int sdi_op_from_name(const char *name);
 SDI_HIDDEN const char *sdi_op_name(sd_op op);
 /* Whole file into a NUL-terminated buffer (sdi_free it); SD_ERR_IO names the path. */
 SDI_HIDDEN sd_status sdi_model_read_file(const char *path, char **buf, size_t *len);
-/* Writes text to path atomically (path.tmp, then rename). */
+/* Writes text to path through the shared output-file routine (sdi_write_file, core/io.h). */
 SDI_HIDDEN sd_status sdi_model_write_file(const char *path, const char *text, size_t len);
 
 /* Cross-validation folds grouped by matrix: fold[r] ∈ [0, folds) for every record, the

@@ -79,10 +79,10 @@ else
     grep -q "read from device 0" "$TMP/table.txt" && ok "device context" || fail "device note"
 fi
 
-# Exit codes: 1 bad input (no stdout with --json), 2 usage.
+# Exit codes: 1 bad input (with --json, stdout is the error as JSON), 2 usage.
 "$BIN" analyze "$TMP/missing.mtx" --json > "$TMP/o.txt" 2> "$TMP/e.txt"
 rc=$?
-[ $rc -eq 1 ] && [ ! -s "$TMP/o.txt" ] && grep -q '^sparseditto: ' "$TMP/e.txt" &&
+[ $rc -eq 1 ] && grep -q '^{"error":{"status":"I/O error"' "$TMP/o.txt" && grep -q '^sparseditto: ' "$TMP/e.txt" &&
     [ "$(wc -l < "$TMP/e.txt")" -eq 1 ] && ok "missing file: exit 1" || fail "missing file rc $rc"
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n5 1 1\n' > "$TMP/bad.mtx"
 "$BIN" analyze "$TMP/bad.mtx" > /dev/null 2>&1

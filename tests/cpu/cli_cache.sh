@@ -1,6 +1,6 @@
 # tests/cpu/cli_cache.sh: `sparseditto cache`: counts of kernel entries (with sidecars),
 # compiled variants (JIT cache, filled here by an offline compile) and stale version
-# folders; --clear of each part and of all; a missing cache is empty; usage errors.
+# folders; --clear of each part and of all; an empty cache folder is empty; usage errors.
 # Usage: bash cli_cache.sh <sparseditto> [<matrices-dir> <tests/data-dir>]
 set -u
 BIN="$1"
@@ -13,8 +13,9 @@ C="$TMP/cache"
 command -v python3 > /dev/null || { echo "cli_cache: SKIPPED: python3 reads the JSON"; exit 77; }
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
+mkdir -p "$C" # --dir must exist (cli_outputs.sh checks the error); an empty folder is an empty cache
 "$BIN" cache --dir "$C" --json > "$TMP/empty.json" && [ "$(field "$TMP/empty.json" entries)" = 0 ] &&
-  [ "$(field "$TMP/empty.json" jit)" = 0 ] && ok "a missing cache is empty" || fail "missing cache: $(cat "$TMP/empty.json")"
+  [ "$(field "$TMP/empty.json" jit)" = 0 ] && ok "an empty cache is empty" || fail "empty cache: $(cat "$TMP/empty.json")"
 # Compiled variants: an offline compile (no GPU needed) with the JIT cache on.
 SPARSEDITTO_JIT_CACHE=1 SPARSEDITTO_CACHE="$C" "$BIN" compile --gen "uniform:rows=500,deg=4" --op spmv --gpu H200 \
   > /dev/null 2>&1

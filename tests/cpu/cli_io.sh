@@ -43,6 +43,16 @@ check_error() {
     fi
 }
 
+# With --json a failure's stdout is one JSON error object, not empty: check that, then as above.
+check_json_error() {
+    if ! grep -q '^{"error":{"status":' "$T/out" || [ "$(wc -l <"$T/out")" -ne 1 ]; then
+        fail "stdout is not one JSON error object: $(head -c 200 "$T/out")"
+    else
+        : >"$T/out"
+        check_error "$1"
+    fi
+}
+
 # json_field FILE KEY: the value of KEY in a JSON object (python3 when present).
 json_field() {
     if command -v python3 >/dev/null 2>&1; then
@@ -105,12 +115,12 @@ run 0 "$SD" info --help && { grep -q "usage: sparseditto info" "$T/out" || fail 
 run 0 "$SD" convert --help && { grep -q "usage: sparseditto convert" "$T/out" || fail "convert --help"; }
 run 0 "$SD" --help && { grep -q "info" "$T/out" && grep -q "convert" "$T/out" || fail "commands not listed"; }
 
-# bad input: exit 1, one line, no stdout (even with --json)
+# bad input: exit 1, one line, no stdout (with --json: the error as JSON)
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n0 2 1\n' >"$T/bad.mtx"
-run 1 "$SD" info --json "$T/bad.mtx" && check_error "line 4"
+run 1 "$SD" info --json "$T/bad.mtx" && check_json_error "line 4"
 run 1 "$SD" info "$T/missing.mtx" && check_error "cannot open"
 printf '%%%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n' >"$T/complex.mtx"
-run 1 "$SD" info "$T/complex.mtx" --json && check_error "complex"
+run 1 "$SD" info "$T/complex.mtx" --json && check_json_error "complex"
 printf '%%%%MatrixMarket matrix coordinate real general\n2000000000 1 1\n1 1 1\n' >"$T/huge.mtx"
 run 3 "$SD" info "$T/huge.mtx" && check_error "row pointers"
 # usage: exit 2
