@@ -233,6 +233,7 @@ sd_status sdi_jit_cache_store(const char *dir, const char *key_text, size_t key_
     /* Written atomically (core/io.h): readers see the old file or the whole new one. */
     sdi_atomic_file af;
     sd_status s = sdi_atomic_begin(&af, path);
+    af.no_sync = true; /* a compile stores many; a torn one fails its checksum and is rebuilt */
     if (s == SD_OK)
         s = sdi_atomic_write(&af, &h, sizeof h);
     if (s == SD_OK)

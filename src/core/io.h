@@ -116,6 +116,8 @@ typedef struct {
     FILE *f;          /* sdi_atomic_stream's stream writing through fd, or NULL */
     int err;          /* the first write error's errno (0: none) */
     bool discard;     /* aborting: the stream's last bytes are dropped */
+    bool no_sync;     /* set after begin: no fsync (a cache file whose checksum catches a torn
+                         write, written many times a compile) */
 } sdi_atomic_file;
 
 SDI_HIDDEN sd_status sdi_atomic_begin(sdi_atomic_file *af, const char *path);

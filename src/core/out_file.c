@@ -300,7 +300,8 @@ sd_status sdi_atomic_commit(sdi_atomic_file *af)
     }
     /* The data reaches the disk before the rename makes it visible; devices and pipes
      * (in place) have nothing to flush. */
-    if (e == 0 && af->tmp_path != NULL && fsync(af->fd) != 0 && errno != EINVAL && errno != EROFS)
+    if (e == 0 && af->tmp_path != NULL && !af->no_sync && fsync(af->fd) != 0 && errno != EINVAL &&
+        errno != EROFS)
         e = errno;
     int rc = close(af->fd);
     if (e == 0 && rc != 0)
@@ -310,7 +311,7 @@ sd_status sdi_atomic_commit(sdi_atomic_file *af)
         e = errno;
     if (e != 0)
         return fail(af, e, NULL);
-    if (af->tmp_path != NULL) {
+    if (af->tmp_path != NULL && !af->no_sync) {
         /* The rename reaches the disk with its directory. Best effort: the file is complete
          * under its name already, and some file systems refuse fsync on a directory. */
         char dir[PATH_MAX];
@@ -321,9 +322,9 @@ sd_status sdi_atomic_commit(sdi_atomic_file *af)
             (void)ignored;
             close(dfd);
         }
-        sdi_free(af->tmp_path); /* renamed: no longer ours to remove */
-        af->tmp_path = NULL;
     }
+    sdi_free(af->tmp_path); /* renamed: no longer ours to remove */
+    af->tmp_path = NULL;
     release(af);
     return SD_OK;
 }
