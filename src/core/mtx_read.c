@@ -1,6 +1,7 @@
-/* src/core/mtx_read.c: the Matrix Market reader: block reads (plain, gzip from a file
- * or from memory), a hand-written tokenizer with an exact fast path for decimals,
- * symmetric expansion, and canonicalisation into CSR through the COO staging buffer. */
+/* src/core/mtx_read.c: the Matrix Market reader: block reads (plain or gzip, from an
+ * opened input or from memory), a hand-written tokenizer with an exact fast path for
+ * decimals, symmetric expansion, and canonicalisation into CSR through the COO staging
+ * buffer. */
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -203,15 +204,17 @@ sdi_num_status sdi_parse_value(const char *p, bool integer, const char **end, fl
 
 /* ================================================================== input blocks */
 
-enum { SRC_GZFILE, SRC_MEM, SRC_MEM_GZ };
+/* Compressed bytes read from an input at once (memory is inflated in place). */
+#define SDI_ZIN_BYTES (256u << 10)
 
 typedef struct {
-    int kind;
-    gzFile gz;
+    sdi_input *in; /* NULL: the bytes are mem[0, mem_len) */
     const unsigned char *mem;
     size_t mem_len, mem_pos;
+    bool gzip; /* inflated on the way: the bytes started with the gzip magic */
     z_stream zs;
-    bool zs_live, zs_done;
+    bool zs_live, zs_done, raw_eof;
+    unsigned char *zin; /* compressed bytes read from in */
     /* The buffer holds [0, len) read so far plus a NUL at len; [pos, chunk_end) are
      * whole lines not yet parsed; [chunk_end, len) is an incomplete last line. */
     char *buf;
@@ -221,46 +224,52 @@ typedef struct {
     int64_t text_bytes;
 } rd_t;
 
-static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
+/* Makes at least want (1 or 2) compressed bytes available to inflate unless the raw
+ * bytes end first; the one byte that may be left over is kept. */
+static sd_status z_fill(rd_t *r, uInt want)
 {
-    *got = 0;
-    if (r->kind == SRC_GZFILE) {
-        unsigned want = n > (1u << 30) ? (1u << 30) : (unsigned)n;
-        int k = gzread(r->gz, dst, want);
-        int errnum = Z_OK;
-        const char *msg = gzerror(r->gz, &errnum);
-        if (k < 0 || (errnum != Z_OK && errnum != Z_BUF_ERROR)) {
-            if (errnum == Z_ERRNO)
-                return SDI_ERR(SD_ERR_IO, "read error: %s", strerror(errno));
-            return SDI_ERR(SD_ERR_PARSE, "corrupt gzip data (%s) after %lld bytes of text",
-                           msg, (long long)r->text_bytes);
-        }
-        if (k == 0 && errnum == Z_BUF_ERROR)
-            return SDI_ERR(SD_ERR_PARSE, "the gzip data is truncated after %lld bytes of text",
-                           (long long)r->text_bytes);
-        *got = (size_t)k;
-        return SD_OK;
-    }
-    if (r->kind == SRC_MEM) {
-        size_t k = r->mem_len - r->mem_pos;
-        if (k > n)
-            k = n;
-        memcpy(dst, r->mem + r->mem_pos, k);
-        r->mem_pos += k;
-        *got = k;
-        return SD_OK;
-    }
-    /* gzip in memory: inflate, continuing over concatenated members; bytes after the
-     * last member that do not start another one are ignored, as gzread does. */
-    size_t produced = 0;
-    while (produced < n && !r->zs_done) {
-        if (r->zs.avail_in == 0 && r->mem_pos < r->mem_len) {
-            size_t k = r->mem_len - r->mem_pos;
+    while (r->zs.avail_in < want && !r->raw_eof) {
+        uInt keep = r->zs.avail_in;
+        if (r->in == NULL) {
+            size_t off = r->mem_pos - keep, k = r->mem_len - off;
             if (k > UINT_MAX)
                 k = UINT_MAX;
-            r->zs.next_in = (unsigned char *)(uintptr_t)(r->mem + r->mem_pos);
+            if (k <= keep) {
+                r->raw_eof = true;
+                break;
+            }
+            r->zs.next_in = (unsigned char *)(uintptr_t)(r->mem + off);
             r->zs.avail_in = (uInt)k;
-            r->mem_pos += k;
+            r->mem_pos = off + k;
+        } else {
+            if (keep > 0) /* next_in is NULL before the first read */
+                memmove(r->zin, r->zs.next_in, keep);
+            size_t got = 0;
+            sd_status s = sdi_input_read(r->in, r->zin + keep, SDI_ZIN_BYTES - keep, &got);
+            if (s != SD_OK)
+                return s;
+            r->zs.next_in = r->zin;
+            r->zs.avail_in = keep + (uInt)got;
+            r->raw_eof = got == 0;
+        }
+    }
+    return SD_OK;
+}
+
+/* Inflates up to n bytes, continuing over concatenated members; bytes after the last
+ * member that do not start another one are ignored, as gzip -d does. */
+static sd_status z_read(rd_t *r, char *dst, size_t n, size_t *got)
+{
+    size_t produced = 0;
+    while (produced < n && !r->zs_done) {
+        if (r->zs.avail_in == 0) {
+            sd_status s = z_fill(r, 1);
+            if (s != SD_OK)
+                return s;
+            if (r->zs.avail_in == 0)
+                return SDI_ERR(SD_ERR_PARSE,
+                               "the gzip data is truncated after %lld bytes of text",
+                               (long long)(r->text_bytes + (int64_t)produced));
         }
         size_t room = n - produced;
         if (room > UINT_MAX)
@@ -270,23 +279,38 @@ static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
         int ret = inflate(&r->zs, Z_NO_FLUSH);
         produced += room - r->zs.avail_out;
         if (ret == Z_STREAM_END) {
-            size_t off = r->mem_pos - r->zs.avail_in;
-            if (r->mem_len - off >= 2 && r->mem[off] == 0x1f && r->mem[off + 1] == 0x8b)
+            sd_status s = z_fill(r, 2);
+            if (s != SD_OK)
+                return s;
+            if (r->zs.avail_in >= 2 && r->zs.next_in[0] == 0x1f && r->zs.next_in[1] == 0x8b)
                 inflateReset(&r->zs);
             else
                 r->zs_done = true;
-        } else if (ret == Z_BUF_ERROR) {
-            if (r->zs.avail_in == 0 && r->mem_pos == r->mem_len)
-                return SDI_ERR(SD_ERR_PARSE,
-                               "the gzip data is truncated after %lld bytes of text",
-                               (long long)(r->text_bytes + (int64_t)produced));
-        } else if (ret != Z_OK) {
+        } else if (ret == Z_MEM_ERROR) {
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory inflating gzip data");
+        } else if (ret != Z_OK) { /* input was given: Z_BUF_ERROR means no progress */
             return SDI_ERR(SD_ERR_PARSE, "corrupt gzip data (%s) after %lld bytes of text",
                            r->zs.msg ? r->zs.msg : "inflate failed",
                            (long long)(r->text_bytes + (int64_t)produced));
         }
     }
     *got = produced;
+    return SD_OK;
+}
+
+static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
+{
+    *got = 0;
+    if (r->gzip)
+        return z_read(r, dst, n, got);
+    if (r->in != NULL)
+        return sdi_input_read(r->in, dst, n, got);
+    size_t k = r->mem_len - r->mem_pos;
+    if (k > n)
+        k = n;
+    memcpy(dst, r->mem + r->mem_pos, k);
+    r->mem_pos += k;
+    *got = k;
     return SD_OK;
 }
 
@@ -857,22 +881,41 @@ static sd_status mtx_parse(rd_t *r, sd_csr *out, sdi_mtx_info *info)
     return SD_OK;
 }
 
-static size_t first_cap(size_t block)
-{
-    return block < (64u << 10) ? block : (64u << 10);
-}
-
 static void rd_close(rd_t *r)
 {
-    if (r->gz != NULL)
-        gzclose(r->gz);
     if (r->zs_live)
         inflateEnd(&r->zs);
+    sdi_free(r->zin);
     sdi_free(r->buf);
     memset(r, 0, sizeof *r);
 }
 
-sd_status sdi_mtx_read(const char *path, sd_csr *out, sdi_mtx_info *info)
+/* One path for inputs and memory: r holds the source and the block size. */
+static sd_status mtx_read(rd_t *r, bool gzip, sd_csr *out, sdi_mtx_info *info)
+{
+    sd_status s = SD_OK;
+    r->gzip = gzip;
+    if (gzip) {
+        if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
+            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "cannot initialise zlib");
+        else
+            r->zs_live = true;
+        if (s == SD_OK && r->in != NULL && (r->zin = sdi_malloc(SDI_ZIN_BYTES)) == NULL)
+            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a gzip read buffer");
+    }
+    if (s == SD_OK)
+        s = rd_grow(r, r->block < (64u << 10) ? r->block : (64u << 10));
+    if (s == SD_OK)
+        s = mtx_parse(r, out, info);
+    if (s == SD_OK && info != NULL)
+        info->gzip = gzip;
+    rd_close(r);
+    if (s != SD_OK)
+        sd_csr_free(out);
+    return s;
+}
+
+sd_status sdi_mtx_read_input(sdi_input *in, sd_csr *out, sdi_mtx_info *info)
 {
     rd_t r;
     memset(&r, 0, sizeof r);
@@ -881,29 +924,14 @@ sd_status sdi_mtx_read(const char *path, sd_csr *out, sdi_mtx_info *info)
     if (out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "output matrix is NULL");
     memset(out, 0, sizeof *out);
-    if (path == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "path is NULL");
-    r.kind = SRC_GZFILE;
+    if (in == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "input is NULL");
+    r.in = in;
     r.block = SDI_MTX_BLOCK;
-    /* zlib reads plain text unchanged ("transparent") and inflates what starts with the
-     * gzip magic bytes, whatever the file is called. */
-    errno = 0;
-    r.gz = gzopen(path, "rb");
-    if (r.gz == NULL)
-        return SDI_ERR(SD_ERR_IO, "cannot open '%s': %s", path,
-                       errno ? strerror(errno) : "out of memory");
-    gzbuffer(r.gz, 1u << 18);
-    sd_status s = rd_grow(&r, first_cap(r.block));
-    if (s == SD_OK)
-        s = mtx_parse(&r, out, info);
-    if (s == SD_OK && info != NULL)
-        info->gzip = gzdirect(r.gz) == 0;
-    rd_close(&r);
-    if (s != SD_OK) {
-        sd_csr_free(out);
-        sdi_error_prefix("%s", path);
-    }
-    return s;
+    /* gzip is what starts with its magic bytes, whatever the name; the bytes were read
+     * when the input was opened, so a pipe needs no rewinding. */
+    bool gzip = in->head_len >= 2 && in->head[0] == 0x1f && in->head[1] == 0x8b;
+    return mtx_read(&r, gzip, out, info);
 }
 
 sd_status sdi_mtx_read_mem(const char *buf, size_t len, size_t block_size, sd_csr *out,
@@ -922,19 +950,5 @@ sd_status sdi_mtx_read_mem(const char *buf, size_t len, size_t block_size, sd_cs
     r.mem_len = len;
     r.block = block_size == 0 ? SDI_MTX_BLOCK : block_size;
     bool gzip = len >= 2 && r.mem[0] == 0x1f && r.mem[1] == 0x8b;
-    r.kind = gzip ? SRC_MEM_GZ : SRC_MEM;
-    if (gzip) {
-        if (inflateInit2(&r.zs, 15 + 16) != Z_OK)
-            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "cannot initialise zlib");
-        r.zs_live = true;
-    }
-    sd_status s = rd_grow(&r, first_cap(r.block));
-    if (s == SD_OK)
-        s = mtx_parse(&r, out, info);
-    if (s == SD_OK && info != NULL)
-        info->gzip = gzip;
-    rd_close(&r);
-    if (s != SD_OK)
-        sd_csr_free(out);
-    return s;
+    return mtx_read(&r, gzip, out, info);
 }

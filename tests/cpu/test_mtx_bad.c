@@ -1,13 +1,15 @@
 /* tests/cpu/test_mtx_bad.c: the bad-input suite of the Matrix Market reader, table
  * driven: each malformed file gives its specific status and a message naming the cause
  * (and the 1-based line), leaves *out zeroed and leaks nothing, whatever the read block
- * size; the same through a file (message prefixed with the path) and through gzip. */
+ * size; the same through a file (message prefixed with the path), through a pipe and
+ * standard input, and through gzip. */
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "core/io.h"
 #include "sdt.h"
+#include "sdt_pipe.h"
 
 #define BANNER "%%MatrixMarket matrix coordinate real general\n"
 #define SYM "%%MatrixMarket matrix coordinate real symmetric\n"
@@ -292,7 +294,7 @@ static void test_bad_gzip(void)
     SDT_CHECK(sdi_mtx_read_mem((const char *)gz, n / 2, 0, &a, NULL) == SD_ERR_PARSE &&
                   strstr(sd_last_error(), "gzip data is truncated"),
               "half: %s", sd_last_error());
-    /* a file truncated the same way, through zlib's gzread */
+    /* a file truncated the same way, read from its descriptor */
     char path[] = "/tmp/sd_test_mtx_badgz_XXXXXX";
     int fd = mkstemp(path);
     SDT_CHECK(fd >= 0, "mkstemp");
@@ -323,11 +325,54 @@ static void test_bad_gzip(void)
     SDT_CHECK(sdi_alloc_live_bytes() == live0, "leak");
 }
 
+/* sd_csr_read of a stream holding [text, text + len): through a pipe named /dev/fd/N
+ * (stdin false) or as standard input "-". *prefix receives the name errors start with. */
+static sd_status read_stream(const char *text, size_t len, bool stdin_, sd_csr *a,
+                             char *prefix, size_t cap)
+{
+    sdt_pipe p = sdt_pipe_from(text, len);
+    SDT_CHECK(p.fd >= 0, "pipe: %s", strerror(errno));
+    sd_status s = SD_ERR_INTERNAL;
+    if (stdin_) {
+        SDT_WITH_STDIN(p, s = sd_csr_read("-", a));
+        snprintf(prefix, cap, "standard input: ");
+    } else {
+        s = sd_csr_read(p.path, a);
+        snprintf(prefix, cap, "%s: ", p.path);
+    }
+    sdt_pipe_done(&p);
+    return s;
+}
+
+/* The table through a pipe and through standard input: nothing may depend on the
+ * reader being able to rewind (the format is told by the first bytes). */
+static void test_table_streams(void)
+{
+    for (int k = 0; k < NCASES; k++) {
+        const bad_case *c = &cases[k];
+        for (int via = 0; via < 2; via++) {
+            long long live0 = sdi_alloc_live_bytes();
+            sd_csr a;
+            memset(&a, 0xab, sizeof a);
+            char prefix[640];
+            sd_status s = read_stream(c->text, case_len(c), via == 1, &a, prefix, sizeof prefix);
+            const char *m = sd_last_error();
+            SDT_CHECK(s == c->status && strncmp(m, prefix, strlen(prefix)) == 0 &&
+                          strstr(m, c->frag1) && strstr(m, c->frag2),
+                      "%s (%s): %s: %s", c->name, via ? "stdin" : "pipe", sd_status_string(s), m);
+            SDT_CHECK(a.rowptr == NULL && a.rows == 0 && a.nnz == 0, "%s (stream): not zeroed",
+                      c->name);
+            SDT_CHECK(sdi_alloc_live_bytes() == live0, "%s (stream): leak", c->name);
+        }
+    }
+}
+
 int main(void)
 {
     sdt_init("test_mtx_bad");
     SDT_RUN(test_table);
     SDT_RUN(test_table_gzip_and_files);
     SDT_RUN(test_bad_gzip);
+    SDT_RUN(test_table_streams);
     return sdt_finish();
 }
