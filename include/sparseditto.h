@@ -82,7 +82,8 @@ typedef struct {
  * binary .sdm format. Symmetric files are expanded, duplicates summed, columns sorted.
  * Pattern files get value 1. The input is read once from the front, so pipes, FIFOs
  * and /dev/stdin work, and path "-" reads standard input; an .sdm must be a regular
- * file. Statuses: SD_ERR_IO (cannot open/read), SD_ERR_PARSE (malformed; the message
+ * file. Comment lines may have any length; any other line longer than 1 MiB is an
+ * error. Statuses: SD_ERR_IO (cannot open/read), SD_ERR_PARSE (malformed; the message
  * names the 1-based line), SD_ERR_UNSUPPORTED (complex, array, .sdm from a stream),
  * SD_ERR_OUT_OF_MEMORY. On failure *out is zeroed. Thread-safe. */
 SD_API sd_status sd_csr_read(const char *path, /* input: file path, or "-" */

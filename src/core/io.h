@@ -64,9 +64,18 @@ SDI_HIDDEN void sdi_input_close(sdi_input *in);
 /* Default block read from the file or the decompressor at once. */
 #define SDI_MTX_BLOCK (8u << 20)
 
+/* The longest line accepted other than a comment. A coordinate entry needs under 100
+ * bytes (two int32 indices, a value of 17 significant digits), but entries padded with
+ * blanks or written with thousands of digits are legal: 1 MiB leaves ample room for them
+ * and is below the read block, so the buffer stays bounded by the block, and an endless
+ * line (a stream of NUL bytes, a file without line ends) ends with an error naming the
+ * line after a megabyte. Comment lines of any length are skipped without being kept. */
+#define SDI_MTX_LINE_MAX (1u << 20)
+
 /* Reads a Matrix Market coordinate matrix from an opened input (gzip recognised by its
  * magic bytes on the stream itself). Errors name the 1-based line; the caller prefixes
- * them with the input's name. On failure *out is zeroed. info may be NULL. */
+ * them with the input's name. On failure *out is zeroed. info may be NULL. Memory stays
+ * bounded by the read block and SDI_MTX_LINE_MAX (plus the matrix), whatever the lines. */
 SDI_HIDDEN sd_status sdi_mtx_read_input(sdi_input *in, sd_csr *out, sdi_mtx_info *info);
 /* The same from memory (the fuzzer, tests); gzip data is recognised here too.
  * block_size 0 means SDI_MTX_BLOCK; tiny blocks exercise tokens straddling blocks. */

@@ -1,7 +1,7 @@
 /* src/core/mtx_read.c: the Matrix Market reader: block reads (plain or gzip, from an
- * opened input or from memory), a hand-written tokenizer with an exact fast path for
- * decimals, symmetric expansion, and canonicalisation into CSR through the COO staging
- * buffer. */
+ * opened input or from memory) with a bounded line buffer, a hand-written tokenizer with
+ * an exact fast path for decimals, symmetric expansion, and canonicalisation into CSR
+ * through the COO staging buffer. */
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -207,6 +207,9 @@ sdi_num_status sdi_parse_value(const char *p, bool integer, const char **end, fl
 /* Compressed bytes read from an input at once (memory is inflated in place). */
 #define SDI_ZIN_BYTES (256u << 10)
 
+/* A long line in progress that is being dropped rather than kept (rd_skip). */
+enum { SKIP_NONE, SKIP_BLANKS, SKIP_COMMENT };
+
 typedef struct {
     sdi_input *in; /* NULL: the bytes are mem[0, mem_len) */
     const unsigned char *mem;
@@ -220,7 +223,9 @@ typedef struct {
     char *buf;
     size_t cap, len, pos, chunk_end, block;
     bool eof;
-    int64_t line; /* lines consumed */
+    int skip;      /* SKIP_*: the line in progress is longer than SDI_MTX_LINE_MAX */
+    bool comments; /* past the banner: a line starting with '%' is a comment */
+    int64_t line;  /* lines consumed */
     int64_t text_bytes;
 } rd_t;
 
@@ -314,16 +319,56 @@ static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
     return SD_OK;
 }
 
-/* Position just after the last complete line in [0, len), 0 if none. A CR as the very
- * last byte may be the first half of a CRLF: it ends a line only at end of input. */
-static size_t last_eol(const rd_t *r)
+/* The error for line ln (other than a comment) longer than SDI_MTX_LINE_MAX; [ls, ls +
+ * avail) holds its first bytes (at least the limit's worth, or none). */
+static sd_status line_too_long(long long ln, const char *ls, size_t avail)
 {
-    for (size_t i = r->len; i > 0; i--) {
+    bool nul = memchr(ls, '\0', avail < SDI_MTX_LINE_MAX ? avail : SDI_MTX_LINE_MAX) != NULL;
+    return SDI_ERR(SD_ERR_PARSE, "line %lld: longer than %u bytes, the limit for a line that "
+                                 "is not a comment%s", ln, SDI_MTX_LINE_MAX,
+                   nul ? " (it holds NUL bytes: binary data, not Matrix Market text)" : "");
+}
+
+/* The first line end in [p, q), or q. strcspn is quick on long lines; it stops at NUL
+ * bytes too (the buffer ends with one), which are stepped over. */
+static const char *find_eol(const char *p, const char *q)
+{
+    while (p < q) {
+        p += strcspn(p, "\n\r");
+        if (p >= q || *p != '\0')
+            break;
+        p++;
+    }
+    return p < q ? p : q;
+}
+
+/* Whether [p, e) is a comment line: '%' after optional blanks, once past the banner. */
+static bool is_comment(const rd_t *r, const char *p, const char *e)
+{
+    while (p < e && is_blank(*p))
+        p++;
+    return r->comments && p < e && *p == '%';
+}
+
+/* Position just after the last complete line in [from, len), 0 if none. A CR as the
+ * very last byte may be the first half of a CRLF: it ends a line only at end of input.
+ * Callers start at the first byte not yet scanned (less one, for such a CR), so that
+ * every byte is scanned once however long its line. */
+static size_t last_eol(const rd_t *r, size_t from)
+{
+    /* Backwards over the last bytes first: a line end is usually near the end. */
+    size_t stop = r->len - from > 4096 ? r->len - 4096 : from;
+    for (size_t i = r->len; i > stop; i--) {
         char c = r->buf[i - 1];
         if (c == '\n' || (c == '\r' && (i < r->len || r->eof)))
             return i;
     }
-    return 0;
+    /* Within a long line: forwards at library speed to the last line end before it. */
+    size_t last = 0;
+    const char *b = r->buf, *q = b + stop;
+    for (const char *p = find_eol(b + from, q); p < q; p = find_eol(p + 1, q))
+        last = (size_t)(p - b) + 1;
+    return last;
 }
 
 static sd_status rd_grow(rd_t *r, size_t cap)
@@ -337,8 +382,69 @@ static sd_status rd_grow(rd_t *r, size_t cap)
     return SD_OK;
 }
 
+/* The line in progress, [0, len) without a line end, has outgrown SDI_MTX_LINE_MAX. A
+ * comment (or what may still become one: blanks so far) is dropped from here on, so it
+ * costs no memory; anything else is an error. */
+static sd_status rd_long_line(rd_t *r)
+{
+    size_t i = 0;
+    while (i < r->len && is_blank(r->buf[i]))
+        i++;
+    if (r->comments && i == r->len) {
+        r->skip = SKIP_BLANKS;
+        r->len = 0;
+        return SD_OK;
+    }
+    if (r->comments && r->buf[i] == '%') {
+        /* A CR as the last byte may end the comment: kept, it is judged by what follows. */
+        bool cr = r->buf[r->len - 1] == '\r';
+        r->buf[0] = '%';
+        r->len = 1;
+        if (cr)
+            r->buf[r->len++] = '\r';
+        else
+            r->skip = SKIP_COMMENT;
+        return SD_OK;
+    }
+    return line_too_long((long long)r->line + 1, r->buf, r->len);
+}
+
+/* Drops the bytes [from, len) just read that belong to the long line being skipped. The
+ * comment stays in the buffer as the one byte "%" followed by its line end, so lines
+ * are counted as usual. */
+static sd_status rd_skip(rd_t *r, size_t from)
+{
+    char *b = r->buf;
+    size_t k = from;
+    if (r->skip == SKIP_BLANKS) {
+        while (k < r->len && is_blank(b[k]))
+            k++;
+        if (k == r->len) {
+            r->len = 0;
+            return r->eof ? line_too_long((long long)r->line + 1, b, 0) : SD_OK;
+        }
+        if (b[k] != '%') /* a long blank line, or blanks before an entry */
+            return line_too_long((long long)r->line + 1, b, 0);
+        r->skip = SKIP_COMMENT;
+        b[0] = '%';
+        k++;
+    }
+    k = (size_t)(find_eol(b + k, b + r->len) - b);
+    if (k == r->len) {
+        r->len = 1;
+        if (r->eof)
+            r->skip = SKIP_NONE;
+        return SD_OK;
+    }
+    memmove(b + 1, b + k, r->len - k);
+    r->len = 1 + (r->len - k);
+    r->skip = SKIP_NONE;
+    return SD_OK;
+}
+
 /* Makes [pos, chunk_end) hold whole lines (the rest of the input at its end); *more is
- * false when nothing is left. Memory grows only with the longest line. */
+ * false when nothing is left. The buffer holds at most a block plus one line of up to
+ * SDI_MTX_LINE_MAX bytes, and every byte read is scanned a bounded number of times. */
 static sd_status rd_refill(rd_t *r, bool *more)
 {
     size_t tail = r->len - r->pos;
@@ -346,12 +452,13 @@ static sd_status rd_refill(rd_t *r, bool *more)
         memmove(r->buf, r->buf + r->pos, tail);
     r->len = tail;
     r->pos = 0;
+    size_t scan = tail > 0 ? tail - 1 : 0; /* the tail has no line end but maybe a CR */
     for (;;) {
         if (!r->eof && r->len < r->cap) {
             size_t want = r->cap - r->len;
             if (want > r->block)
                 want = r->block;
-            size_t got = 0;
+            size_t got = 0, from = r->len;
             sd_status s = src_read(r, r->buf + r->len, want, &got);
             if (s != SD_OK)
                 return s;
@@ -359,9 +466,15 @@ static sd_status rd_refill(rd_t *r, bool *more)
                 r->eof = true;
             r->len += got;
             r->text_bytes += (int64_t)got;
+            r->buf[r->len] = '\0';
+            if (r->skip != SKIP_NONE) {
+                if ((s = rd_skip(r, from)) != SD_OK)
+                    return s;
+                scan = 0;
+            }
         }
         r->buf[r->len] = '\0';
-        size_t q = last_eol(r);
+        size_t q = last_eol(r, scan);
         if (q > 0 || r->eof) {
             r->chunk_end = q > 0 ? q : r->len;
             *more = r->chunk_end > 0;
@@ -372,10 +485,14 @@ static sd_status rd_refill(rd_t *r, bool *more)
             }
             return SD_OK;
         }
-        if (r->len == r->cap) {
-            if (r->cap > SIZE_MAX / 4)
-                return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "line %lld is too long",
-                               (long long)r->line + 1);
+        scan = r->len > 0 ? r->len - 1 : 0;
+        size_t n = r->len - (r->len > 0 && r->buf[r->len - 1] == '\r');
+        if (n > SDI_MTX_LINE_MAX) {
+            sd_status s = rd_long_line(r);
+            if (s != SD_OK)
+                return s;
+            scan = 0;
+        } else if (r->len == r->cap) {
             sd_status s = rd_grow(r, r->cap * 2);
             if (s != SD_OK)
                 return s;
@@ -395,9 +512,9 @@ static sd_status rd_line(rd_t *r, const char **ls, const char **le, bool *got)
         if (!more)
             return SD_OK;
     }
-    const char *p = r->buf + r->pos, *q = r->buf + r->chunk_end, *e = p;
-    while (e < q && !is_eol(*e))
-        e++;
+    const char *p = r->buf + r->pos, *q = r->buf + r->chunk_end, *e = find_eol(p, q);
+    if ((size_t)(e - p) > SDI_MTX_LINE_MAX && !is_comment(r, p, e))
+        return line_too_long((long long)r->line + 1, p, (size_t)(e - p));
     *ls = p;
     *le = e;
     if (e < q)
@@ -541,6 +658,7 @@ static sd_status parse_banner(rd_t *r, mtx_state *st)
     if (st->field == SDI_MTX_PATTERN && st->symmetry == SDI_MTX_SKEW_SYMMETRIC)
         return SDI_ERR(SD_ERR_PARSE, "line %lld: a pattern matrix cannot be skew-symmetric", ln);
     st->mirror = st->symmetry != SDI_MTX_GENERAL;
+    r->comments = true;
     return SD_OK;
 }
 
@@ -703,8 +821,10 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
         s = (expr);                                                                        \
         goto fail;                                                                         \
     } while (0)
+    const char *ls = p;
     while (p < q) {
         line++;
+        ls = p;
         while (is_blank(*p))
             p++;
         if (is_digit(*p)) {
@@ -756,6 +876,8 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                                                  "(expected %d numbers)",
                                    (long long)line, token_text(p, q, tok, sizeof tok),
                                    pattern ? 2 : 3));
+            if ((size_t)(p - ls) > SDI_MTX_LINE_MAX)
+                ENTRY_FAIL(line_too_long((long long)line, ls, (size_t)(p - ls)));
             if (i - 1 >= rows)
                 ENTRY_FAIL(SDI_ERR(SD_ERR_PARSE, "line %lld: row index %llu out of range "
                                                  "[1, %llu]",
@@ -778,8 +900,7 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                 goto fail;
             st->nread++;
         } else if (*p == '%') {
-            while (p < q && !is_eol(*p))
-                p++;
+            p = find_eol(p, q);
         } else if (p < q && !is_eol(*p)) {
             if (*p == '-' && is_digit(p[1]))
                 ENTRY_FAIL(index_error(line, "row", p, q, rows));
@@ -787,6 +908,8 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                                              "found '%s'",
                                (long long)line, pattern ? "" : " value",
                                token_text(p, q, tok, sizeof tok)));
+        } else if ((size_t)(p - ls) > SDI_MTX_LINE_MAX) { /* a blank line */
+            ENTRY_FAIL(line_too_long((long long)line, ls, (size_t)(p - ls)));
         }
         if (p < q)
             p += (*p == '\r' && p + 1 < q && p[1] == '\n') ? 2 : 1;
@@ -797,6 +920,14 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
     return SD_OK;
 fail:
     r->line = line;
+    if (s == SD_ERR_PARSE) {
+        /* A line too long is reported as such whatever else is wrong with it, as it is
+         * when it does not fit the buffer (rd_refill): the message must not depend on
+         * where the block boundaries fall. */
+        const char *e = find_eol(ls, q);
+        if ((size_t)(e - ls) > SDI_MTX_LINE_MAX)
+            return line_too_long((long long)line, ls, (size_t)(e - ls));
+    }
     return s;
 }
 
