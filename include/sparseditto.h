@@ -85,10 +85,13 @@ typedef struct {
 
 /* Reads a matrix: Matrix Market (.mtx, gzip recognised by its magic bytes) or the
  * binary .sdm format. Symmetric files are expanded, duplicates summed, columns sorted.
- * Pattern files get value 1. Statuses: SD_ERR_IO (cannot open/read), SD_ERR_PARSE
- * (malformed; the message names the 1-based line), SD_ERR_UNSUPPORTED (complex, array),
+ * Pattern files get value 1. The input is read once from the front, so pipes, FIFOs
+ * and /dev/stdin work, and path "-" reads standard input; an .sdm must be a regular
+ * file. Comment lines may have any length; any other line longer than 1 MiB is an
+ * error. Statuses: SD_ERR_IO (cannot open/read), SD_ERR_PARSE (malformed; the message
+ * names the 1-based line), SD_ERR_UNSUPPORTED (complex, array, .sdm from a stream),
  * SD_ERR_OUT_OF_MEMORY. On failure *out is zeroed. Thread-safe. */
-SD_API sd_status sd_csr_read(const char *path, /* input: file path */
+SD_API sd_status sd_csr_read(const char *path, /* input: file path, or "-" */
                              sd_csr *out);     /* output: owned by the caller */
 /* Writes a as Matrix Market coordinate real general — gzip-compressed when path ends
  * in ".gz" — or as the binary .sdm format when path ends in ".sdm". The file appears

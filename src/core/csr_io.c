@@ -19,16 +19,15 @@ sd_status sdi_csr_read_info(const char *path, sd_csr *out, sdi_mtx_info *info)
     memset(out, 0, sizeof *out);
     if (path == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_csr_read: path is NULL");
-    /* The format is what the bytes say, not what the name says. */
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return SDI_ERR(SD_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    unsigned char magic[8];
-    size_t k = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    if (k == sizeof magic && memcmp(magic, SDI_SDM_MAGIC, 8) == 0) {
+    /* The format is what the bytes say, not what the name says. The input is opened
+     * once and its first bytes passed on: a pipe cannot be reopened or rewound. */
+    sdi_input in;
+    sd_status s = sdi_input_open(&in, path);
+    if (s != SD_OK)
+        return s;
+    if (in.head_len == sizeof in.head && memcmp(in.head, SDI_SDM_MAGIC, 8) == 0) {
         double t0 = sdi_now();
-        sd_status s = sdi_sdm_read(path, out);
+        s = sdi_sdm_read_input(&in, out);
         if (s == SD_OK && info != NULL) {
             info->format = SDI_FORMAT_SDM;
             info->field = SDI_MTX_REAL;
@@ -40,9 +39,13 @@ sd_status sdi_csr_read_info(const char *path, sd_csr *out, sdi_mtx_info *info)
                                8 * out->nnz + 8;
             info->parse_seconds = sdi_now() - t0;
         }
-        return s;
+    } else {
+        s = sdi_mtx_read_input(&in, out, info);
     }
-    return sdi_mtx_read(path, out, info);
+    if (s != SD_OK)
+        sdi_error_prefix("%s", in.name);
+    sdi_input_close(&in);
+    return s;
 }
 
 sd_status sd_csr_read(const char *path, sd_csr *out)

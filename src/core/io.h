@@ -36,14 +36,47 @@ typedef struct {
 SDI_HIDDEN const char *sdi_mtx_field_name(sdi_mtx_field f);       /* "real", … */
 SDI_HIDDEN const char *sdi_mtx_symmetry_name(sdi_mtx_symmetry s); /* "skew-symmetric", … */
 
+/* ------------------------------------------------------------------ inputs
+ * A matrix input opened once and read front to back, never rewound: regular files,
+ * pipes, FIFOs, process substitutions and standard input (path "-") read alike. The
+ * first bytes, which tell the format, are read by sdi_input_open and handed out again
+ * by sdi_input_read. */
+typedef struct {
+    int fd;
+    bool own_fd;             /* false for standard input, which stays open */
+    bool eof;                /* the descriptor has reported its end */
+    bool regular;            /* a regular file: size is known */
+    int64_t size;            /* regular files: bytes from the first one read */
+    const char *stream_kind; /* otherwise "a pipe", "a character device", … */
+    const char *name;        /* for messages: the path, or "standard input" */
+    unsigned char head[8];
+    size_t head_len, head_pos; /* head_len < 8 only for a shorter input */
+} sdi_input;
+
+/* Errors: SD_ERR_IO (cannot open or read; a directory). On failure in is closed. */
+SDI_HIDDEN sd_status sdi_input_open(sdi_input *in, const char *path);
+/* Reads n bytes; *got < n only at the end of the input. */
+SDI_HIDDEN sd_status sdi_input_read(sdi_input *in, void *dst, size_t n, size_t *got);
+/* Safe on a closed or zeroed input; standard input is left open. */
+SDI_HIDDEN void sdi_input_close(sdi_input *in);
+
 /* ------------------------------------------------------------------ Matrix Market */
 /* Default block read from the file or the decompressor at once. */
 #define SDI_MTX_BLOCK (8u << 20)
 
-/* Reads a Matrix Market coordinate file (gzip recognised by its magic bytes). Errors
- * name the 1-based line and are prefixed with the path. On failure *out is zeroed.
- * info may be NULL. */
-SDI_HIDDEN sd_status sdi_mtx_read(const char *path, sd_csr *out, sdi_mtx_info *info);
+/* The longest line accepted other than a comment. A coordinate entry needs under 100
+ * bytes (two int32 indices, a value of 17 significant digits), but entries padded with
+ * blanks or written with thousands of digits are legal: 1 MiB leaves ample room for them
+ * and is below the read block, so the buffer stays bounded by the block, and an endless
+ * line (a stream of NUL bytes, a file without line ends) ends with an error naming the
+ * line after a megabyte. Comment lines of any length are skipped without being kept. */
+#define SDI_MTX_LINE_MAX (1u << 20)
+
+/* Reads a Matrix Market coordinate matrix from an opened input (gzip recognised by its
+ * magic bytes on the stream itself). Errors name the 1-based line; the caller prefixes
+ * them with the input's name. On failure *out is zeroed. info may be NULL. Memory stays
+ * bounded by the read block and SDI_MTX_LINE_MAX (plus the matrix), whatever the lines. */
+SDI_HIDDEN sd_status sdi_mtx_read_input(sdi_input *in, sd_csr *out, sdi_mtx_info *info);
 /* The same from memory (the fuzzer, tests); gzip data is recognised here too.
  * block_size 0 means SDI_MTX_BLOCK; tiny blocks exercise tokens straddling blocks. */
 SDI_HIDDEN sd_status sdi_mtx_read_mem(const char *buf, size_t len, size_t block_size,
@@ -76,12 +109,16 @@ SDI_HIDDEN sd_status sdi_mtx_write(const char *path, const sd_csr *a, bool gzip)
 #define SDI_SDM_VERSION 1u
 #define SDI_SDM_HEADER_BYTES 40
 
-SDI_HIDDEN sd_status sdi_sdm_read(const char *path, sd_csr *out);
+/* From an opened input, which must be a regular file: its length is checked against
+ * the header before anything is allocated (SD_ERR_UNSUPPORTED for a pipe or other
+ * stream). Errors are not prefixed with the input's name. */
+SDI_HIDDEN sd_status sdi_sdm_read_input(sdi_input *in, sd_csr *out);
 SDI_HIDDEN sd_status sdi_sdm_read_mem(const void *buf, size_t len, sd_csr *out);
 SDI_HIDDEN sd_status sdi_sdm_write(const char *path, const sd_csr *a);
 
 /* ------------------------------------------------------------------ dispatch */
-/* sd_csr_read with the summary: .sdm by its magic bytes, Matrix Market otherwise. */
+/* sd_csr_read with the summary: .sdm by its magic bytes, Matrix Market otherwise. The
+ * input is opened once (path "-": standard input), so streams work. */
 SDI_HIDDEN sd_status sdi_csr_read_info(const char *path, sd_csr *out, sdi_mtx_info *info);
 
 /* Row-length statistics (CV = population standard deviation / mean, 0 when the mean

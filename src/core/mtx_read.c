@@ -1,6 +1,7 @@
-/* src/core/mtx_read.c: the Matrix Market reader: block reads (plain, gzip from a file
- * or from memory), a hand-written tokenizer with an exact fast path for decimals,
- * symmetric expansion, and canonicalisation into CSR through the COO staging buffer. */
+/* src/core/mtx_read.c: the Matrix Market reader: block reads (plain or gzip, from an
+ * opened input or from memory) with a bounded line buffer, a hand-written tokenizer with
+ * an exact fast path for decimals, symmetric expansion, and canonicalisation into CSR
+ * through the COO staging buffer. */
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -203,64 +204,77 @@ sdi_num_status sdi_parse_value(const char *p, bool integer, const char **end, fl
 
 /* ================================================================== input blocks */
 
-enum { SRC_GZFILE, SRC_MEM, SRC_MEM_GZ };
+/* Compressed bytes read from an input at once (memory is inflated in place). */
+#define SDI_ZIN_BYTES (256u << 10)
+
+/* A long line in progress that is being dropped rather than kept (rd_skip). */
+enum { SKIP_NONE, SKIP_BLANKS, SKIP_COMMENT };
 
 typedef struct {
-    int kind;
-    gzFile gz;
+    sdi_input *in; /* NULL: the bytes are mem[0, mem_len) */
     const unsigned char *mem;
     size_t mem_len, mem_pos;
+    bool gzip; /* inflated on the way: the bytes started with the gzip magic */
     z_stream zs;
-    bool zs_live, zs_done;
+    bool zs_live, zs_done, raw_eof;
+    unsigned char *zin; /* compressed bytes read from in */
     /* The buffer holds [0, len) read so far plus a NUL at len; [pos, chunk_end) are
      * whole lines not yet parsed; [chunk_end, len) is an incomplete last line. */
     char *buf;
     size_t cap, len, pos, chunk_end, block;
     bool eof;
-    int64_t line; /* lines consumed */
+    int skip;      /* SKIP_*: the line in progress is longer than SDI_MTX_LINE_MAX */
+    bool comments; /* past the banner: a line starting with '%' is a comment */
+    int64_t line;  /* lines consumed */
     int64_t text_bytes;
 } rd_t;
 
-static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
+/* Makes at least want (1 or 2) compressed bytes available to inflate unless the raw
+ * bytes end first; the one byte that may be left over is kept. */
+static sd_status z_fill(rd_t *r, uInt want)
 {
-    *got = 0;
-    if (r->kind == SRC_GZFILE) {
-        unsigned want = n > (1u << 30) ? (1u << 30) : (unsigned)n;
-        int k = gzread(r->gz, dst, want);
-        int errnum = Z_OK;
-        const char *msg = gzerror(r->gz, &errnum);
-        if (k < 0 || (errnum != Z_OK && errnum != Z_BUF_ERROR)) {
-            if (errnum == Z_ERRNO)
-                return SDI_ERR(SD_ERR_IO, "read error: %s", strerror(errno));
-            return SDI_ERR(SD_ERR_PARSE, "corrupt gzip data (%s) after %lld bytes of text",
-                           msg, (long long)r->text_bytes);
-        }
-        if (k == 0 && errnum == Z_BUF_ERROR)
-            return SDI_ERR(SD_ERR_PARSE, "the gzip data is truncated after %lld bytes of text",
-                           (long long)r->text_bytes);
-        *got = (size_t)k;
-        return SD_OK;
-    }
-    if (r->kind == SRC_MEM) {
-        size_t k = r->mem_len - r->mem_pos;
-        if (k > n)
-            k = n;
-        memcpy(dst, r->mem + r->mem_pos, k);
-        r->mem_pos += k;
-        *got = k;
-        return SD_OK;
-    }
-    /* gzip in memory: inflate, continuing over concatenated members; bytes after the
-     * last member that do not start another one are ignored, as gzread does. */
-    size_t produced = 0;
-    while (produced < n && !r->zs_done) {
-        if (r->zs.avail_in == 0 && r->mem_pos < r->mem_len) {
-            size_t k = r->mem_len - r->mem_pos;
+    while (r->zs.avail_in < want && !r->raw_eof) {
+        uInt keep = r->zs.avail_in;
+        if (r->in == NULL) {
+            size_t off = r->mem_pos - keep, k = r->mem_len - off;
             if (k > UINT_MAX)
                 k = UINT_MAX;
-            r->zs.next_in = (unsigned char *)(uintptr_t)(r->mem + r->mem_pos);
+            if (k <= keep) {
+                r->raw_eof = true;
+                break;
+            }
+            r->zs.next_in = (unsigned char *)(uintptr_t)(r->mem + off);
             r->zs.avail_in = (uInt)k;
-            r->mem_pos += k;
+            r->mem_pos = off + k;
+        } else {
+            if (keep > 0) /* next_in is NULL before the first read */
+                memmove(r->zin, r->zs.next_in, keep);
+            size_t got = 0;
+            sd_status s = sdi_input_read(r->in, r->zin + keep, SDI_ZIN_BYTES - keep, &got);
+            if (s != SD_OK)
+                return s;
+            r->zs.next_in = r->zin;
+            r->zs.avail_in = keep + (uInt)got;
+            r->raw_eof = got == 0;
+        }
+    }
+    return SD_OK;
+}
+
+/* Inflates up to n bytes, continuing over concatenated members; bytes after the last
+ * member that do not start another one are ignored, as gzip -d does. */
+static sd_status z_read(rd_t *r, char *dst, size_t n, size_t *got)
+{
+    size_t produced = 0;
+    while (produced < n && !r->zs_done) {
+        if (r->zs.avail_in == 0) {
+            sd_status s = z_fill(r, 1);
+            if (s != SD_OK)
+                return s;
+            if (r->zs.avail_in == 0)
+                return SDI_ERR(SD_ERR_PARSE,
+                               "the gzip data is truncated after %lld bytes of text",
+                               (long long)(r->text_bytes + (int64_t)produced));
         }
         size_t room = n - produced;
         if (room > UINT_MAX)
@@ -270,17 +284,16 @@ static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
         int ret = inflate(&r->zs, Z_NO_FLUSH);
         produced += room - r->zs.avail_out;
         if (ret == Z_STREAM_END) {
-            size_t off = r->mem_pos - r->zs.avail_in;
-            if (r->mem_len - off >= 2 && r->mem[off] == 0x1f && r->mem[off + 1] == 0x8b)
+            sd_status s = z_fill(r, 2);
+            if (s != SD_OK)
+                return s;
+            if (r->zs.avail_in >= 2 && r->zs.next_in[0] == 0x1f && r->zs.next_in[1] == 0x8b)
                 inflateReset(&r->zs);
             else
                 r->zs_done = true;
-        } else if (ret == Z_BUF_ERROR) {
-            if (r->zs.avail_in == 0 && r->mem_pos == r->mem_len)
-                return SDI_ERR(SD_ERR_PARSE,
-                               "the gzip data is truncated after %lld bytes of text",
-                               (long long)(r->text_bytes + (int64_t)produced));
-        } else if (ret != Z_OK) {
+        } else if (ret == Z_MEM_ERROR) {
+            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory inflating gzip data");
+        } else if (ret != Z_OK) { /* input was given: Z_BUF_ERROR means no progress */
             return SDI_ERR(SD_ERR_PARSE, "corrupt gzip data (%s) after %lld bytes of text",
                            r->zs.msg ? r->zs.msg : "inflate failed",
                            (long long)(r->text_bytes + (int64_t)produced));
@@ -290,16 +303,72 @@ static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
     return SD_OK;
 }
 
-/* Position just after the last complete line in [0, len), 0 if none. A CR as the very
- * last byte may be the first half of a CRLF: it ends a line only at end of input. */
-static size_t last_eol(const rd_t *r)
+static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
 {
-    for (size_t i = r->len; i > 0; i--) {
+    *got = 0;
+    if (r->gzip)
+        return z_read(r, dst, n, got);
+    if (r->in != NULL)
+        return sdi_input_read(r->in, dst, n, got);
+    size_t k = r->mem_len - r->mem_pos;
+    if (k > n)
+        k = n;
+    memcpy(dst, r->mem + r->mem_pos, k);
+    r->mem_pos += k;
+    *got = k;
+    return SD_OK;
+}
+
+/* The error for line ln (other than a comment) longer than SDI_MTX_LINE_MAX; [ls, ls +
+ * avail) holds its first bytes (at least the limit's worth, or none). */
+static sd_status line_too_long(long long ln, const char *ls, size_t avail)
+{
+    bool nul = memchr(ls, '\0', avail < SDI_MTX_LINE_MAX ? avail : SDI_MTX_LINE_MAX) != NULL;
+    return SDI_ERR(SD_ERR_PARSE, "line %lld: longer than %u bytes, the limit for a line that "
+                                 "is not a comment%s", ln, SDI_MTX_LINE_MAX,
+                   nul ? " (it holds NUL bytes: binary data, not Matrix Market text)" : "");
+}
+
+/* The first line end in [p, q), or q. strcspn is quick on long lines; it stops at NUL
+ * bytes too (the buffer ends with one), which are stepped over. */
+static const char *find_eol(const char *p, const char *q)
+{
+    while (p < q) {
+        p += strcspn(p, "\n\r");
+        if (p >= q || *p != '\0')
+            break;
+        p++;
+    }
+    return p < q ? p : q;
+}
+
+/* Whether [p, e) is a comment line: '%' after optional blanks, once past the banner. */
+static bool is_comment(const rd_t *r, const char *p, const char *e)
+{
+    while (p < e && is_blank(*p))
+        p++;
+    return r->comments && p < e && *p == '%';
+}
+
+/* Position just after the last complete line in [from, len), 0 if none. A CR as the
+ * very last byte may be the first half of a CRLF: it ends a line only at end of input.
+ * Callers start at the first byte not yet scanned (less one, for such a CR), so that
+ * every byte is scanned once however long its line. */
+static size_t last_eol(const rd_t *r, size_t from)
+{
+    /* Backwards over the last bytes first: a line end is usually near the end. */
+    size_t stop = r->len - from > 4096 ? r->len - 4096 : from;
+    for (size_t i = r->len; i > stop; i--) {
         char c = r->buf[i - 1];
         if (c == '\n' || (c == '\r' && (i < r->len || r->eof)))
             return i;
     }
-    return 0;
+    /* Within a long line: forwards at library speed to the last line end before it. */
+    size_t last = 0;
+    const char *b = r->buf, *q = b + stop;
+    for (const char *p = find_eol(b + from, q); p < q; p = find_eol(p + 1, q))
+        last = (size_t)(p - b) + 1;
+    return last;
 }
 
 static sd_status rd_grow(rd_t *r, size_t cap)
@@ -313,8 +382,69 @@ static sd_status rd_grow(rd_t *r, size_t cap)
     return SD_OK;
 }
 
+/* The line in progress, [0, len) without a line end, has outgrown SDI_MTX_LINE_MAX. A
+ * comment (or what may still become one: blanks so far) is dropped from here on, so it
+ * costs no memory; anything else is an error. */
+static sd_status rd_long_line(rd_t *r)
+{
+    size_t i = 0;
+    while (i < r->len && is_blank(r->buf[i]))
+        i++;
+    if (r->comments && i == r->len) {
+        r->skip = SKIP_BLANKS;
+        r->len = 0;
+        return SD_OK;
+    }
+    if (r->comments && r->buf[i] == '%') {
+        /* A CR as the last byte may end the comment: kept, it is judged by what follows. */
+        bool cr = r->buf[r->len - 1] == '\r';
+        r->buf[0] = '%';
+        r->len = 1;
+        if (cr)
+            r->buf[r->len++] = '\r';
+        else
+            r->skip = SKIP_COMMENT;
+        return SD_OK;
+    }
+    return line_too_long((long long)r->line + 1, r->buf, r->len);
+}
+
+/* Drops the bytes [from, len) just read that belong to the long line being skipped. The
+ * comment stays in the buffer as the one byte "%" followed by its line end, so lines
+ * are counted as usual. */
+static sd_status rd_skip(rd_t *r, size_t from)
+{
+    char *b = r->buf;
+    size_t k = from;
+    if (r->skip == SKIP_BLANKS) {
+        while (k < r->len && is_blank(b[k]))
+            k++;
+        if (k == r->len) {
+            r->len = 0;
+            return r->eof ? line_too_long((long long)r->line + 1, b, 0) : SD_OK;
+        }
+        if (b[k] != '%') /* a long blank line, or blanks before an entry */
+            return line_too_long((long long)r->line + 1, b, 0);
+        r->skip = SKIP_COMMENT;
+        b[0] = '%';
+        k++;
+    }
+    k = (size_t)(find_eol(b + k, b + r->len) - b);
+    if (k == r->len) {
+        r->len = 1;
+        if (r->eof)
+            r->skip = SKIP_NONE;
+        return SD_OK;
+    }
+    memmove(b + 1, b + k, r->len - k);
+    r->len = 1 + (r->len - k);
+    r->skip = SKIP_NONE;
+    return SD_OK;
+}
+
 /* Makes [pos, chunk_end) hold whole lines (the rest of the input at its end); *more is
- * false when nothing is left. Memory grows only with the longest line. */
+ * false when nothing is left. The buffer holds at most a block plus one line of up to
+ * SDI_MTX_LINE_MAX bytes, and every byte read is scanned a bounded number of times. */
 static sd_status rd_refill(rd_t *r, bool *more)
 {
     size_t tail = r->len - r->pos;
@@ -322,12 +452,13 @@ static sd_status rd_refill(rd_t *r, bool *more)
         memmove(r->buf, r->buf + r->pos, tail);
     r->len = tail;
     r->pos = 0;
+    size_t scan = tail > 0 ? tail - 1 : 0; /* the tail has no line end but maybe a CR */
     for (;;) {
         if (!r->eof && r->len < r->cap) {
             size_t want = r->cap - r->len;
             if (want > r->block)
                 want = r->block;
-            size_t got = 0;
+            size_t got = 0, from = r->len;
             sd_status s = src_read(r, r->buf + r->len, want, &got);
             if (s != SD_OK)
                 return s;
@@ -335,9 +466,15 @@ static sd_status rd_refill(rd_t *r, bool *more)
                 r->eof = true;
             r->len += got;
             r->text_bytes += (int64_t)got;
+            r->buf[r->len] = '\0';
+            if (r->skip != SKIP_NONE) {
+                if ((s = rd_skip(r, from)) != SD_OK)
+                    return s;
+                scan = 0;
+            }
         }
         r->buf[r->len] = '\0';
-        size_t q = last_eol(r);
+        size_t q = last_eol(r, scan);
         if (q > 0 || r->eof) {
             r->chunk_end = q > 0 ? q : r->len;
             *more = r->chunk_end > 0;
@@ -348,10 +485,14 @@ static sd_status rd_refill(rd_t *r, bool *more)
             }
             return SD_OK;
         }
-        if (r->len == r->cap) {
-            if (r->cap > SIZE_MAX / 4)
-                return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "line %lld is too long",
-                               (long long)r->line + 1);
+        scan = r->len > 0 ? r->len - 1 : 0;
+        size_t n = r->len - (r->len > 0 && r->buf[r->len - 1] == '\r');
+        if (n > SDI_MTX_LINE_MAX) {
+            sd_status s = rd_long_line(r);
+            if (s != SD_OK)
+                return s;
+            scan = 0;
+        } else if (r->len == r->cap) {
             sd_status s = rd_grow(r, r->cap * 2);
             if (s != SD_OK)
                 return s;
@@ -371,9 +512,9 @@ static sd_status rd_line(rd_t *r, const char **ls, const char **le, bool *got)
         if (!more)
             return SD_OK;
     }
-    const char *p = r->buf + r->pos, *q = r->buf + r->chunk_end, *e = p;
-    while (e < q && !is_eol(*e))
-        e++;
+    const char *p = r->buf + r->pos, *q = r->buf + r->chunk_end, *e = find_eol(p, q);
+    if ((size_t)(e - p) > SDI_MTX_LINE_MAX && !is_comment(r, p, e))
+        return line_too_long((long long)r->line + 1, p, (size_t)(e - p));
     *ls = p;
     *le = e;
     if (e < q)
@@ -517,6 +658,7 @@ static sd_status parse_banner(rd_t *r, mtx_state *st)
     if (st->field == SDI_MTX_PATTERN && st->symmetry == SDI_MTX_SKEW_SYMMETRIC)
         return SDI_ERR(SD_ERR_PARSE, "line %lld: a pattern matrix cannot be skew-symmetric", ln);
     st->mirror = st->symmetry != SDI_MTX_GENERAL;
+    r->comments = true;
     return SD_OK;
 }
 
@@ -679,8 +821,10 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
         s = (expr);                                                                        \
         goto fail;                                                                         \
     } while (0)
+    const char *ls = p;
     while (p < q) {
         line++;
+        ls = p;
         while (is_blank(*p))
             p++;
         if (is_digit(*p)) {
@@ -732,6 +876,8 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                                                  "(expected %d numbers)",
                                    (long long)line, token_text(p, q, tok, sizeof tok),
                                    pattern ? 2 : 3));
+            if ((size_t)(p - ls) > SDI_MTX_LINE_MAX)
+                ENTRY_FAIL(line_too_long((long long)line, ls, (size_t)(p - ls)));
             if (i - 1 >= rows)
                 ENTRY_FAIL(SDI_ERR(SD_ERR_PARSE, "line %lld: row index %llu out of range "
                                                  "[1, %llu]",
@@ -754,8 +900,7 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                 goto fail;
             st->nread++;
         } else if (*p == '%') {
-            while (p < q && !is_eol(*p))
-                p++;
+            p = find_eol(p, q);
         } else if (p < q && !is_eol(*p)) {
             if (*p == '-' && is_digit(p[1]))
                 ENTRY_FAIL(index_error(line, "row", p, q, rows));
@@ -763,6 +908,8 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                                              "found '%s'",
                                (long long)line, pattern ? "" : " value",
                                token_text(p, q, tok, sizeof tok)));
+        } else if ((size_t)(p - ls) > SDI_MTX_LINE_MAX) { /* a blank line */
+            ENTRY_FAIL(line_too_long((long long)line, ls, (size_t)(p - ls)));
         }
         if (p < q)
             p += (*p == '\r' && p + 1 < q && p[1] == '\n') ? 2 : 1;
@@ -773,6 +920,14 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
     return SD_OK;
 fail:
     r->line = line;
+    if (s == SD_ERR_PARSE) {
+        /* A line too long is reported as such whatever else is wrong with it, as it is
+         * when it does not fit the buffer (rd_refill): the message must not depend on
+         * where the block boundaries fall. */
+        const char *e = find_eol(ls, q);
+        if ((size_t)(e - ls) > SDI_MTX_LINE_MAX)
+            return line_too_long((long long)line, ls, (size_t)(e - ls));
+    }
     return s;
 }
 
@@ -857,22 +1012,41 @@ static sd_status mtx_parse(rd_t *r, sd_csr *out, sdi_mtx_info *info)
     return SD_OK;
 }
 
-static size_t first_cap(size_t block)
-{
-    return block < (64u << 10) ? block : (64u << 10);
-}
-
 static void rd_close(rd_t *r)
 {
-    if (r->gz != NULL)
-        gzclose(r->gz);
     if (r->zs_live)
         inflateEnd(&r->zs);
+    sdi_free(r->zin);
     sdi_free(r->buf);
     memset(r, 0, sizeof *r);
 }
 
-sd_status sdi_mtx_read(const char *path, sd_csr *out, sdi_mtx_info *info)
+/* One path for inputs and memory: r holds the source and the block size. */
+static sd_status mtx_read(rd_t *r, bool gzip, sd_csr *out, sdi_mtx_info *info)
+{
+    sd_status s = SD_OK;
+    r->gzip = gzip;
+    if (gzip) {
+        if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
+            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "cannot initialise zlib");
+        else
+            r->zs_live = true;
+        if (s == SD_OK && r->in != NULL && (r->zin = sdi_malloc(SDI_ZIN_BYTES)) == NULL)
+            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a gzip read buffer");
+    }
+    if (s == SD_OK)
+        s = rd_grow(r, r->block < (64u << 10) ? r->block : (64u << 10));
+    if (s == SD_OK)
+        s = mtx_parse(r, out, info);
+    if (s == SD_OK && info != NULL)
+        info->gzip = gzip;
+    rd_close(r);
+    if (s != SD_OK)
+        sd_csr_free(out);
+    return s;
+}
+
+sd_status sdi_mtx_read_input(sdi_input *in, sd_csr *out, sdi_mtx_info *info)
 {
     rd_t r;
     memset(&r, 0, sizeof r);
@@ -881,29 +1055,14 @@ sd_status sdi_mtx_read(const char *path, sd_csr *out, sdi_mtx_info *info)
     if (out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "output matrix is NULL");
     memset(out, 0, sizeof *out);
-    if (path == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "path is NULL");
-    r.kind = SRC_GZFILE;
+    if (in == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "input is NULL");
+    r.in = in;
     r.block = SDI_MTX_BLOCK;
-    /* zlib reads plain text unchanged ("transparent") and inflates what starts with the
-     * gzip magic bytes, whatever the file is called. */
-    errno = 0;
-    r.gz = gzopen(path, "rb");
-    if (r.gz == NULL)
-        return SDI_ERR(SD_ERR_IO, "cannot open '%s': %s", path,
-                       errno ? strerror(errno) : "out of memory");
-    gzbuffer(r.gz, 1u << 18);
-    sd_status s = rd_grow(&r, first_cap(r.block));
-    if (s == SD_OK)
-        s = mtx_parse(&r, out, info);
-    if (s == SD_OK && info != NULL)
-        info->gzip = gzdirect(r.gz) == 0;
-    rd_close(&r);
-    if (s != SD_OK) {
-        sd_csr_free(out);
-        sdi_error_prefix("%s", path);
-    }
-    return s;
+    /* gzip is what starts with its magic bytes, whatever the name; the bytes were read
+     * when the input was opened, so a pipe needs no rewinding. */
+    bool gzip = in->head_len >= 2 && in->head[0] == 0x1f && in->head[1] == 0x8b;
+    return mtx_read(&r, gzip, out, info);
 }
 
 sd_status sdi_mtx_read_mem(const char *buf, size_t len, size_t block_size, sd_csr *out,
@@ -922,19 +1081,5 @@ sd_status sdi_mtx_read_mem(const char *buf, size_t len, size_t block_size, sd_cs
     r.mem_len = len;
     r.block = block_size == 0 ? SDI_MTX_BLOCK : block_size;
     bool gzip = len >= 2 && r.mem[0] == 0x1f && r.mem[1] == 0x8b;
-    r.kind = gzip ? SRC_MEM_GZ : SRC_MEM;
-    if (gzip) {
-        if (inflateInit2(&r.zs, 15 + 16) != Z_OK)
-            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "cannot initialise zlib");
-        r.zs_live = true;
-    }
-    sd_status s = rd_grow(&r, first_cap(r.block));
-    if (s == SD_OK)
-        s = mtx_parse(&r, out, info);
-    if (s == SD_OK && info != NULL)
-        info->gzip = gzip;
-    rd_close(&r);
-    if (s != SD_OK)
-        sd_csr_free(out);
-    return s;
+    return mtx_read(&r, gzip, out, info);
 }

@@ -1,10 +1,9 @@
 /* src/core/sdm.c: the binary .sdm matrix format: header, raw arrays read with one
- * fread each, an XXH3-64 checksum of everything before it, full validation on read. */
+ * read each, an XXH3-64 checksum of everything before it, full validation on read. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -16,19 +15,24 @@
 #error ".sdm I/O writes host arrays as they are: a little-endian host is required"
 #endif
 
-/* Where the bytes come from: a file (one fread per array) or memory (the fuzzer). */
+/* Where the bytes come from: an opened file (one read per array) or memory (the
+ * fuzzer). A read error is kept in err. */
 typedef struct {
-    FILE *f;
+    sdi_input *in;
     const unsigned char *mem;
     size_t len, pos;
+    sd_status err;
 } sdm_src;
 
 static bool src_get(sdm_src *s, void *dst, size_t n)
 {
     if (n == 0)
         return true;
-    if (s->f != NULL)
-        return fread(dst, 1, n, s->f) == n;
+    if (s->in != NULL) {
+        size_t got = 0;
+        s->err = sdi_input_read(s->in, dst, n, &got);
+        return s->err == SD_OK && got == n;
+    }
     if (s->len - s->pos < n)
         return false;
     memcpy(dst, s->mem + s->pos, n);
@@ -55,7 +59,10 @@ static sd_status sdm_load(sdm_src *s, uint64_t total_len, sd_csr *out)
 {
     unsigned char h[SDI_SDM_HEADER_BYTES];
 #define SD_FREE_ALL sd_csr_free(out)
-    if (total_len < SDI_SDM_HEADER_BYTES || !src_get(s, h, sizeof h))
+    bool header = total_len >= SDI_SDM_HEADER_BYTES && src_get(s, h, sizeof h);
+    if (!header && s->err != SD_OK)
+        return s->err;
+    if (!header)
         return SDI_ERR(SD_ERR_PARSE, "the .sdm file is %llu bytes, shorter than its %d-byte "
                                      "header", (unsigned long long)total_len,
                        SDI_SDM_HEADER_BYTES);
@@ -94,10 +101,9 @@ static sd_status sdm_load(sdm_src *s, uint64_t total_len, sd_csr *out)
     unsigned char tail[8];
     if (!src_get(s, out->rowptr, rp_bytes) || !src_get(s, out->colind, nz_bytes) ||
         !src_get(s, out->vals, nz_bytes) || !src_get(s, tail, sizeof tail)) {
-        int e = errno;
         SD_FREE_ALL;
-        if (s->f != NULL && ferror(s->f))
-            return SDI_ERR(SD_ERR_IO, "read error: %s", strerror(e));
+        if (s->err != SD_OK)
+            return s->err; /* the message is the read error's */
         return SDI_ERR(SD_ERR_PARSE, "the .sdm file ends early");
     }
     XXH3_state_t st;
@@ -125,29 +131,21 @@ static sd_status sdm_load(sdm_src *s, uint64_t total_len, sd_csr *out)
 #undef SD_FREE_ALL
 }
 
-sd_status sdi_sdm_read(const char *path, sd_csr *out)
+sd_status sdi_sdm_read_input(sdi_input *in, sd_csr *out)
 {
     if (out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "output matrix is NULL");
     memset(out, 0, sizeof *out);
-    if (path == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "path is NULL");
-    sdm_src s = {0};
-    s.f = fopen(path, "rb");
-    if (s.f == NULL)
-        return SDI_ERR(SD_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat sb;
-    sd_status st;
-    if (fstat(fileno(s.f), &sb) != 0)
-        st = SDI_ERR(SD_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
-    else if (!S_ISREG(sb.st_mode))
-        st = SDI_ERR(SD_ERR_IO, "'%s' is not a regular file", path);
-    else
-        st = sdm_load(&s, (uint64_t)sb.st_size, out);
-    fclose(s.f);
-    if (st != SD_OK)
-        sdi_error_prefix("%s", path);
-    return st;
+    if (in == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "input is NULL");
+    /* The header's sizes are checked against the length before anything is allocated,
+     * so that a few corrupt bytes cannot claim gigabytes: a stream has no length. */
+    if (!in->regular)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, ".sdm files must be regular files: cannot read "
+                                           "one from %s (save it to a file first)",
+                       in->stream_kind);
+    sdm_src s = {in, NULL, 0, 0, SD_OK};
+    return sdm_load(&s, (uint64_t)in->size, out);
 }
 
 sd_status sdi_sdm_read_mem(const void *buf, size_t len, sd_csr *out)
@@ -157,7 +155,7 @@ sd_status sdi_sdm_read_mem(const void *buf, size_t len, sd_csr *out)
     memset(out, 0, sizeof *out);
     if (buf == NULL && len > 0)
         return SDI_ERR(SD_ERR_INVALID_ARG, "buffer is NULL");
-    sdm_src s = {NULL, buf, len, 0};
+    sdm_src s = {NULL, buf, len, 0, SD_OK};
     return sdm_load(&s, len, out);
 }
 

@@ -1,7 +1,8 @@
 /* tests/cpu/test_mtx.c: the Matrix Market reader and writer: banner variants, line ends,
  * BOM, blank and comment lines, edge sizes, the committed files of tests/data, gzip by
- * magic bytes, tiny read blocks, the exact decimal path against strtod, canonicalisation,
- * round trips, atomic writes and fault injection. */
+ * magic bytes, tiny read blocks, long comments, pipes / standard input / FIFOs, the exact
+ * decimal path against strtod, canonicalisation, round trips, atomic writes and fault
+ * injection. */
 #include <dirent.h>
 #include <errno.h>
 #include <float.h>
@@ -12,6 +13,7 @@
 
 #include "core/io.h"
 #include "sdt.h"
+#include "sdt_pipe.h"
 
 static char g_tmpdir[256];
 
@@ -403,8 +405,8 @@ static void test_gzip_by_magic(void)
         sd_csr_free(&a);
     }
     /* Two gzip members back to back read as their concatenated text (as gzip -d does);
-     * bytes after the last member that are not another member are ignored (as zlib's
-     * gzread does). */
+     * bytes after the last member that are not another member are ignored (as gzip -d
+     * does, with a warning). */
     const char *p1 = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n";
     const char *p2 = "2 2 5\n";
     unsigned char buf[512];
@@ -696,6 +698,150 @@ static void test_long_lines(void)
     free(t);
 }
 
+/* Comments of any length are skipped wherever they are (in the header, indented, with
+ * NUL bytes, at the end without a line end) and keep the line count; lines other than
+ * comments may be exactly SDI_MTX_LINE_MAX bytes long. The same whatever the block,
+ * through gzip, and from a pipe, standard input or a FIFO. */
+static void test_long_comments(void)
+{
+    const size_t big = (size_t)2 << 20, lim = SDI_MTX_LINE_MAX;
+    size_t cap = 4 * big + 4 * lim + 4096, n = 0;
+    char *t = malloc(cap);
+    SDT_CHECK(t != NULL, "malloc");
+    if (t == NULL)
+        return;
+#define PUT(str) (n += (size_t)sprintf(t + n, "%s", str))
+#define FILL(c, k) (memset(t + n, c, k), n += (k))
+    PUT("%%MatrixMarket matrix coordinate real general\n"); /* line 1 */
+    PUT("%");                                                /* 2: in the header */
+    FILL('a', big);
+    PUT("\n3 3 3\n"); /* 3 */
+    FILL(' ', big);    /* 4: indented past the limit */
+    PUT("% indented\r\n1 1 1.5\n"); /* 5 */
+    PUT("%");                        /* 6: NUL bytes, a CR alone ends it */
+    FILL('\0', big);
+    PUT("\r");
+    FILL('\t', lim); /* 7: a blank line of exactly the limit */
+    PUT("\n2 1 ");   /* 8: an entry of exactly the limit */
+    FILL('0', lim - 5);
+    PUT("7\n%"); /* 9: one byte past the limit, CRLF */
+    FILL('b', lim);
+    PUT("\r\n3 3 "); /* 10: exactly the limit, CRLF */
+    FILL('0', lim - 5);
+    PUT("2\r\n%"); /* 11: the last line, without a line end */
+    FILL('c', big);
+#undef PUT
+#undef FILL
+    const int64_t rp[] = {0, 1, 2, 3};
+    const int32_t ci[] = {0, 0, 2};
+    const float v[] = {1.5f, 7.0f, 2.0f};
+    const size_t blocks[] = {0, 1, 7, 4093, lim - 1, lim, lim + 1, lim + 2};
+    for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+        sd_csr a;
+        sdi_mtx_info in;
+        SDT_OK(sdi_mtx_read_mem(t, n, blocks[b], &a, &in));
+        expect_csr(&a, 3, 3, 3, rp, ci, v, "long comments");
+        SDT_CHECK(in.lines == 11 && in.text_bytes == (int64_t)n,
+                  "block %zu: %lld lines, %lld bytes", blocks[b], (long long)in.lines,
+                  (long long)in.text_bytes);
+        sd_csr_free(&a);
+    }
+    char plain[512], gz[512], fifo[512];
+    tmp_path(plain, sizeof plain, "long_comments.mtx");
+    tmp_path(gz, sizeof gz, "long_comments.mtx.gz");
+    tmp_path(fifo, sizeof fifo, "long_comments.fifo");
+    write_file(plain, t, n);
+    gzFile g = gzopen(gz, "wb");
+    SDT_CHECK(g != NULL && gzwrite(g, t, (unsigned)n) == (int)n && gzclose(g) == Z_OK, "gzip");
+    size_t zn = 0;
+    char *z = read_whole(gz, &zn);
+    SDT_CHECK(z != NULL, "read %s", gz);
+    for (int k = 0; k < 5 && z != NULL; k++) {
+        static const char *how[] = {"file", "gzip file", "pipe", "gzip on stdin", "FIFO"};
+        sd_csr a;
+        sdi_mtx_info in;
+        sd_status s = SD_ERR_INTERNAL;
+        sdt_pipe p = {-1, -1, ""};
+        if (k == 0 || k == 1) {
+            s = sdi_csr_read_info(k == 0 ? plain : gz, &a, &in);
+        } else if (k == 2) {
+            p = sdt_pipe_from(t, n);
+            s = sdi_csr_read_info(p.path, &a, &in);
+        } else if (k == 3) {
+            p = sdt_pipe_from(z, zn);
+            SDT_WITH_STDIN(p, s = sdi_csr_read_info("-", &a, &in));
+        } else {
+            p = sdt_fifo_from(fifo, t, n);
+            s = sdi_csr_read_info(p.path, &a, &in);
+        }
+        sdt_pipe_done(&p);
+        SDT_CHECK(s == SD_OK, "%s: %s", how[k], sd_last_error());
+        if (s != SD_OK)
+            continue;
+        expect_csr(&a, 3, 3, 3, rp, ci, v, how[k]);
+        SDT_CHECK(in.lines == 11 && in.text_bytes == (int64_t)n && in.gzip == (k == 1 || k == 3),
+                  "%s: %lld lines, %lld bytes, gzip %d", how[k], (long long)in.lines,
+                  (long long)in.text_bytes, in.gzip);
+        sd_csr_free(&a);
+    }
+    free(z);
+    unlink(plain);
+    unlink(gz);
+    free(t);
+}
+
+/* Every committed file reads the same from a pipe, from standard input and from a FIFO
+ * as from its path: the first bytes that tell the format are read once, never re-read
+ * by reopening or rewinding. */
+static void test_streams(void)
+{
+    static const char *names[] = {"symmetric.mtx", "small.mtx.gz",       "crlf.mtx",
+                                  "cr.mtx",        "bom_tabs.mtx",       "empty_0x0.mtx",
+                                  "pattern.mtx",   "plain_named.mtx.gz", "gzip_named_plain.mtx",
+                                  "one_by_one.mtx"};
+    char fifo[512];
+    tmp_path(fifo, sizeof fifo, "stream.fifo");
+    for (size_t f = 0; f < sizeof names / sizeof *names; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", SD_TEST_DATA_DIR, names[f]);
+        sd_csr ref;
+        sdi_mtx_info ri;
+        SDT_OK(sdi_csr_read_info(path, &ref, &ri));
+        size_t len = 0;
+        char *text = read_whole(path, &len);
+        SDT_CHECK(text != NULL, "cannot read %s", path);
+        for (int via = 0; via < 3 && text != NULL; via++) {
+            static const char *how[] = {"pipe", "stdin", "FIFO"};
+            long long live0 = sdi_alloc_live_bytes();
+            sdt_pipe p = via == 2 ? sdt_fifo_from(fifo, text, len) : sdt_pipe_from(text, len);
+            sd_csr a;
+            sdi_mtx_info in;
+            sd_status s = SD_ERR_INTERNAL;
+            if (via == 1)
+                SDT_WITH_STDIN(p, s = sdi_csr_read_info("-", &a, &in));
+            else
+                s = sdi_csr_read_info(p.path, &a, &in);
+            sdt_pipe_done(&p);
+            SDT_CHECK(s == SD_OK, "%s (%s): %s", names[f], how[via], sd_last_error());
+            if (s != SD_OK)
+                continue;
+            SDT_CHECK(csr_equal(&a, &ref), "%s (%s): different matrix", names[f], how[via]);
+            SDT_CHECK(in.gzip == ri.gzip && in.field == ri.field &&
+                          in.symmetry == ri.symmetry && in.lines == ri.lines &&
+                          in.nnz_stored == ri.nnz_stored && in.text_bytes == ri.text_bytes,
+                      "%s (%s): different summary", names[f], how[via]);
+            sd_csr_free(&a);
+            SDT_CHECK(sdi_alloc_live_bytes() == live0, "%s (%s): leak", names[f], how[via]);
+        }
+        free(text);
+        sd_csr_free(&ref);
+    }
+    /* A directory is named as such. */
+    sd_csr a;
+    SDT_STATUS(sd_csr_read(g_tmpdir, &a), SD_ERR_IO);
+    SDT_CHECK(strstr(sd_last_error(), "is a directory") != NULL, "%s", sd_last_error());
+}
+
 /* ------------------------------------------------------------------ round trips */
 
 static void random_csr(sd_csr *a, int32_t rows, int32_t cols, int64_t per_row, int kind)
@@ -898,6 +1044,8 @@ int main(void)
     SDT_RUN(test_decimal_exact);
     SDT_RUN(test_canonicalisation);
     SDT_RUN(test_long_lines);
+    SDT_RUN(test_long_comments);
+    SDT_RUN(test_streams);
     SDT_RUN(test_round_trip);
     SDT_RUN(test_atomic_write);
     SDT_RUN(test_fault_injection);

@@ -1,13 +1,16 @@
 /* tests/cpu/test_mtx_bad.c: the bad-input suite of the Matrix Market reader, table
  * driven: each malformed file gives its specific status and a message naming the cause
  * (and the 1-based line), leaves *out zeroed and leaks nothing, whatever the read block
- * size; the same through a file (message prefixed with the path) and through gzip. */
+ * size; the same through a file (message prefixed with the path), through a pipe and
+ * standard input, and through gzip. Pathological line lengths (endless lines, NUL
+ * streams, lines past the limit) are built at run time. */
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "core/io.h"
 #include "sdt.h"
+#include "sdt_pipe.h"
 
 #define BANNER "%%MatrixMarket matrix coordinate real general\n"
 #define SYM "%%MatrixMarket matrix coordinate real symmetric\n"
@@ -292,7 +295,7 @@ static void test_bad_gzip(void)
     SDT_CHECK(sdi_mtx_read_mem((const char *)gz, n / 2, 0, &a, NULL) == SD_ERR_PARSE &&
                   strstr(sd_last_error(), "gzip data is truncated"),
               "half: %s", sd_last_error());
-    /* a file truncated the same way, through zlib's gzread */
+    /* a file truncated the same way, read from its descriptor */
     char path[] = "/tmp/sd_test_mtx_badgz_XXXXXX";
     int fd = mkstemp(path);
     SDT_CHECK(fd >= 0, "mkstemp");
@@ -323,11 +326,198 @@ static void test_bad_gzip(void)
     SDT_CHECK(sdi_alloc_live_bytes() == live0, "leak");
 }
 
+/* sd_csr_read of a stream holding [text, text + len): through a pipe named /dev/fd/N
+ * (stdin false) or as standard input "-". *prefix receives the name errors start with. */
+static sd_status read_stream(const char *text, size_t len, bool stdin_, sd_csr *a,
+                             char *prefix, size_t cap)
+{
+    sdt_pipe p = sdt_pipe_from(text, len);
+    SDT_CHECK(p.fd >= 0, "pipe: %s", strerror(errno));
+    sd_status s = SD_ERR_INTERNAL;
+    if (stdin_) {
+        SDT_WITH_STDIN(p, s = sd_csr_read("-", a));
+        snprintf(prefix, cap, "standard input: ");
+    } else {
+        s = sd_csr_read(p.path, a);
+        snprintf(prefix, cap, "%s: ", p.path);
+    }
+    sdt_pipe_done(&p);
+    return s;
+}
+
+/* The table through a pipe and through standard input: nothing may depend on the
+ * reader being able to rewind (the format is told by the first bytes). */
+static void test_table_streams(void)
+{
+    for (int k = 0; k < NCASES; k++) {
+        const bad_case *c = &cases[k];
+        for (int via = 0; via < 2; via++) {
+            long long live0 = sdi_alloc_live_bytes();
+            sd_csr a;
+            memset(&a, 0xab, sizeof a);
+            char prefix[640];
+            sd_status s = read_stream(c->text, case_len(c), via == 1, &a, prefix, sizeof prefix);
+            const char *m = sd_last_error();
+            SDT_CHECK(s == c->status && strncmp(m, prefix, strlen(prefix)) == 0 &&
+                          strstr(m, c->frag1) && strstr(m, c->frag2),
+                      "%s (%s): %s: %s", c->name, via ? "stdin" : "pipe", sd_status_string(s), m);
+            SDT_CHECK(a.rowptr == NULL && a.rows == 0 && a.nnz == 0, "%s (stream): not zeroed",
+                      c->name);
+            SDT_CHECK(sdi_alloc_live_bytes() == live0, "%s (stream): leak", c->name);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ line lengths
+ * Built at run time: head, count copies of fill, tail. No line other than a comment may
+ * exceed SDI_MTX_LINE_MAX bytes: the error names the line (and NUL bytes when there are
+ * some), comes after at most that many bytes of an endless line, and does not depend on
+ * the block size, on gzip or on the input being a file or a stream. */
+typedef struct {
+    const char *name, *head;
+    char fill;
+    size_t count;
+    const char *tail;
+    const char *frag1, *frag2;
+} long_case;
+
+#define MB2 ((size_t)2 << 20)
+#define PAST ((size_t)SDI_MTX_LINE_MAX + 1) /* one byte too long */
+#define TOO_LONG "longer than 1048576 bytes"
+
+static const long_case long_cases[] = {
+    {"NUL bytes without a line end", "", '\0', MB2, "", "line 1: " TOO_LONG, "NUL bytes"},
+    {"no line end at all", "", 'y', MB2, "", "line 1: " TOO_LONG, "not a comment"},
+    {"long banner", "%%MatrixMarket matrix coordinate real general", ' ', MB2, "\n3 3 0\n",
+     "line 1: " TOO_LONG, "not a comment"},
+    {"long comment before the banner", "%", 'c', MB2, "\n" BANNER "3 3 0\n",
+     "line 1: " TOO_LONG, ""},
+    {"long size line", BANNER "3", ' ', MB2, "3 1\n1 1 1\n", "line 2: " TOO_LONG, ""},
+    {"endless line after the size line", BANNER "3 3 1\n", 'y', MB2, "", "line 3: " TOO_LONG,
+     ""},
+    {"endless NUL bytes after the size line", BANNER "3 3 1\n", '\0', MB2, "",
+     "line 3: " TOO_LONG, "NUL bytes"},
+    {"long value", BANNER "3 3 1\n1 1 ", '0', MB2, "1\n", "line 3: " TOO_LONG, ""},
+    {"entry padded past the limit", BANNER "3 3 1\n1", ' ', MB2, "1 1\n", "line 3: " TOO_LONG,
+     ""},
+    {"one byte past the limit", BANNER "3 3 1\n1 1 ", '0', PAST - 4, "\n", "line 3: " TOO_LONG,
+     ""},
+    {"one byte past the limit, CRLF", BANNER "3 3 1\r\n1 1 ", '0', PAST - 4, "\r\n",
+     "line 3: " TOO_LONG, ""},
+    {"one byte past the limit, last line", BANNER "3 3 1\n1 1 ", '0', PAST - 4, "",
+     "line 3: " TOO_LONG, ""},
+    {"long blank line", BANNER "3 3 1\n", ' ', MB2, "\n1 1 1\n", "line 3: " TOO_LONG, ""},
+    {"long blank last line", BANNER "3 3 1\n1 1 1\n", '\t', MB2, "", "line 4: " TOO_LONG, ""},
+    {"long blanks before an entry", BANNER "3 3 1\n", '\t', MB2, "1 1 1\n",
+     "line 3: " TOO_LONG, ""},
+    {"long junk after an entry", BANNER "3 3 1\n1 1 1 ", 'x', MB2, "\n", "line 3: " TOO_LONG,
+     ""},
+    {"too many entries on a long line", BANNER "3 3 0\n1 1 1", ' ', MB2, "\n",
+     "line 3: " TOO_LONG, ""},
+    /* comments of any length are fine: what follows them keeps its line number */
+    {"an error after a long comment", BANNER "3 3 1\n%", 'c', MB2, "\n\n1 1 x\n",
+     "line 5: bad value 'x'", ""},
+    {"an error after a long indented comment", BANNER "3 3 1\n", ' ', MB2, "% c\r\n1 1 x\n",
+     "line 4: bad value 'x'", ""},
+    {"an error after a comment ending in CR", BANNER "%", 'c', MB2, "\r3 3 1\r1 1 x\r",
+     "line 4: bad value 'x'", ""},
+};
+#define NLONG ((int)(sizeof long_cases / sizeof long_cases[0]))
+
+static char *build_long(const long_case *c, size_t *len)
+{
+    size_t h = strlen(c->head), t = strlen(c->tail);
+    char *b = malloc(h + c->count + t + 1);
+    if (b == NULL)
+        return NULL;
+    memcpy(b, c->head, h);
+    memset(b + h, c->fill, c->count);
+    memcpy(b + h + c->count, c->tail, t + 1);
+    *len = h + c->count + t;
+    return b;
+}
+
+static bool long_message_ok(const long_case *c, const char *m)
+{
+    return strstr(m, c->frag1) != NULL && strstr(m, c->frag2) != NULL &&
+           strchr(m, '\n') == NULL;
+}
+
+static void test_long_lines(void)
+{
+    char dir[] = "/tmp/sd_test_mtx_long_XXXXXX";
+    SDT_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    const size_t blocks[] = {0, 1, 7, 4093, SDI_MTX_LINE_MAX, SDI_MTX_LINE_MAX + 2};
+    for (int k = 0; k < NLONG; k++) {
+        const long_case *c = &long_cases[k];
+        size_t len = 0;
+        char *text = build_long(c, &len);
+        SDT_CHECK(text != NULL, "malloc");
+        if (text == NULL)
+            continue;
+        long long live0 = sdi_alloc_live_bytes();
+        char first[1024] = "";
+        for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+            sd_csr a;
+            memset(&a, 0xab, sizeof a);
+            sd_status s = sdi_mtx_read_mem(text, len, blocks[b], &a, NULL);
+            const char *m = sd_last_error();
+            SDT_CHECK(s == SD_ERR_PARSE && long_message_ok(c, m), "%s (block %zu): %s: %s",
+                      c->name, blocks[b], sd_status_string(s), m);
+            if (b == 0)
+                snprintf(first, sizeof first, "%s", m);
+            else
+                SDT_CHECK(strcmp(first, m) == 0, "%s: block %zu says '%s', the default '%s'",
+                          c->name, blocks[b], m, first);
+            SDT_CHECK(a.rowptr == NULL && a.rows == 0 && a.nnz == 0, "%s: not zeroed", c->name);
+            if (s == SD_OK)
+                sd_csr_free(&a);
+        }
+        /* gzip in memory */
+        uLong zcap = compressBound((uLong)len) + 64;
+        unsigned char *gz = malloc(zcap);
+        SDT_CHECK(gz != NULL, "malloc");
+        if (gz != NULL) {
+            size_t n = gz_compress(text, len, gz, zcap);
+            sd_csr a;
+            sd_status s = sdi_mtx_read_mem((const char *)gz, n, 0, &a, NULL);
+            SDT_CHECK(s == SD_ERR_PARSE && strcmp(sd_last_error(), first) == 0, "%s (gzip): %s",
+                      c->name, sd_last_error());
+            free(gz);
+        }
+        /* a file, a pipe, standard input: the same message behind the input's name */
+        char path[128];
+        snprintf(path, sizeof path, "%s/long%d.mtx", dir, k);
+        FILE *f = fopen(path, "wb");
+        SDT_CHECK(f != NULL && fwrite(text, 1, len, f) == len && fclose(f) == 0, "write");
+        sd_csr a;
+        char want[2048];
+        sd_status s = sd_csr_read(path, &a);
+        snprintf(want, sizeof want, "%s: %s", path, first);
+        SDT_CHECK(s == SD_ERR_PARSE && strcmp(sd_last_error(), want) == 0, "%s (file): %s",
+                  c->name, sd_last_error());
+        unlink(path);
+        for (int via = 0; via < 2; via++) {
+            char prefix[640];
+            s = read_stream(text, len, via == 1, &a, prefix, sizeof prefix);
+            snprintf(want, sizeof want, "%s%s", prefix, first);
+            SDT_CHECK(s == SD_ERR_PARSE && strcmp(sd_last_error(), want) == 0, "%s (%s): %s",
+                      c->name, via ? "stdin" : "pipe", sd_last_error());
+        }
+        SDT_CHECK(sdi_alloc_live_bytes() == live0, "%s: leaked %lld bytes", c->name,
+                  sdi_alloc_live_bytes() - live0);
+        free(text);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     sdt_init("test_mtx_bad");
     SDT_RUN(test_table);
     SDT_RUN(test_table_gzip_and_files);
     SDT_RUN(test_bad_gzip);
+    SDT_RUN(test_table_streams);
+    SDT_RUN(test_long_lines);
     return sdt_finish();
 }

@@ -1,6 +1,7 @@
 /* tests/cpu/test_sdm.c: the binary .sdm format: round trips, the committed golden file
  * (byte layout), detection by magic bytes, every truncation, flipped bytes, crafted
- * files with a valid checksum but a bad structure, and fault injection. */
+ * files with a valid checksum but a bad structure, fault injection, and streams (refused
+ * by name: the length must be known before anything is allocated). */
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -8,6 +9,7 @@
 
 #include "core/io.h"
 #include "sdt.h"
+#include "sdt_pipe.h"
 
 static char g_dir[] = "/tmp/sd_test_sdm_XXXXXX";
 
@@ -293,6 +295,63 @@ static void test_fault_injection(void)
     sd_csr_free(&a);
 }
 
+/* An .sdm needs its length before allocating (the header is checked against it): from
+ * a pipe or a FIFO it is refused by name; standard input that is a regular file reads,
+ * from where it stands. */
+static void test_streams(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/small.sdm", SD_TEST_DATA_DIR);
+    size_t len = 0;
+    unsigned char *b = slurp(path, &len);
+    SDT_CHECK(b != NULL, "cannot read %s", path);
+    if (b == NULL)
+        return;
+    sd_csr ref, a;
+    SDT_OK(sd_csr_read(path, &ref));
+    long long live0 = sdi_alloc_live_bytes();
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "%s/in.fifo", g_dir);
+    for (int via = 0; via < 3; via++) {
+        sdt_pipe p = via == 2 ? sdt_fifo_from(fifo, b, len) : sdt_pipe_from(b, len);
+        sd_status s = SD_ERR_INTERNAL;
+        if (via == 1)
+            SDT_WITH_STDIN(p, s = sd_csr_read("-", &a));
+        else
+            s = sd_csr_read(p.path, &a);
+        const char *m = sd_last_error(), *name = via == 1 ? "standard input" : p.path;
+        SDT_CHECK(s == SD_ERR_UNSUPPORTED && strstr(m, ".sdm files must be regular files") &&
+                      strstr(m, "a pipe") && strncmp(m, name, strlen(name)) == 0,
+                  "via %d: %s: %s", via, sd_status_string(s), m);
+        sdt_pipe_done(&p);
+        SDT_CHECK(a.rowptr == NULL && a.nnz == 0, "via %d: not zeroed", via);
+    }
+    /* Standard input redirected from a file, part of which was read already. */
+    char shifted[64];
+    snprintf(shifted, sizeof shifted, "%s/shifted.bin", g_dir);
+    FILE *f = fopen(shifted, "wb");
+    SDT_CHECK(f != NULL && fwrite("junk!", 1, 5, f) == 5 && fwrite(b, 1, len, f) == len &&
+                  fclose(f) == 0,
+              "write %s", shifted);
+    int fd = open(shifted, O_RDONLY);
+    SDT_CHECK(fd >= 0 && lseek(fd, 5, SEEK_SET) == 5, "open %s", shifted);
+    sdt_pipe p = {fd, -1, ""};
+    sd_status s = SD_ERR_INTERNAL;
+    SDT_WITH_STDIN(p, s = sd_csr_read("-", &a));
+    SDT_CHECK(s == SD_OK, "stdin from a file: %s", sd_last_error());
+    if (s == SD_OK) {
+        SDT_CHECK(a.rows == ref.rows && a.nnz == ref.nnz &&
+                      memcmp(a.colind, ref.colind, (size_t)a.nnz * 4) == 0,
+                  "stdin from a file: different matrix");
+        sd_csr_free(&a);
+    }
+    sdt_pipe_done(&p);
+    unlink(shifted);
+    SDT_CHECK(sdi_alloc_live_bytes() == live0, "leak");
+    sd_csr_free(&ref);
+    free(b);
+}
+
 int main(void)
 {
     sdt_init("test_sdm");
@@ -304,6 +363,7 @@ int main(void)
     SDT_RUN(test_golden_file);
     SDT_RUN(test_corruption);
     SDT_RUN(test_fault_injection);
+    SDT_RUN(test_streams);
     rmdir(g_dir);
     return sdt_finish();
 }
