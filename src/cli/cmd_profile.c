@@ -454,6 +454,12 @@ int cmd_profile(int argc, char **argv)
         return sdc_usage_error("profile: give a matrix FILE or --gen SPEC (one of them)");
     if (!args.present[O_OP])
         return sdc_usage_error("profile: --op spmv|spmm|spgemm is required");
+    /* The ncu children read FILE again by name: a stream would reach them empty. */
+    struct stat st;
+    if (args.npos == 1 && (strcmp(args.pos[0], "-") == 0 || (stat(args.pos[0], &st) == 0 && !S_ISREG(st.st_mode))))
+        return sdc_usage_error("profile: '%s' is not a regular file: profiling reads the matrix once per "
+                               "profiled process, so save a stream to a file first",
+                               args.pos[0]);
     pf_task t = {.k = 1, .runs = 3, .file = args.npos ? args.pos[0] : NULL, .gen = args.value[O_GEN],
                  .cache = args.value[O_CACHE], .no_vendor = args.present[O_NO_VENDOR],
                 .warm = args.present[O_WARM]};
