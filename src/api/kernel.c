@@ -548,6 +548,9 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     sd_compile_options o = opts != NULL ? *opts : sd_compile_options_default();
     if (o.budget < 0)
         return SDI_ERR(SD_ERR_INVALID_ARG, "%s: budget %d is negative", fn, o.budget);
+    /* With the other argument checks, before anything is allocated. */
+    if (cache_only && !o.use_cache)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: a cached kernel was asked for with use_cache = 0", fn);
     SD_TRY(sd_csr_check(a));
     if (b != NULL) {
         sd_status sb = sd_csr_check(b);
@@ -576,8 +579,6 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     sdi_cache_key key;
     fill_key(kern, &o, &key);
     int done = 0;
-    if (cache_only && !o.use_cache)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: a cached kernel was asked for with use_cache = 0", fn);
     if (o.use_cache) {
         sd_status s = sdi_cache_open(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, &cache);
         if (s != SD_OK) {
