@@ -144,6 +144,14 @@ SDI_HIDDEN sd_status sdi_ctx_enter(sd_context *ctx);
  * so that it stays legal during graph capture and costs a query on the common path. */
 SDI_HIDDEN sd_status sdi_ctx_enter_run(sd_context *ctx);
 
+/* The cause of a CUDA error that leaves no usable device, in words, into buf:
+ * cudaErrorInsufficientDriver or cudaErrorNoDevice with dl_error set (libcuda.so.1 did
+ * not load; dl_error is dlerror's text) is "no NVIDIA driver found"; without it, a driver
+ * older than the runtime names both versions (1000 × major + 10 × minor), and no device
+ * names the driver's; any other error gives CUDA's own text and name. */
+SDI_HIDDEN void sdi_no_device_cause(cudaError_t e, const char *dl_error, int driver_version,
+                                    int runtime_version, char *buf, size_t cap);
+
 /* GPU properties of device `device` read from the device (from_device = 1); the
  * bandwidth is the theoretical one (2 × memory clock × bus width) until measured. */
 SDI_HIDDEN sd_status sdi_runtime_gpu_props(int device, sdi_gpu_props *out);
