@@ -131,17 +131,29 @@ static void print_offline(const char *src, const sdi_gpu_props *gpu, const sdi_t
         const sdi_trial *t = &r->trials[i];
         printf("  %-20s %-48.48s %s", t->family, t->config,
                t->status == SD_ERR_NO_DEVICE ? "lowered" : sd_status_string(t->status));
-        if (t->compile_ms > 0)
-            printf(", NVRTC %.0f ms", t->compile_ms);
-        else if (t->status == SD_ERR_NO_DEVICE)
-            printf(", cubins compiled earlier (memo or JIT cache)");
+        /* What NVRTC did for this plan, as counted (plan itself compiles nothing). */
+        if (r->offline_compiled && t->status == SD_ERR_NO_DEVICE) {
+            if (t->cubins_compiled > 0)
+                printf(", NVRTC %.0f ms", t->compile_ms);
+            if (t->cubins_cached > 0)
+                printf(", %d cubin%s from the JIT cache", t->cubins_cached,
+                       t->cubins_cached > 1 ? "s" : "");
+            if (t->cubins_compiled == 0 && t->cubins_cached == 0)
+                printf(", cubins shared with an earlier plan");
+        }
         if (t->status != SD_ERR_NO_DEVICE)
             printf(" (%s)", t->detail);
         printf("\n");
     }
-    printf("stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, NVRTC %.1f ms%s\n",
-           r->ms_analysis, r->ms_rank, r->ms_synthesis, r->ms_compile,
-           r->ms_compile > 0 ? "" : " (every cubin from the JIT cache; SPARSEDITTO_JIT_CACHE=0 compiles again)");
+    printf("stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, ",
+           r->ms_analysis, r->ms_rank, r->ms_synthesis);
+    if (!r->offline_compiled)
+        printf("no cubin compiled (plan stops after lowering)\n");
+    else
+        printf("NVRTC %.1f ms (%d cubin%s compiled, %d from the JIT cache%s)\n", r->ms_compile,
+               r->cubins_compiled, r->cubins_compiled == 1 ? "" : "s", r->cubins_cached,
+               r->cubins_compiled == 0 && r->cubins_cached > 0
+                   ? "; SPARSEDITTO_JIT_CACHE=0 compiles them again" : "");
 }
 
 int cmd_compile(int argc, char **argv)

@@ -82,6 +82,7 @@ typedef struct {
     char *log;         /* NVRTC log (may be empty); owned */
     double compile_ms; /* host wall time of nvrtcCompileProgram */
     sdi_hash128 key;   /* hash of (arch, options, source) */
+    int from_cache;    /* 1: read from the JIT cache (nothing compiled, compile_ms 0) */
 } sdi_cubin;
 
 #define SDI_JIT_MAX_MACROS 64

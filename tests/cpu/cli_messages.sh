@@ -1,0 +1,53 @@
+# tests/cpu/cli_messages.sh: what `plan` and `compile` (without a GPU) report says what
+# really happened. plan compiles no cubin and says so (it once claimed "cubins compiled
+# earlier (memo or JIT cache)" on an empty cache, with a hint that changed nothing);
+# compile without a GPU counts the cubins NVRTC compiled and those the JIT cache served.
+# Usage: bash cli_messages.sh <sparseditto> <matrices-dir> <tests/data-dir>
+set -u
+BIN="$1"
+DATA="$3"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok   $*"; }
+# An empty cache of this test's own: nothing compiled earlier can be in it.
+export SPARSEDITTO_CACHE="$TMP/cache"
+unset SPARSEDITTO_JIT_CACHE
+
+# plan: lowering only, on an empty cache.
+for op in spmv spmm spgemm; do
+    if "$BIN" plan "$DATA/skew.mtx" --op "$op" --gpu H200 > "$TMP/plan.txt" 2> "$TMP/err.txt"; then
+        grep -q "no cubin compiled (plan stops after lowering)" "$TMP/plan.txt" &&
+            ! grep -q "compiled earlier" "$TMP/plan.txt" &&
+            ! grep -q "SPARSEDITTO_JIT_CACHE" "$TMP/plan.txt" &&
+            ! grep -q "NVRTC" "$TMP/plan.txt" &&
+            ok "plan --op $op says it compiled nothing" || fail "plan --op $op: $(cat "$TMP/plan.txt")"
+    else
+        fail "plan --op $op: exit $? ($(cat "$TMP/err.txt"))"
+    fi
+done
+
+# compile without a GPU: NVRTC runs, then the JIT cache serves the same cubins.
+"$BIN" compile "$DATA/skew.mtx" --op spmv --gpu H200 > "$TMP/c1.txt" 2> "$TMP/err.txt"
+rc=$?
+if [ $rc -eq 3 ]; then
+    grep -Eq "^stages: .*NVRTC [0-9.]+ ms \([1-9][0-9]* cubins? compiled, 0 from the JIT cache\)$" "$TMP/c1.txt" &&
+        grep -Eq "^  spmv\..* lowered, NVRTC [0-9]+ ms$" "$TMP/c1.txt" &&
+        ok "compile on an empty cache counts the cubins NVRTC compiled" ||
+        fail "first compile: $(cat "$TMP/c1.txt")"
+    "$BIN" compile "$DATA/skew.mtx" --op spmv --gpu H200 > "$TMP/c2.txt" 2> "$TMP/err.txt"
+    grep -Eq "^stages: .*\(0 cubins compiled, [1-9][0-9]* from the JIT cache; SPARSEDITTO_JIT_CACHE=0 compiles them again\)$" "$TMP/c2.txt" &&
+        grep -Eq "^  spmv\..* lowered, 1 cubin from the JIT cache$" "$TMP/c2.txt" &&
+        ok "compile again: every cubin from the JIT cache, counted" || fail "second compile: $(cat "$TMP/c2.txt")"
+    SPARSEDITTO_JIT_CACHE=0 "$BIN" compile "$DATA/skew.mtx" --op spmv --gpu H200 > "$TMP/c3.txt" 2> "$TMP/err.txt"
+    grep -Eq "^stages: .*\([1-9][0-9]* cubins? compiled, 0 from the JIT cache\)$" "$TMP/c3.txt" &&
+        ok "SPARSEDITTO_JIT_CACHE=0 compiles again" || fail "compile without the JIT cache: $(cat "$TMP/c3.txt")"
+elif [ $rc -eq 0 ]; then
+    echo "skip the offline compile checks: a GPU is present"
+else
+    fail "compile --op spmv: exit $rc ($(cat "$TMP/err.txt"))"
+fi
+
+echo "$fails failed"
+[ $fails -eq 0 ]
