@@ -187,7 +187,7 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
     const sdi_impl *im = &kern->impl;
     sdi_json j;
     sdi_json_init(&j, 0);
-    char buf[256];
+    char buf[SDI_IMPL_CONFIG_TEXT];
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "op");
     sdi_json_string(&j, kern->op == SD_OP_SPMV ? "spmv" : kern->op == SD_OP_SPMM ? "spmm" : "spgemm");

@@ -129,7 +129,7 @@ static void print_offline(const char *src, const sdi_gpu_props *gpu, const sdi_t
                r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].why : "-");
     for (int i = 0; i < r->ntrials; i++) {
         const sdi_trial *t = &r->trials[i];
-        printf("  %-20s %-48.48s %s", t->family, t->config,
+        printf("  %-20s %-48s %s", t->family, t->config,
                t->status == SD_ERR_NO_DEVICE ? "lowered" : sd_status_string(t->status));
         /* What NVRTC did for this plan, as counted (plan itself compiles nothing). */
         if (r->offline_compiled && t->status == SD_ERR_NO_DEVICE) {

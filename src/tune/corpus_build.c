@@ -396,7 +396,7 @@ sd_status sdi_corpus_journal_append(sdi_corpus_journal *j, const char *matrix, s
 /* The best of one label. */
 typedef struct {
     double us, pipelined_us;
-    char family[32], config[200];
+    char family[32], config[SDI_IMPL_CONFIG_TEXT];
     int tried, invalid;
 } label_result;
 
@@ -625,7 +625,7 @@ static sd_status measure_dense(task_state *ts, sdi_impl *im, sdi_timing *tm, int
             s = sdi_cuda_status(ts->ctx, cudaMemsetAsync(ts->d_out, 0xff, out_bytes, ts->ctx->stream),
                                 "poisoning the output", NULL);
         dense_arg d = {ts, im, {0}};
-        char name[200];
+        char name[SDI_IMPL_CONFIG_TEXT];
         sdi_impl_describe(im, name, sizeof name);
         if (s == SD_OK)
             s = sdi_measure(ts->ctx, name, dense_exec, &d, dense_check, &d, tm);
@@ -796,7 +796,7 @@ static sd_status measure_spgemm_labels(task_state *ts, sd_csr *at)
                 break;
             continue;
         }
-        char cfg[256];
+        char cfg[SDI_SPGEMM_CONFIG_TEXT];
         sdi_spgemm_config_describe(&cands[i], cfg, sizeof cfg);
         sg_arg r = {.e = e, .ref = &ts->ref};
         sdi_timing tm;
@@ -810,7 +810,7 @@ static sd_status measure_spgemm_labels(task_state *ts, sd_csr *at)
             lr->us = tm.mean_us;
             lr->pipelined_us = tm.pipelined_us;
             snprintf(lr->family, sizeof lr->family, "spgemm.%s", sdi_spgemm_family_name(cands[i].family));
-            snprintf(lr->config, sizeof lr->config, "%.199s", cfg);
+            snprintf(lr->config, sizeof lr->config, "%s", cfg);
         }
         sdi_error_clear();
         if (ts->ctx->broken)

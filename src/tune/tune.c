@@ -782,7 +782,7 @@ void sdi_tune_result_free(sdi_tune_result *r)
 
 void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
 {
-    char buf[256];
+    char buf[SDI_IMPL_CONFIG_TEXT];
     sdi_json_begin_object(j);
     sdi_json_key(j, "winner");
     sdi_json_begin_object(j);

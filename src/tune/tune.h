@@ -13,7 +13,7 @@
 typedef struct {
     int round; /* 1 branches, 2 iterations, 3 refinement */
     char family[32];
-    char config[200];
+    char config[SDI_IMPL_CONFIG_TEXT];
     sd_status status; /* SD_OK: validated and timed */
     char detail[200]; /* failure cause */
     sdi_timing t;

@@ -2,6 +2,7 @@
 # really happened. plan compiles no cubin and says so (it once claimed "cubins compiled
 # earlier (memo or JIT cache)" on an empty cache, with a hint that changed nothing);
 # compile without a GPU counts the cubins NVRTC compiled and those the JIT cache served.
+# Configurations and ranking reasons are printed whole (they were cut mid-word).
 # Usage: bash cli_messages.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
@@ -26,6 +27,30 @@ for op in spmv spmm spgemm; do
     else
         fail "plan --op $op: exit $? ($(cat "$TMP/err.txt"))"
     fi
+done
+
+# Every plan's configuration, as --json gives it, appears whole in the text; a reason
+# printed for the tensor-core template ends as it should.
+for m in skew.mtx symmetric.mtx dense_row.mtx small.mtx.gz; do
+    for op in spmv spmm spgemm; do
+        "$BIN" plan "$DATA/$m" --op "$op" --gpu H200 --branches 5 > "$TMP/plan.txt" 2> "$TMP/err.txt" &&
+            "$BIN" plan "$DATA/$m" --op "$op" --gpu H200 --branches 5 --json > "$TMP/plan.json" 2>> "$TMP/err.txt"
+        rc=$?
+        [ $rc -eq 0 ] || { fail "plan $m --op $op: exit $rc ($(cat "$TMP/err.txt"))"; continue; }
+        sed -n 's/^ *"config": "\(.*\)",\{0,1\}$/\1/p' "$TMP/plan.json" > "$TMP/configs.txt"
+        [ -s "$TMP/configs.txt" ] || { fail "plan $m --op $op: no configuration in --json"; continue; }
+        cut=0
+        while IFS= read -r cfg; do
+            grep -Fq -- " $cfg " "$TMP/plan.txt" || { cut=1; echo "  not whole: '$cfg'"; }
+        done < "$TMP/configs.txt"
+        if grep -q "tensor-core template" "$TMP/plan.txt" &&
+            ! grep -q "(SPARSEDITTO_TC=1 searches it))$" "$TMP/plan.txt"; then
+            cut=1
+            echo "  reason cut: $(grep "tensor-core template" "$TMP/plan.txt")"
+        fi
+        [ $cut -eq 0 ] && ok "plan $m --op $op: configurations and reasons whole" ||
+            fail "plan $m --op $op: $(cat "$TMP/plan.txt")"
+    done
 done
 
 # compile without a GPU: NVRTC runs, then the JIT cache serves the same cubins.

@@ -1,8 +1,14 @@
 /* tests/cpu/test_messages.c: messages say what happened and name the cause. The
  * no-device cause by case (no driver, a driver older than the runtime, no GPU); a
- * cached-kernel request with the cache off refused before anything is allocated. */
+ * cached-kernel request with the cache off refused before anything is allocated;
+ * configuration texts and ranking reasons fit their buffers whole. */
+#include <limits.h>
+
+#include "analysis/analysis.h"
+#include "model/rank.h"
 #include "runtime/runtime.h"
 #include "sdt.h"
+#include "tune/tune.h"
 
 SDI_HIDDEN sd_status sdi_compile_cached(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op,
                                         int k, const sd_compile_options *opts, sd_kernel **out);
@@ -55,10 +61,125 @@ static void test_cached_without_cache(void)
               sdi_alloc_live_bytes() - live);
 }
 
+/* Every int32 field of a configuration at v (its widest text when v = INT_MIN). */
+static void fill_words(void *cfg, size_t size, int32_t v)
+{
+    int32_t *w = cfg;
+    for (size_t i = 0; i < size / sizeof *w; i++)
+        w[i] = v;
+}
+
+/* text, described into a buffer far larger than any, fits one of cap bytes whole. */
+static void check_fits(const char *what, const char *text, size_t cap)
+{
+    SDT_CHECK(strlen(text) + 1 <= cap, "%s: %zu characters do not fit %zu bytes: '%s'", what,
+              strlen(text), cap, text);
+    /* the trials' copies (sdi_trial.config) hold every configuration text */
+    SDT_CHECK(cap <= sizeof(((sdi_trial *)0)->config), "%s: %zu-byte text, %zu-byte trial", what,
+              cap, sizeof(((sdi_trial *)0)->config));
+}
+
+static void test_config_text_fits(void)
+{
+    static const int32_t widest[] = {INT_MIN, INT_MAX, -1, 1};
+    char big[4096], what[64];
+    for (int w = 0; w < 4; w++) {
+        for (int f = 0; f < SDI_SPMV_NFAMILIES; f++) {
+            sdi_impl im;
+            memset(&im, 0, sizeof im);
+            im.kind = SDI_IMPL_SPMV;
+            fill_words(&im.spmv_cfg, sizeof im.spmv_cfg, widest[w]);
+            im.spmv_cfg.family = f;
+            sdi_spmv_config_describe(&im.spmv_cfg, big, sizeof big);
+            snprintf(what, sizeof what, "spmv family %d", f);
+            check_fits(what, big, SDI_SPMV_CONFIG_TEXT);
+            sdi_impl_describe(&im, big, sizeof big);
+            check_fits(what, big, SDI_IMPL_CONFIG_TEXT);
+        }
+        for (int t = 0; t < SDI_SPMM_NTEMPLATES; t++) {
+            sdi_spmm_config c;
+            fill_words(&c, sizeof c, widest[w]);
+            c.tmpl = t;
+            for (int mode = 0; mode < 5; mode++) {
+                c.split_mode = mode;
+                sdi_spmm_config_describe(&c, big, sizeof big);
+                snprintf(what, sizeof what, "spmm template %d", t);
+                check_fits(what, big, SDI_SPMM_CONFIG_TEXT);
+            }
+        }
+        for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
+            for (int kind = -1; kind < SDI_SG_NKINDS; kind++)
+                for (int fast = -1; fast <= 3; fast++) {
+                    sdi_spgemm_config c;
+                    fill_words(&c, sizeof c, widest[w]);
+                    c.family = f;
+                    c.force_kind = kind;
+                    c.fast_compile = fast;
+                    sdi_spgemm_config_describe(&c, big, sizeof big);
+                    snprintf(what, sizeof what, "spgemm family %d kind %d", f, kind);
+                    check_fits(what, big, SDI_SPGEMM_CONFIG_TEXT);
+                }
+    }
+}
+
+/* Features that reach every rule of rules-v1: skewed rows, a tiny matrix, dense tiles,
+ * padding, rows beyond shared memory. */
+static void check_reasons(const char *what, const sdi_ranking *r)
+{
+    SDT_CHECK(r->n > 0, "%s: nothing ranked", what);
+    for (int i = 0; i < r->n; i++)
+        for (int q = 0; q < r->e[i].nreasons; q++) {
+            const sdi_rank_reason *rr = &r->e[i].reasons[q];
+            /* a text that fills its buffer may have been cut */
+            SDT_CHECK(strlen(rr->why) + 1 < sizeof rr->why, "%s: %s's reason cut: '%s'", what,
+                      r->e[i].label, rr->why);
+            SDT_CHECK(strlen(rr->feature) + 1 < sizeof rr->feature, "%s: %s's feature cut: '%s'",
+                      what, r->e[i].label, rr->feature);
+        }
+}
+
+static void test_rank_reasons_whole(void)
+{
+    sd_features f;
+    memset(&f, 0, sizeof f);
+    for (int i = 0; i < SD_NUM_FEATURES; i++)
+        f.values[i] = 2.0;
+    f.values[sdi_feature_index("row_cv")] = 10.0;
+    f.values[sdi_feature_index("nnz")] = 100.0;
+    f.values[sdi_feature_index("u_max")] = 1e6;
+    static const sd_op ops[] = {SD_OP_SPMV, SD_OP_SPMM, SD_OP_SPMM, SD_OP_SPGEMM};
+    static const int ks[] = {1, 8, 256, 1};
+    bool tc_seen = false;
+    for (int o = 0; o < 4; o++) {
+        f.op = ops[o];
+        sdi_ranking r;
+        char what[64];
+        snprintf(what, sizeof what, "rules, op %d, K %d", (int)ops[o], ks[o]);
+        SDT_OK(sdi_rank_rules(&f, ops[o], ks[o], &r));
+        check_reasons(what, &r);
+        for (int i = 0; i < r.n; i++)
+            if (strcmp(r.e[i].label, "tc") == 0 && r.e[i].nreasons > 0 &&
+                strstr(r.e[i].reasons[0].why, "tensor-core template (bsr_tc) is off") != NULL) {
+                tc_seen = true;
+                const char *why = r.e[i].reasons[0].why, *end = "(SPARSEDITTO_TC=1 searches it)";
+                size_t n = strlen(why), ne = strlen(end);
+                SDT_CHECK(n > ne && strcmp(why + n - ne, end) == 0, "tc reason cut: '%s'", why);
+            }
+        /* the ranker a search uses: the shipped model when one is found */
+        snprintf(what, sizeof what, "sdi_rank, op %d, K %d", (int)ops[o], ks[o]);
+        SDT_OK(sdi_rank(&f, ops[o], ks[o], &r));
+        check_reasons(what, &r);
+    }
+    if (!sdi_spmm_tc_in_search())
+        SDT_CHECK(tc_seen, "the tensor-core template's reason was not ranked");
+}
+
 int main(void)
 {
     sdt_init("test_messages");
     SDT_RUN(test_no_device_cause);
     SDT_RUN(test_cached_without_cache);
+    SDT_RUN(test_config_text_fits);
+    SDT_RUN(test_rank_reasons_whole);
     return sdt_finish();
 }
