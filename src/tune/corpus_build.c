@@ -30,8 +30,8 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Base name without .mtx / .mtx.gz / .sdm. */
-static void base_name(const char *path, char *out, size_t cap)
+/* Base name without .mtx / .mtx.gz / .sdm; false when it does not fit out whole. */
+static bool base_name(const char *path, char *out, size_t cap)
 {
     const char *b = strrchr(path, '/');
     b = b != NULL ? b + 1 : path;
@@ -42,7 +42,11 @@ static void base_name(const char *path, char *out, size_t cap)
             n -= strlen(ext[i]);
             break;
         }
-    snprintf(out, cap, "%.*s", (int)n, b);
+    if (n >= cap)
+        return false;
+    memcpy(out, b, n);
+    out[n] = '\0';
+    return true;
 }
 
 sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matrices_dir,
@@ -125,8 +129,8 @@ sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matric
         } else if (strchr(p, '/') != NULL || ends_with(p, ".mtx") || ends_with(p, ".mtx.gz") ||
                    ends_with(p, ".sdm")) {
             x->kind = SDI_CENTRY_FILE;
-            too_long = snprintf(x->text, sizeof x->text, "%s", p) >= (int)sizeof x->text;
-            base_name(p, x->name, sizeof x->name);
+            too_long = snprintf(x->text, sizeof x->text, "%s", p) >= (int)sizeof x->text ||
+                       !base_name(p, x->name, sizeof x->name);
         } else {
             x->kind = SDI_CENTRY_SHARED;
             too_long = snprintf(x->text, sizeof x->text, "%s/suitesparse/%s.mtx.gz",

@@ -1,13 +1,15 @@
 /* tests/cpu/test_messages.c: messages say what happened and name the cause. The
  * no-device cause by case (no driver, a driver older than the runtime, no GPU); a
  * cached-kernel request with the cache off refused before anything is allocated;
- * configuration texts and ranking reasons fit their buffers whole. */
+ * configuration texts and ranking reasons fit their buffers whole; a corpus list entry
+ * whose file name does not fit is refused, not cut. */
 #include <limits.h>
 
 #include "analysis/analysis.h"
 #include "model/rank.h"
 #include "runtime/runtime.h"
 #include "sdt.h"
+#include "tune/corpus_build.h"
 #include "tune/tune.h"
 
 SDI_HIDDEN sd_status sdi_compile_cached(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op,
@@ -174,6 +176,31 @@ static void test_rank_reasons_whole(void)
         SDT_CHECK(tc_seen, "the tensor-core template's reason was not ranked");
 }
 
+/* A file's base name is a corpus matrix's name (its identity in the journal): one that
+ * does not fit is a parse error naming the line, as for specs and shared names (it was
+ * cut, and two long names could become one). */
+static void test_corpus_file_name_whole(void)
+{
+    char name[sizeof(((sdi_corpus_entry *)0)->name) + 8], list[400];
+    memset(name, 'm', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    snprintf(list, sizeof list, "stencil2d:n=30\ndata/%s.mtx\n", name);
+    sdi_corpus_entry *e = NULL;
+    int n = 0;
+    SDT_STATUS(sdi_corpus_list_parse(list, strlen(list), "/m", &e, &n), SD_ERR_PARSE);
+    SDT_CHECK(strstr(sd_last_error(), "line 2") != NULL && strstr(sd_last_error(), "too long") != NULL,
+              "message: %s", sd_last_error());
+    SDT_CHECK(e == NULL && n == 0, "a refused list left %d entries", n);
+    sdi_free(e);
+    /* the longest name that fits is kept whole */
+    name[sizeof(((sdi_corpus_entry *)0)->name) - 1] = '\0';
+    snprintf(list, sizeof list, "data/%s.mtx.gz\n", name);
+    SDT_OK(sdi_corpus_list_parse(list, strlen(list), "/m", &e, &n));
+    SDT_CHECK(n == 1 && strcmp(e[0].name, name) == 0, "%d entries, name '%s'", n,
+              n > 0 ? e[0].name : "");
+    sdi_free(e);
+}
+
 int main(void)
 {
     sdt_init("test_messages");
@@ -181,5 +208,6 @@ int main(void)
     SDT_RUN(test_cached_without_cache);
     SDT_RUN(test_config_text_fits);
     SDT_RUN(test_rank_reasons_whole);
+    SDT_RUN(test_corpus_file_name_whole);
     return sdt_finish();
 }
