@@ -116,6 +116,12 @@ static sd_status host_rowinfo(const sd_csr *a, const sd_csr *b, sdi_sg_rowinfo *
     return SD_OK;
 }
 
+/* The product as messages name it. */
+static const char *product_name(const sd_csr *b, int aat)
+{
+    return b != NULL ? "A·B" : aat ? "A·Aᵀ" : "A·A";
+}
+
 sd_status sdi_spgemm_second_operand(const sd_csr *a, const sd_csr *b, int *aat, sd_csr *at,
                                     const sd_csr **out)
 {
@@ -849,6 +855,8 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
     SD_TRY(sdi_spgemm_second_operand(a, b, &t->aat, &at, &bb));
     out->aat = t->aat;
     out->general_b = b != NULL;
+    /* A product no device of this size can hold stops here, before any compilation. */
+    SD_TRY(sdi_spgemm_output_check(a, bb, product_name(b, t->aat), &ctx->props));
 
     /* Analysis and ranking (the operator features describe A·A or A·Aᵀ). */
     double t0 = sdi_now();
@@ -1125,6 +1133,7 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     SD_TRY(sdi_spgemm_second_operand(a, b, &aat, &at, &bb));
     out->aat = aat;
     out->general_b = b != NULL;
+    SD_TRY(sdi_spgemm_output_check(a, bb, product_name(b, aat), gpu));
     double t0 = sdi_now();
     SD_TRY(sd_analyze(a, SD_OP_SPGEMM, &out->features));
     sdi_sg_rowinfo ri;

@@ -2,7 +2,8 @@
 # really happened. plan compiles no cubin and says so (it once claimed "cubins compiled
 # earlier (memo or JIT cache)" on an empty cache, with a hint that changed nothing);
 # compile without a GPU counts the cubins NVRTC compiled and those the JIT cache served.
-# Configurations and ranking reasons are printed whole (they were cut mid-word).
+# Configurations and ranking reasons are printed whole (they were cut mid-word). A SpGEMM
+# whose C cannot fit the device is refused before any plan or NVRTC, with its numbers.
 # Usage: bash cli_messages.sh <sparseditto> <matrices-dir> <tests/data-dir>
 set -u
 BIN="$1"
@@ -51,6 +52,21 @@ for m in skew.mtx symmetric.mtx dense_row.mtx small.mtx.gz; do
         [ $cut -eq 0 ] && ok "plan $m --op $op: configurations and reasons whole" ||
             fail "plan $m --op $op: $(cat "$TMP/plan.txt")"
     done
+done
+
+# A 320000 x 320000 arrow (dense first row and column, 640k entries): A·A has 1.02e11
+# products and a dense C of 1.02e11 entries, 819 GB, beyond an H200's 150 GB.
+awk -v n=320000 'BEGIN { print "%%MatrixMarket matrix coordinate pattern general"; print n, n, 2 * n - 1;
+    for (j = 1; j <= n; j++) print 1, j; for (i = 2; i <= n; i++) print i, 1 }' > "$TMP/arrow.mtx"
+for cmd in plan compile; do
+    "$BIN" $cmd "$TMP/arrow.mtx" --op spgemm --gpu H200 > "$TMP/out.txt" 2> "$TMP/err.txt"
+    rc=$?
+    # (compile names the device it found, where there is one)
+    [ $rc -eq 3 ] && grep -q "SpGEMM A·A does not fit the device: 1.02e+11 products; C holds at least 102400000000 entries (at most 102400000000), 819.2 GB with its row pointers, beyond the " "$TMP/err.txt" &&
+        { [ $cmd = compile ] || grep -q "beyond the 150.1 GB of NVIDIA H200 (profile)$" "$TMP/err.txt"; } &&
+        ! grep -q "spgemm\." "$TMP/out.txt" && ! grep -q "NVRTC" "$TMP/out.txt" &&
+        ok "$cmd refuses a product whose C cannot fit, before planning" ||
+        fail "$cmd arrow: exit $rc, $(cat "$TMP/out.txt" "$TMP/err.txt")"
 done
 
 # compile without a GPU: NVRTC runs, then the JIT cache serves the same cubins.

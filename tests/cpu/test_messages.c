@@ -2,10 +2,13 @@
  * no-device cause by case (no driver, a driver older than the runtime, no GPU); a
  * cached-kernel request with the cache off refused before anything is allocated;
  * configuration texts and ranking reasons fit their buffers whole; a corpus list entry
- * whose file name does not fit is refused, not cut. */
+ * whose file name does not fit is refused, not cut; a SpGEMM whose C cannot fit the
+ * device is refused up front, naming the products, C's bounds and the memory, and one
+ * whose C fits is not. */
 #include <limits.h>
 
 #include "analysis/analysis.h"
+#include "gen/gen.h"
 #include "model/rank.h"
 #include "runtime/runtime.h"
 #include "sdt.h"
@@ -201,6 +204,132 @@ static void test_corpus_file_name_whole(void)
     sdi_free(e);
 }
 
+/* An n x n arrow: a dense first row and column. A·A has about n^2 products and every
+ * row of C is dense (each row of A reaches the dense first row). */
+static void arrow(int32_t n, sd_csr *a)
+{
+    SDT_OK(sdi_csr_alloc(a, n, n, 2 * (int64_t)n - 1));
+    int64_t at = 0;
+    for (int32_t j = 0; j < n; j++)
+        a->colind[at++] = j;
+    a->rowptr[0] = 0;
+    a->rowptr[1] = n;
+    for (int32_t i = 1; i < n; i++) {
+        a->colind[at++] = 0;
+        a->rowptr[i + 1] = at;
+    }
+    for (int64_t p = 0; p < at; p++)
+        a->vals[p] = 1.0f;
+}
+
+/* k dense columns (the first k) and k dense rows (the first k) in an n x n matrix. */
+static void dense_lines(int32_t n, int32_t k, sd_csr *a)
+{
+    SDT_OK(sdi_csr_alloc(a, n, n, (int64_t)k * n + (int64_t)(n - k) * k));
+    int64_t at = 0;
+    a->rowptr[0] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        for (int32_t j = 0; j < (i < k ? n : k); j++)
+            a->colind[at++] = j;
+        a->rowptr[i + 1] = at;
+    }
+    for (int64_t p = 0; p < at; p++)
+        a->vals[p] = 1.0f;
+}
+
+static void test_spgemm_infeasible(void)
+{
+    sdi_gpu_props h200;
+    SDT_OK(sdi_gpu_profile("H200", &h200));
+    sd_csr a;
+    memset(&a, 0, sizeof a);
+    const int32_t n = 320000;
+    arrow(n, &a);
+    sdi_spgemm_output_bound ob;
+    sdi_spgemm_output_bound_compute(&a, &a, &ob);
+    const double nn = (double)n * n;
+    SDT_CHECK(ob.products == nn + n - 1, "products %.0f", ob.products); /* n^2 - n, and 2n - 1 of row 0 */
+    SDT_CHECK(ob.nnz_c_min == (int64_t)n * n && ob.nnz_c_max == (int64_t)n * n, "C between %lld and %lld",
+              (long long)ob.nnz_c_min, (long long)ob.nnz_c_max);
+    /* plan (and compile without a GPU) stop before any plan, naming the numbers */
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    const double t0 = sdi_now();
+    SDT_STATUS(sdi_tune_spgemm_offline(&a, NULL, -1, &h200, 0, 1, r, NULL), SD_ERR_OUT_OF_MEMORY);
+    const char *msg = sd_last_error();
+    SDT_CHECK(strstr(msg, "SpGEMM A·A does not fit the device") != NULL && strstr(msg, "1.02e+11 products") != NULL &&
+                  strstr(msg, "at least 102400000000 entries") != NULL && strstr(msg, "819.2 GB") != NULL &&
+                  strstr(msg, "150.1 GB of NVIDIA H200 (profile)") != NULL,
+              "message: %s", msg);
+    SDT_CHECK(r->ntrials == 0 && r->ms_compile == 0, "%d plans, NVRTC %.0f ms", r->ntrials, r->ms_compile);
+    SDT_CHECK(sdi_now() - t0 < 30, "refused after %.1f s", sdi_now() - t0);
+    /* sd_plan, the API's planner, too */
+    char *json = NULL;
+    SDT_STATUS(sd_plan(&a, SD_OP_SPGEMM, 1, "H200", 0, &json), SD_ERR_OUT_OF_MEMORY);
+    SDT_CHECK(json == NULL && strstr(sd_last_error(), "does not fit the device") != NULL, "sd_plan: %s",
+              sd_last_error());
+    sd_csr_free(&a);
+    /* A·Aᵀ of a single dense column: a dense C of m^2 entries */
+    const int32_t m = 200000;
+    SDT_OK(sdi_csr_alloc(&a, m, 1, m));
+    for (int32_t i = 0; i <= m; i++)
+        a.rowptr[i] = i;
+    for (int32_t i = 0; i < m; i++) {
+        a.colind[i] = 0;
+        a.vals[i] = 1.0f;
+    }
+    SDT_STATUS(sdi_tune_spgemm_offline(&a, NULL, -1, &h200, 0, 0, r, NULL), SD_ERR_OUT_OF_MEMORY);
+    SDT_CHECK(strstr(sd_last_error(), "SpGEMM A·Aᵀ does not fit") != NULL, "message: %s", sd_last_error());
+    sd_csr_free(&a);
+    free(r);
+}
+
+/* Many products but a C that fits: planned as before. Ten dense rows and columns of a
+ * 100000 x 100000 matrix make 2e11 products, but C has 1e10 entries (80 GB), which an
+ * H200's 150 GB holds. */
+static void test_spgemm_feasible(void)
+{
+    sdi_gpu_props h200;
+    SDT_OK(sdi_gpu_profile("H200", &h200));
+    sd_csr a;
+    memset(&a, 0, sizeof a);
+    dense_lines(100000, 10, &a);
+    sdi_spgemm_output_bound ob;
+    sdi_spgemm_output_bound_compute(&a, &a, &ob);
+    SDT_CHECK(ob.products > 1e11 && ob.nnz_c_min == (int64_t)100000 * 100000, "%.3g products, C >= %lld",
+              ob.products, (long long)ob.nnz_c_min);
+    SDT_OK(sdi_spgemm_output_check(&a, &a, "A·A", &h200));
+    /* C's bytes as the executor counts them, saturated where a bound of 2^62 entries
+     * would overflow */
+    SDT_CHECK(sdi_spgemm_output_bytes(3, 10) == 4 * 8 + 10 * 8, "bytes of a small C");
+    SDT_CHECK(sdi_spgemm_output_bytes(INT32_MAX, (int64_t)INT32_MAX * INT32_MAX) == INT64_MAX,
+              "bytes of the largest C");
+    /* a smaller device refuses it */
+    sdi_gpu_props small = h200;
+    small.global_mem_bytes = 64ll << 30;
+    SDT_STATUS(sdi_spgemm_output_check(&a, &a, "A·A", &small), SD_ERR_OUT_OF_MEMORY);
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    SDT_OK(sdi_tune_spgemm_offline(&a, NULL, -1, &h200, 0, 0, r, NULL));
+    SDT_CHECK(r->ntrials > 0, "no plan for a product whose C fits");
+    free(r);
+    sd_csr_free(&a);
+    /* The bounds hold nnz(C) between them on generated matrices (exact from the
+     * reference). */
+    static const char *const specs[] = {"powerlaw:rows=3000,deg=6", "rmat:scale=11,ef=8",
+                                        "banded:n=2000,bw=5,fill=0.5", "bimodal:rows=2000"};
+    for (int i = 0; i < 4; i++) {
+        SDT_OK(sdi_gen(specs[i], sdt_seed, &a));
+        sdi_reference ref;
+        memset(&ref, 0, sizeof ref);
+        SDT_OK(sdi_reference_spgemm(&a, &a, &ref));
+        sdi_spgemm_output_bound_compute(&a, &a, &ob);
+        SDT_CHECK(ob.nnz_c_min <= ref.c.nnz && ref.c.nnz <= ob.nnz_c_max && ob.nnz_c_max <= ob.products,
+                  "%s: %lld <= nnz(C) %lld <= %lld <= %.0f", specs[i], (long long)ob.nnz_c_min,
+                  (long long)ref.c.nnz, (long long)ob.nnz_c_max, ob.products);
+        sdi_reference_free(&ref);
+        sd_csr_free(&a);
+    }
+}
+
 int main(void)
 {
     sdt_init("test_messages");
@@ -209,5 +338,7 @@ int main(void)
     SDT_RUN(test_config_text_fits);
     SDT_RUN(test_rank_reasons_whole);
     SDT_RUN(test_corpus_file_name_whole);
+    SDT_RUN(test_spgemm_infeasible);
+    SDT_RUN(test_spgemm_feasible);
     return sdt_finish();
 }
