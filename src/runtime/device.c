@@ -215,7 +215,7 @@ sd_status sdi_device_open(sd_context *ctx, int device)
         return sdi_cuda_status(NULL, e, "cudaStreamCreate", NULL);
     }
     ctx->device = device;
-    snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", ctx->props.cc_major, ctx->props.cc_minor);
+    sdi_gpu_arch(&ctx->props, ctx->arch);
     (void)cudaDriverGetVersion(&ctx->driver_version);
     (void)cudaRuntimeGetVersion(&ctx->runtime_version);
     return SD_OK;

@@ -114,7 +114,7 @@ struct sd_context {
     char *cache_dir; /* resolved cache root (owned); "" when none could be resolved */
     cudaStream_t stream;
     sdi_gpu_props props;
-    char arch[16]; /* "sm_90" */
+    char arch[SDI_GPU_ARCH_TEXT]; /* "sm_90" (sdi_gpu_arch) */
     int driver_version, runtime_version;
     /* A sticky CUDA error (illegal address, ...) poisons the CUDA context for the
      * process: every later call on this sd_context fails with this reason. */

@@ -952,8 +952,8 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
 static sd_status offline_one(const sd_csr *a, sd_op op, int k, const sdi_gpu_props *gpu,
                              sdi_impl *im, int compile, sdi_trial *tr, sdi_json *plans)
 {
-    char arch[16];
-    snprintf(arch, sizeof arch, "sm_%d%d", gpu->cc_major, gpu->cc_minor);
+    char arch[SDI_GPU_ARCH_TEXT];
+    sdi_gpu_arch(gpu, arch);
     sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
     sdi_jit_request req;
     memset(&req, 0, sizeof req);

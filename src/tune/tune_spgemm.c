@@ -1155,8 +1155,8 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     SD_TRY(search_fast_level(&sm, &search_fast));
     sdi_sg_limits lim;
     sdi_sg_limits_from_props(gpu, &lim);
-    char arch[16];
-    snprintf(arch, sizeof arch, "sm_%d%d", gpu->cc_major, gpu->cc_minor);
+    char arch[SDI_GPU_ARCH_TEXT];
+    sdi_gpu_arch(gpu, arch);
     if (plans != NULL)
         sdi_json_begin_array(plans);
     for (int bi = 0; bi < nf && bi < branches && out->ntrials < SDI_TUNE_MAX_TRIALS; bi++) {
