@@ -226,7 +226,9 @@ SD_API sd_status sd_compile(sd_context *ctx, const sd_csr *a, sd_op op, int k,
  * b = NULL or b == a means C = A·A for square A and C = A·Aᵀ otherwise. The kernel
  * keeps copies of both operands; the cache key covers both patterns. Statuses as
  * sd_compile, plus SD_ERR_INVALID_ARG when a->cols != b->rows or B breaks the CSR
- * invariants. deterministic = 1 admits only plans without floating-point atomics: our
+ * invariants, and SD_ERR_OUT_OF_MEMORY before any work when C cannot fit the device's
+ * memory even at the fewest entries the patterns allow (the message gives the products,
+ * C's bounds and the memory); also for sd_compile with SD_OP_SPGEMM. deterministic = 1 admits only plans without floating-point atomics: our
  * thread-per-row plan (rows of at most 32 products) and cuSPARSE's algorithms. */
 SD_API sd_status sd_compile_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b,
                                    const sd_compile_options *opts, sd_kernel **out);

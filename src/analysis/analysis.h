@@ -155,6 +155,34 @@ typedef struct {
  * opts NULL = defaults. On failure *out is zeroed. */
 SDI_HIDDEN sd_status sdi_spgemm_work(const sd_csr *a, const sd_csr *b, const sdi_spgemm_opts *opts,
                                      sdi_spgemm_stats *out);
+/* The size of C = A·B bounded from the patterns alone, in one O(nnz(A)) pass: no row of C
+ * has fewer entries than the longest row of B it gathers, nor more than its products or
+ * the columns between the first and the last it reaches. */
+typedef struct {
+    double products;   /* Σu, exact in 128 bits, then rounded */
+    int64_t nnz_c_min; /* Σ_i max_{k ∈ A[i,:]} nnz(B[k,:]) */
+    int64_t nnz_c_max; /* Σ_i min(u(i), span(i)) */
+    int32_t rows;      /* rows of C */
+} sdi_spgemm_output_bound;
+
+SDI_HIDDEN void sdi_spgemm_output_bound_compute(const sd_csr *a, const sd_csr *b,
+                                                sdi_spgemm_output_bound *out);
+/* Device bytes of a C of `rows` rows and nnz entries as the SpGEMM executor allocates it:
+ * 64-bit row pointers, 32-bit columns and float values (INT64_MAX when beyond: a bound
+ * of nnz(C) can reach 2^62). */
+static inline int64_t sdi_spgemm_output_bytes(int64_t rows, int64_t nnz)
+{
+    if (nnz > INT64_MAX / 8 - rows - 1)
+        return INT64_MAX;
+    return (rows + 1) * 8 + nnz * 8;
+}
+/* SD_ERR_OUT_OF_MEMORY, naming the products, C's bounds and the memory, when C = A·B
+ * (product: "A·A", "A·Aᵀ" or "A·B") cannot fit the memory of gpu even at its smallest
+ * possible size; SD_OK otherwise (and when gpu's memory is unknown). Run before
+ * planning or compiling anything: a product of 10^11 entries is named up front instead of
+ * after seconds of NVRTC. */
+SDI_HIDDEN sd_status sdi_spgemm_output_check(const sd_csr *a, const sd_csr *b,
+                                             const char *product, const sdi_gpu_props *gpu);
 /* u(i) of C = A·B from B's row pointers (brp has a->cols + 1 entries); returns Σu
  * (exact in 128 bits, then rounded to double). OpenMP-parallel. */
 SDI_HIDDEN double sdi_spgemm_row_work(const sd_csr *a, const int64_t *brp, int64_t *u);

@@ -40,5 +40,9 @@ SDI_HIDDEN const char *const *sdi_gpu_profile_names(void);
  * smem_reserved_per_cta, warp_size) from the compute capability, and copy_bandwidth from
  * the matching built-in profile when the name matches one. Idempotent. */
 SDI_HIDDEN void sdi_gpu_props_complete(sdi_gpu_props *p);
+/* NVRTC's name of p's architecture, "sm_<major><minor>" ("sm_90"), into out, which
+ * SDI_GPU_ARCH_TEXT bytes hold whatever the two numbers. */
+#define SDI_GPU_ARCH_TEXT 32
+SDI_HIDDEN void sdi_gpu_arch(const sdi_gpu_props *p, char out[SDI_GPU_ARCH_TEXT]);
 
 #endif /* SDI_GPU_H */

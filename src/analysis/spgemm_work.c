@@ -52,6 +52,76 @@ double sdi_spgemm_row_work(const sd_csr *a, const int64_t *brp, int64_t *u)
     return (double)total;
 }
 
+void sdi_spgemm_output_bound_compute(const sd_csr *a, const sd_csr *b,
+                                     sdi_spgemm_output_bound *out)
+{
+    const int64_t *rp = a->rowptr, *brp = b->rowptr;
+    const int32_t *ci = a->colind, *bci = b->colind;
+    unsigned __int128 products = 0;
+    int64_t lo = 0, hi = 0;
+#pragma omp parallel
+    {
+        unsigned __int128 tp = 0;
+        int64_t tlo = 0, thi = 0;
+#pragma omp for schedule(dynamic, 2048)
+        for (int64_t i = 0; i < a->rows; i++) {
+            int64_t u = 0, longest = 0; /* u ≤ r_i · max_k nnz(B[k,:]) < 2^62 */
+            int32_t first = INT32_MAX, last = -1;
+            for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
+                const int32_t k = ci[p];
+                const int64_t len = brp[k + 1] - brp[k];
+                if (len == 0)
+                    continue;
+                u += len;
+                if (len > longest)
+                    longest = len;
+                if (bci[brp[k]] < first)
+                    first = bci[brp[k]];
+                if (bci[brp[k + 1] - 1] > last)
+                    last = bci[brp[k + 1] - 1];
+            }
+            if (u > 0) {
+                const int64_t span = (int64_t)last - first + 1;
+                tlo += longest;
+                thi += u < span ? u : span;
+            }
+            tp += (unsigned __int128)u;
+        }
+#pragma omp critical(sdi_spgemm_output_bound)
+        {
+            products += tp;
+            lo += tlo;
+            hi += thi;
+        }
+    }
+    out->products = (double)products;
+    out->nnz_c_min = lo;
+    out->nnz_c_max = hi;
+    out->rows = a->rows;
+}
+
+sd_status sdi_spgemm_output_check(const sd_csr *a, const sd_csr *b, const char *product,
+                                  const sdi_gpu_props *gpu)
+{
+    if (gpu == NULL || gpu->global_mem_bytes <= 0)
+        return SD_OK;
+    sdi_spgemm_output_bound ob;
+    sdi_spgemm_output_bound_compute(a, b, &ob);
+    /* The smallest C the product can have, allocated as the executor allocates it: if even
+     * that exceeds the device, no plan can run (larger bounds only speed a plan up, and the
+     * executor falls back to nnz(C) when they do not fit). */
+    const int64_t need = sdi_spgemm_output_bytes(ob.rows, ob.nnz_c_min);
+    if (need <= gpu->global_mem_bytes)
+        return SD_OK;
+    return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
+                   "SpGEMM %s does not fit the device: %.3g products; C holds at least %lld "
+                   "entries (at most %lld), %.1f GB with its row pointers, beyond the %.1f GB "
+                   "of %s%s",
+                   product, ob.products, (long long)ob.nnz_c_min, (long long)ob.nnz_c_max,
+                   (double)need / 1e9, (double)gpu->global_mem_bytes / 1e9, gpu->name,
+                   gpu->from_device ? "" : " (profile)");
+}
+
 #define CV_CHUNK 8192
 
 double sdi_cv_i64(const int64_t *v, int64_t n, double total)

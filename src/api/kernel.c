@@ -188,7 +188,7 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
     const sdi_impl *im = &kern->impl;
     sdi_json j;
     sdi_json_init(&j, 0);
-    char buf[256];
+    char buf[SDI_IMPL_CONFIG_TEXT];
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "op");
     sdi_json_string(&j, kern->op == SD_OP_SPMV ? "spmv" : kern->op == SD_OP_SPMM ? "spmm" : "spgemm");
@@ -553,6 +553,9 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     sd_compile_options o = opts != NULL ? *opts : sd_compile_options_default();
     if (o.budget < 0)
         return SDI_ERR(SD_ERR_INVALID_ARG, "%s: budget %d is negative", fn, o.budget);
+    /* With the other argument checks, before anything is allocated. */
+    if (cache_only && !o.use_cache)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: a cached kernel was asked for with use_cache = 0", fn);
     SD_TRY(sd_csr_check(a));
     if (b != NULL) {
         sd_status sb = sd_csr_check(b);
@@ -581,8 +584,6 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
     sdi_cache_key key;
     fill_key(kern, &o, &key);
     int done = 0;
-    if (cache_only && !o.use_cache)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "%s: a cached kernel was asked for with use_cache = 0", fn);
     if (o.use_cache) {
         sd_status s = sdi_cache_open(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, &cache);
         if (s != SD_OK) {

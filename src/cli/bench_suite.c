@@ -42,6 +42,7 @@
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "tune/corpus_build.h"
+#include "tune/impl.h"
 
 typedef struct {
     char matrix[96];
@@ -50,7 +51,7 @@ typedef struct {
     int64_t nnz;
     const char *status; /* ok, failed, skipped */
     char detail[200];
-    char family[48], config[160], vendor_best[32];
+    char family[48], config[SDI_IMPL_CONFIG_TEXT], vendor_best[32];
     char vo_label[16]; /* the V_o label the winner instantiates; "" outside V_o or cuSPARSE */
     double features[SD_NUM_FEATURES]; /* the search's 36 features (NaN when absent) */
     char shape[16];

@@ -91,7 +91,7 @@ static void json_gpu(sdi_json *j, const sdi_gpu_props *g, const char *source, co
     sdi_json_string(j, g->name);
     sdi_json_key(j, "sm_count");
     sdi_json_int(j, g->sm_count);
-    char cc[16];
+    char cc[24]; /* two ints at their widest */
     snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
     sdi_json_key(j, "compute_capability");
     sdi_json_string(j, cc);

@@ -130,19 +130,31 @@ static void print_offline(FILE *f, const char *src, const sdi_gpu_props *gpu, co
                 r->ranking.e[i].nreasons ? r->ranking.e[i].reasons[0].why : "-");
     for (int i = 0; i < r->ntrials; i++) {
         const sdi_trial *t = &r->trials[i];
-        fprintf(f, "  %-20s %-48.48s %s", t->family, t->config,
+        fprintf(f, "  %-20s %-48s %s", t->family, t->config,
                 t->status == SD_ERR_NO_DEVICE ? "lowered" : sd_status_string(t->status));
-        if (t->compile_ms > 0)
-            fprintf(f, ", NVRTC %.0f ms", t->compile_ms);
-        else if (t->status == SD_ERR_NO_DEVICE)
-            fprintf(f, ", cubins compiled earlier (memo or JIT cache)");
+        /* What NVRTC did for this plan, as counted (plan itself compiles nothing). */
+        if (r->offline_compiled && t->status == SD_ERR_NO_DEVICE) {
+            if (t->cubins_compiled > 0)
+                fprintf(f, ", NVRTC %.0f ms", t->compile_ms);
+            if (t->cubins_cached > 0)
+                fprintf(f, ", %d cubin%s from the JIT cache", t->cubins_cached,
+                        t->cubins_cached > 1 ? "s" : "");
+            if (t->cubins_compiled == 0 && t->cubins_cached == 0)
+                fprintf(f, ", cubins shared with an earlier plan");
+        }
         if (t->status != SD_ERR_NO_DEVICE)
             fprintf(f, " (%s)", t->detail);
         fprintf(f, "\n");
     }
-    fprintf(f, "stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, NVRTC %.1f ms%s\n",
-            r->ms_analysis, r->ms_rank, r->ms_synthesis, r->ms_compile,
-            r->ms_compile > 0 ? "" : " (every cubin from the JIT cache; SPARSEDITTO_JIT_CACHE=0 compiles again)");
+    fprintf(f, "stages: analysis %.1f ms, ranking %.2f ms, synthesis + lowering %.1f ms, ",
+            r->ms_analysis, r->ms_rank, r->ms_synthesis);
+    if (!r->offline_compiled)
+        fprintf(f, "no cubin compiled (plan stops after lowering)\n");
+    else
+        fprintf(f, "NVRTC %.1f ms (%d cubin%s compiled, %d from the JIT cache%s)\n", r->ms_compile,
+                r->cubins_compiled, r->cubins_compiled == 1 ? "" : "s", r->cubins_cached,
+                r->cubins_compiled == 0 && r->cubins_cached > 0
+                    ? "; SPARSEDITTO_JIT_CACHE=0 compiles them again" : "");
 }
 
 int cmd_compile(int argc, char **argv)

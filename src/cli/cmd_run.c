@@ -37,7 +37,7 @@ typedef struct {
     const char *src;
     sd_op op;
     int k, iters;
-    char family[64], config[200];
+    char family[64], config[SDI_IMPL_CONFIG_TEXT];
     double us;          /* mean over the timed executions */
     sdi_validation val; /* the first execution's output */
     int64_t nnz_c;      /* SpGEMM */

@@ -16,7 +16,9 @@ typedef struct {
     char feature[24];   /* feature name, or "prior" */
     double value;       /* the feature's raw value */
     double contribution; /* added to the energy (negative = favours the template) */
-    char why[96];
+    /* Room for the longest reason: rank.c's for the tensor-core template off by default
+     * (173 characters); the learned model's (energy.c) are shorter. */
+    char why[192];
 } sdi_rank_reason;
 
 typedef struct {

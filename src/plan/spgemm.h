@@ -181,7 +181,10 @@ SDI_HIDDEN const char *sdi_sg_kind_name(int kind);
 SDI_HIDDEN sd_status sdi_spgemm_config_default(int family, sdi_spgemm_config *out);
 /* Field ranges and combinations; SD_ERR_INVALID_ARG names the field. */
 SDI_HIDDEN sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c);
-/* One line, e.g. "hybrid T=256 tiny=32 gh=6..12 ch=14 load=50 gd=11 dense=400 one=512 fuse=1". */
+/* One line, e.g. "hybrid T=256 tiny=32 gh=6..12 ch=14 load=50 gd=11 dense=400 one=512 fuse=1".
+ * A buffer of SDI_SPGEMM_CONFIG_TEXT holds any configuration's line: every field at its
+ * widest (-2147483648) makes 289 characters. */
+#define SDI_SPGEMM_CONFIG_TEXT 320
 SDI_HIDDEN void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t cap);
 SDI_HIDDEN void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j);
 

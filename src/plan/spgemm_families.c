@@ -1106,7 +1106,7 @@ void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap)
     buf[0] = '\0';
     for (int b = 0; b < s->nbins && o + 1 < cap; b++) {
         const sdi_sg_bin *bn = &s->bins[b];
-        char shape[32];
+        char shape[48]; /* "w%lld/%lldslots" at its widest */
         if (bn->kind == SDI_SG_GLOBAL && s->gparts > 0)
             snprintf(shape, sizeof shape, "w%lldx%dparts", (long long)s->gwidth, s->gparts);
         else if (bn->kind == SDI_SG_GLOBAL)

@@ -87,7 +87,10 @@ SDI_HIDDEN int sdi_spmm_template_from_name(const char *name);
  * the H200 but rarely the fastest (src/model/rank.c gives the figures); SPARSEDITTO_TC=1
  * turns it on (the GPU lane and benchmarks force the template directly either way). */
 SDI_HIDDEN bool sdi_spmm_tc_in_search(void);
-/* One-line description of c, e.g. "csr_row k=32 w=4 kl=8 nz=1 v=4 co=1". */
+/* One-line description of c, e.g. "csr_row k=32 w=4 kl=8 nz=1 v=4 co=1". A buffer of
+ * SDI_SPMM_CONFIG_TEXT holds any configuration's line: every field at its widest
+ * (-2147483648) makes 148 characters. */
+#define SDI_SPMM_CONFIG_TEXT 192
 SDI_HIDDEN void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap);
 SDI_HIDDEN void sdi_spmm_config_json(const sdi_spmm_config *c, sdi_json *j);
 

@@ -82,7 +82,10 @@ SDI_HIDDEN sd_status sdi_spmv_stats_compute(const sd_csr *a, sdi_spmv_stats *out
 SDI_HIDDEN const char *sdi_spmv_family_name(int family);
 /* Family by label; -1 when unknown. */
 SDI_HIDDEN int sdi_spmv_family_from_name(const char *name);
-/* One line, e.g. "csr_vec b=256 vw=8 vec=4 u=2 rp32" (parseable by sdi_spmv_config_parse). */
+/* One line, e.g. "csr_vec b=256 vw=8 vec=4 u=2 rp32" (parseable by sdi_spmv_config_parse).
+ * A buffer of SDI_SPMV_CONFIG_TEXT holds any configuration's line: every field at its
+ * widest (-2147483648) makes 402 characters. */
+#define SDI_SPMV_CONFIG_TEXT 448
 SDI_HIDDEN void sdi_spmv_config_describe(const sdi_spmv_config *c, char *buf, size_t cap);
 /* Parses what describe wrote (family label, then key=value or flag words). */
 SDI_HIDDEN sd_status sdi_spmv_config_parse(const char *text, sdi_spmv_config *out);

@@ -1,9 +1,11 @@
 /* src/runtime/device.c: the device side of a context (open, close, entry check), GPU
  * properties, CUDA error mapping with sticky-error detection, the device allocation
  * hooks with fault injection, and checked host <-> device copies. */
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
@@ -49,6 +51,63 @@ static bool is_no_device(cudaError_t e)
     }
 }
 
+/* CUDA versions are 1000 × major + 10 × minor. */
+#define CUDA_MAJOR(v) ((v) / 1000)
+#define CUDA_MINOR(v) ((v) % 1000 / 10)
+
+void sdi_no_device_cause(cudaError_t e, const char *dl_error, int driver_version,
+                         int runtime_version, char *buf, size_t cap)
+{
+    if (e != cudaErrorInsufficientDriver && e != cudaErrorNoDevice) {
+        snprintf(buf, cap, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        return;
+    }
+    if (dl_error != NULL) {
+        /* dlerror() starts with the library's name, which the message already gives. */
+        const char *prefix = "libcuda.so.1: ";
+        if (strncmp(dl_error, prefix, strlen(prefix)) == 0)
+            dl_error += strlen(prefix);
+        snprintf(buf, cap, "no NVIDIA driver found (libcuda.so.1 not loadable: %s)", dl_error);
+    } else if (e == cudaErrorInsufficientDriver) {
+        snprintf(buf, cap,
+                 "the NVIDIA driver supports CUDA %d.%d, older than this build's CUDA %d.%d "
+                 "runtime: a newer driver is needed (%s)",
+                 CUDA_MAJOR(driver_version), CUDA_MINOR(driver_version),
+                 CUDA_MAJOR(runtime_version), CUDA_MINOR(runtime_version), cudaGetErrorName(e));
+    } else {
+        const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+        snprintf(buf, cap, "the NVIDIA driver (CUDA %d.%d) reports no GPU%s%.64s%s (%s)",
+                 CUDA_MAJOR(driver_version), CUDA_MINOR(driver_version),
+                 visible != NULL ? " with CUDA_VISIBLE_DEVICES='" : "",
+                 visible != NULL ? visible : "", visible != NULL ? "'" : "", cudaGetErrorName(e));
+    }
+}
+
+/* The cause of a failure that means "no device", in words. The runtime answers
+ * cudaErrorInsufficientDriver both for a driver too old and for no driver at all, and its
+ * text ("CUDA driver version is insufficient for CUDA runtime version") reads as if one
+ * were installed: whether libcuda.so.1 loads tells the two apart. */
+static void no_device_cause(cudaError_t e, char *buf, size_t cap)
+{
+    const char *dl_error = NULL;
+    char dl_text[200];
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+        void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (h == NULL) {
+            const char *d = dlerror();
+            snprintf(dl_text, sizeof dl_text, "%s", d != NULL ? d : "unknown reason");
+            dl_error = dl_text;
+        } else {
+            dlclose(h);
+        }
+    }
+    int driver = 0, runtime = 0;
+    (void)cudaDriverGetVersion(&driver);
+    (void)cudaRuntimeGetVersion(&runtime);
+    (void)cudaGetLastError();
+    sdi_no_device_cause(e, dl_error, driver, runtime, buf, cap);
+}
+
 sd_status sdi_cuda_status(sd_context *ctx, cudaError_t e, const char *what, const char *kernel)
 {
     if (e == cudaSuccess)
@@ -64,9 +123,11 @@ sd_status sdi_cuda_status(sd_context *ctx, cudaError_t e, const char *what, cons
     if (e == cudaErrorMemoryAllocation)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "%s: out of device memory (%s)", where,
                        cudaGetErrorName(e));
-    if (is_no_device(e))
-        return SDI_ERR(SD_ERR_NO_DEVICE, "%s: no usable CUDA device: %s (%s)", where,
-                       cudaGetErrorString(e), cudaGetErrorName(e));
+    if (is_no_device(e)) {
+        char cause[320];
+        no_device_cause(e, cause, sizeof cause);
+        return SDI_ERR(SD_ERR_NO_DEVICE, "%s: no usable CUDA device: %s", where, cause);
+    }
     if (sdi_cuda_error_is_sticky(e)) {
         if (ctx != NULL && !atomic_exchange(&ctx->broken, 1))
             snprintf(ctx->broken_reason, sizeof ctx->broken_reason, "%s: %s (%s)", where,
@@ -93,8 +154,9 @@ sd_status sdi_runtime_gpu_props(int device, sdi_gpu_props *out)
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        return SDI_ERR(SD_ERR_NO_DEVICE, "no usable CUDA device: %s (%s)",
-                       cudaGetErrorString(e), cudaGetErrorName(e));
+        char cause[320];
+        no_device_cause(e, cause, sizeof cause);
+        return SDI_ERR(SD_ERR_NO_DEVICE, "no usable CUDA device: %s", cause);
     }
     if (n == 0)
         return SDI_ERR(SD_ERR_NO_DEVICE, "no usable CUDA device: the driver reports none");
@@ -153,7 +215,7 @@ sd_status sdi_device_open(sd_context *ctx, int device)
         return sdi_cuda_status(NULL, e, "cudaStreamCreate", NULL);
     }
     ctx->device = device;
-    snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", ctx->props.cc_major, ctx->props.cc_minor);
+    sdi_gpu_arch(&ctx->props, ctx->arch);
     (void)cudaDriverGetVersion(&ctx->driver_version);
     (void)cudaRuntimeGetVersion(&ctx->runtime_version);
     return SD_OK;

@@ -544,6 +544,7 @@ static sd_status compile_or_load(const jit_text *t, const char *arch, sd_context
             out->cubin = stored;
             out->size = size;
             out->key = sdi_hash_bytes(t->key_text, t->key_len, 0);
+            out->from_cache = 1;
             *from_disk = true;
             return SD_OK;
         }

@@ -83,6 +83,7 @@ typedef struct {
     char *log;         /* NVRTC log (may be empty); owned */
     double compile_ms; /* host wall time of nvrtcCompileProgram */
     sdi_hash128 key;   /* hash of (arch, options, source) */
+    int from_cache;    /* 1: read from the JIT cache (nothing compiled, compile_ms 0) */
 } sdi_cubin;
 
 #define SDI_JIT_MAX_MACROS 64
@@ -114,7 +115,7 @@ struct sd_context {
     char *cache_dir; /* resolved cache root (owned); "" when none could be resolved */
     cudaStream_t stream;
     sdi_gpu_props props;
-    char arch[16]; /* "sm_90" */
+    char arch[SDI_GPU_ARCH_TEXT]; /* "sm_90" (sdi_gpu_arch) */
     int driver_version, runtime_version;
     /* A sticky CUDA error (illegal address, ...) poisons the CUDA context for the
      * process: every later call on this sd_context fails with this reason. */
@@ -144,6 +145,14 @@ SDI_HIDDEN sd_status sdi_ctx_enter(sd_context *ctx);
 /* The same check for execution calls: cudaSetDevice only when another device is current,
  * so that it stays legal during graph capture and costs a query on the common path. */
 SDI_HIDDEN sd_status sdi_ctx_enter_run(sd_context *ctx);
+
+/* The cause of a CUDA error that leaves no usable device, in words, into buf:
+ * cudaErrorInsufficientDriver or cudaErrorNoDevice with dl_error set (libcuda.so.1 did
+ * not load; dl_error is dlerror's text) is "no NVIDIA driver found"; without it, a driver
+ * older than the runtime names both versions (1000 × major + 10 × minor), and no device
+ * names the driver's; any other error gives CUDA's own text and name. */
+SDI_HIDDEN void sdi_no_device_cause(cudaError_t e, const char *dl_error, int driver_version,
+                                    int runtime_version, char *buf, size_t cap);
 
 /* GPU properties of device `device` read from the device (from_device = 1); the
  * bandwidth is the theoretical one (2 × memory clock × bus width) until measured. */

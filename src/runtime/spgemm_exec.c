@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/analysis.h"
 #include "spgemm_exec.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -1355,7 +1356,7 @@ sd_status sdi_spgemm_exec_run(sdi_spgemm_exec *e, cudaStream_t stream, sdi_sg_al
     c->colind = ccol;
     c->vals = cval;
     e->info.nnz_c = nnz;
-    const int64_t call = ((int64_t)m + 1) * 8 + cap * 8;
+    const int64_t call = sdi_spgemm_output_bytes(m, cap);
     if (call > e->info.call_bytes) {
         e->info.call_bytes = call;
         e->info.peak_bytes = e->info.plan_bytes + call;

@@ -47,7 +47,7 @@ typedef struct {
     int max_regs;         /* registers of the heaviest launch */
     int64_t spill_bytes;  /* local memory of the launches (0 for clean kernels) */
     char bins[640];       /* sdi_sg_schedule_describe */
-    char config[256];     /* sdi_spgemm_config_describe */
+    char config[SDI_SPGEMM_CONFIG_TEXT]; /* sdi_spgemm_config_describe */
 } sdi_spgemm_exec_info;
 
 /* How a call allocates C. ASYNC: cudaMallocAsync on the call's stream from the device's

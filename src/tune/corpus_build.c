@@ -30,8 +30,8 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Base name without .mtx / .mtx.gz / .sdm. */
-static void base_name(const char *path, char *out, size_t cap)
+/* Base name without .mtx / .mtx.gz / .sdm; false when it does not fit out whole. */
+static bool base_name(const char *path, char *out, size_t cap)
 {
     const char *b = strrchr(path, '/');
     b = b != NULL ? b + 1 : path;
@@ -42,7 +42,11 @@ static void base_name(const char *path, char *out, size_t cap)
             n -= strlen(ext[i]);
             break;
         }
-    snprintf(out, cap, "%.*s", (int)n, b);
+    if (n >= cap)
+        return false;
+    memcpy(out, b, n);
+    out[n] = '\0';
+    return true;
 }
 
 sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matrices_dir,
@@ -125,8 +129,8 @@ sd_status sdi_corpus_list_parse(const char *text, size_t len, const char *matric
         } else if (strchr(p, '/') != NULL || ends_with(p, ".mtx") || ends_with(p, ".mtx.gz") ||
                    ends_with(p, ".sdm")) {
             x->kind = SDI_CENTRY_FILE;
-            too_long = snprintf(x->text, sizeof x->text, "%s", p) >= (int)sizeof x->text;
-            base_name(p, x->name, sizeof x->name);
+            too_long = snprintf(x->text, sizeof x->text, "%s", p) >= (int)sizeof x->text ||
+                       !base_name(p, x->name, sizeof x->name);
         } else {
             x->kind = SDI_CENTRY_SHARED;
             too_long = snprintf(x->text, sizeof x->text, "%s/suitesparse/%s.mtx.gz",
@@ -396,7 +400,7 @@ sd_status sdi_corpus_journal_append(sdi_corpus_journal *j, const char *matrix, s
 /* The best of one label. */
 typedef struct {
     double us, pipelined_us;
-    char family[32], config[200];
+    char family[32], config[SDI_IMPL_CONFIG_TEXT];
     int tried, invalid;
 } label_result;
 
@@ -625,7 +629,7 @@ static sd_status measure_dense(task_state *ts, sdi_impl *im, sdi_timing *tm, int
             s = sdi_cuda_status(ts->ctx, cudaMemsetAsync(ts->d_out, 0xff, out_bytes, ts->ctx->stream),
                                 "poisoning the output", NULL);
         dense_arg d = {ts, im, {0}};
-        char name[200];
+        char name[SDI_IMPL_CONFIG_TEXT];
         sdi_impl_describe(im, name, sizeof name);
         if (s == SD_OK)
             s = sdi_measure(ts->ctx, name, dense_exec, &d, dense_check, &d, tm);
@@ -796,7 +800,7 @@ static sd_status measure_spgemm_labels(task_state *ts, sd_csr *at)
                 break;
             continue;
         }
-        char cfg[256];
+        char cfg[SDI_SPGEMM_CONFIG_TEXT];
         sdi_spgemm_config_describe(&cands[i], cfg, sizeof cfg);
         sg_arg r = {.e = e, .ref = &ts->ref};
         sdi_timing tm;
@@ -810,7 +814,7 @@ static sd_status measure_spgemm_labels(task_state *ts, sd_csr *at)
             lr->us = tm.mean_us;
             lr->pipelined_us = tm.pipelined_us;
             snprintf(lr->family, sizeof lr->family, "spgemm.%s", sdi_spgemm_family_name(cands[i].family));
-            snprintf(lr->config, sizeof lr->config, "%.199s", cfg);
+            snprintf(lr->config, sizeof lr->config, "%s", cfg);
         }
         sdi_error_clear();
         if (ts->ctx->broken)

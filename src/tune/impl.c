@@ -18,6 +18,13 @@ void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap)
     }
 }
 
+_Static_assert(SDI_IMPL_CONFIG_TEXT >= SDI_SPMM_CONFIG_TEXT &&
+                   SDI_IMPL_CONFIG_TEXT >= SDI_SPGEMM_CONFIG_TEXT &&
+                   SDI_IMPL_CONFIG_TEXT >= sizeof "cusparse " + sizeof(((sdi_impl *)0)->vendor_name) &&
+                   SDI_IMPL_CONFIG_TEXT >=
+                       sizeof "agent kernel (model )" + sizeof(((sdi_impl *)0)->agent_model),
+               "SDI_IMPL_CONFIG_TEXT is shorter than a configuration's text");
+
 void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap)
 {
     switch (im->kind) {

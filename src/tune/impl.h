@@ -66,7 +66,9 @@ typedef struct {
 
 /* Short family label ("spmv.merge", "spmm.pcsr", "cusparse.csr_alg2"). */
 SDI_HIDDEN void sdi_impl_family(const sdi_impl *im, char *buf, size_t cap);
-/* One-line description of the configuration. */
+/* One-line description of the configuration. A buffer of SDI_IMPL_CONFIG_TEXT holds any:
+ * the longest of the three operators' (cuSPARSE's and the agent's are shorter). */
+#define SDI_IMPL_CONFIG_TEXT SDI_SPMV_CONFIG_TEXT
 SDI_HIDDEN void sdi_impl_describe(const sdi_impl *im, char *buf, size_t cap);
 /* The V_o label (docs/ARCHITECTURE.md "Template vocabulary V_o") the plan instantiates as
  * it stands: the label's representation with its plain schedule. False (buf "") for a plan that

@@ -785,7 +785,7 @@ void sdi_tune_result_free(sdi_tune_result *r)
 
 void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
 {
-    char buf[256];
+    char buf[SDI_IMPL_CONFIG_TEXT];
     sdi_json_begin_object(j);
     sdi_json_key(j, "winner");
     sdi_json_begin_object(j);
@@ -955,8 +955,8 @@ void sdi_tune_result_json(const sdi_tune_result *r, sdi_json *j)
 static sd_status offline_one(const sd_csr *a, sd_op op, int k, const sdi_gpu_props *gpu,
                              sdi_impl *im, int compile, sdi_trial *tr, sdi_json *plans)
 {
-    char arch[16];
-    snprintf(arch, sizeof arch, "sm_%d%d", gpu->cc_major, gpu->cc_minor);
+    char arch[SDI_GPU_ARCH_TEXT];
+    sdi_gpu_arch(gpu, arch);
     sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
     sdi_jit_request req;
     memset(&req, 0, sizeof req);
@@ -1003,6 +1003,8 @@ static sd_status offline_one(const sd_csr *a, sd_op op, int k, const sdi_gpu_pro
         s = sdi_jit_compile(&req, &cub);
         if (s == SD_OK) {
             tr->compile_ms = cub.compile_ms;
+            tr->cubins_cached = cub.from_cache;
+            tr->cubins_compiled = !cub.from_cache;
             sdi_cubin_free(&cub);
         }
     }
@@ -1021,6 +1023,7 @@ sd_status sdi_tune_offline(const sd_csr *a, sd_op op, int k, const sdi_gpu_props
     out->vendor_best = -1;
     out->op = op;
     out->k = op == SD_OP_SPMM ? k : 1;
+    out->offline_compiled = compile != 0;
     if (op == SD_OP_SPGEMM)
         return sdi_tune_spgemm_offline(a, NULL, -1, gpu, branches, compile, out, plans);
     if (op != SD_OP_SPMV && op != SD_OP_SPMM)
@@ -1068,6 +1071,8 @@ sd_status sdi_tune_offline(const sd_csr *a, sd_op op, int k, const sdi_gpu_props
             sd_status s = offline_one(a, op, out->k, gpu, &v[i], compile, tr, plans);
             out->ms_synthesis += (sdi_now() - tl) * 1e3 - tr->compile_ms;
             out->ms_compile += tr->compile_ms;
+            out->cubins_compiled += tr->cubins_compiled;
+            out->cubins_cached += tr->cubins_cached;
             tr->status = s == SD_OK ? SD_ERR_NO_DEVICE : s;
             if (s != SD_OK) {
                 snprintf(tr->detail, sizeof tr->detail, "%.190s", sd_last_error());

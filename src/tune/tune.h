@@ -13,12 +13,15 @@
 typedef struct {
     int round; /* 1 branches, 2 iterations, 3 refinement */
     char family[32];
-    char config[200];
+    char config[SDI_IMPL_CONFIG_TEXT];
     sd_status status; /* SD_OK: validated and timed */
     char detail[200]; /* failure cause */
     sdi_timing t;
     double roofline_frac;
     double compile_ms;
+    /* Offline (sdi_tune_offline with compile): cubins this trial compiled with NVRTC and
+     * cubins it read from the JIT cache (0 and 0: none new, or nothing compiled). */
+    int cubins_compiled, cubins_cached;
     int64_t peak_bytes; /* SpGEMM: device bytes held + the largest output (0 = unknown) */
     /* How t was measured (sdi_measure_screened): SCREENED, one execution > SDI_TUNE_SCREEN
      * (from 1 ms: SDI_TUNE_SCREEN_LONG) × the best so far; BRIEF, SDI_BRIEF_RUNS executions
@@ -149,6 +152,10 @@ typedef struct {
     int64_t nnz_c;         /* from the reference; -1 offline */
     int64_t best_peak_bytes;
     char vendor_failure[256]; /* why no cuSPARSE algorithm completed ("" when one did) */
+    /* Offline: 1 when NVRTC compiled the plans' cubins (`compile` without a GPU), 0 when
+     * planning stopped after lowering (`plan`); the trials' cubin counts summed. */
+    int offline_compiled;
+    int cubins_compiled, cubins_cached;
     double ms_analysis, ms_rank, ms_synthesis, ms_compile, ms_measure, ms_baseline, ms_total;
 } sdi_tune_result;
 

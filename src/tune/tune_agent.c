@@ -389,7 +389,7 @@ void sdi_tune_trial_from_reply(const sdi_worker_reply *rep, sdi_trial *tr)
 sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, const char *matrix_path, double timeout_s,
                                 sdi_trial *tr)
 {
-    char name[200], *req = NULL;
+    char name[SDI_IMPL_CONFIG_TEXT], *req = NULL;
     sdi_impl_describe(cand, name, sizeof name);
     sd_status s = sdi_tune_builtin_request(cand, name, matrix_path, &req);
     if (s != SD_OK)
@@ -400,7 +400,7 @@ sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, const char 
     if (s != SD_OK)
         return s;
     sdi_impl_family(cand, tr->family, sizeof tr->family);
-    snprintf(tr->config, sizeof tr->config, "%.190s", name);
+    snprintf(tr->config, sizeof tr->config, "%s", name);
     sdi_tune_trial_from_reply(&rep, tr);
     sdi_worker_reply_free(&rep);
     return SD_OK;
@@ -528,7 +528,7 @@ static sdi_trial *new_trial(sdi_tune_result *r, const char *family, const char *
     memset(tr, 0, sizeof *tr);
     tr->round = 4;
     snprintf(tr->family, sizeof tr->family, "%s", family);
-    snprintf(tr->config, sizeof tr->config, "%.190s", config);
+    snprintf(tr->config, sizeof tr->config, "%s", config);
     return tr;
 }
 
@@ -553,7 +553,7 @@ static sd_status isolated_recheck(round_env *e)
     sdi_tune_result *r = e->r;
     if (r->ours_trial < 0 || (r->best.kind != SDI_IMPL_SPMV && r->best.kind != SDI_IMPL_SPMM))
         return SD_OK;
-    char cfg[200];
+    char cfg[SDI_IMPL_CONFIG_TEXT];
     sdi_impl_describe(&r->best, cfg, sizeof cfg);
     sdi_trial *tr = new_trial(r, "isolated", cfg);
     if (tr == NULL)
@@ -578,7 +578,7 @@ static sd_status plan_for_prompt(const round_env *e, char **out)
     const sdi_impl *im = &r->best;
     sdi_json j;
     sdi_json_init(&j, 2);
-    char buf[256];
+    char buf[SDI_IMPL_CONFIG_TEXT];
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "op");
     sdi_json_string(&j, r->op == SD_OP_SPMV ? "spmv" : "spmm");
@@ -1233,7 +1233,7 @@ sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_op op, int 
         return SD_OK;
     }
     /* The record: the winner as a search record names it, the provenance, the re-check. */
-    char buf[256];
+    char buf[SDI_IMPL_CONFIG_TEXT];
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "winner");
     sdi_json_begin_object(&j);

@@ -117,6 +117,12 @@ static sd_status host_rowinfo(const sd_csr *a, const sd_csr *b, sdi_sg_rowinfo *
     return SD_OK;
 }
 
+/* The product as messages name it. */
+static const char *product_name(const sd_csr *b, int aat)
+{
+    return b != NULL ? "A·B" : aat ? "A·Aᵀ" : "A·A";
+}
+
 sd_status sdi_spgemm_second_operand(const sd_csr *a, const sd_csr *b, int *aat, sd_csr *at,
                                     const sd_csr **out)
 {
@@ -858,6 +864,8 @@ sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int
     SD_TRY(sdi_spgemm_second_operand(a, b, &t->aat, &at, &bb));
     out->aat = t->aat;
     out->general_b = b != NULL;
+    /* A product no device of this size can hold stops here, before any compilation. */
+    SD_TRY(sdi_spgemm_output_check(a, bb, product_name(b, t->aat), &ctx->props));
 
     /* Analysis and ranking (the operator features describe A·A or A·Aᵀ). */
     double t0 = sdi_now();
@@ -1050,7 +1058,7 @@ static void offline_units_free(offline_units *d)
 }
 
 static sd_status offline_compile_one(const sdi_jit_request *req, offline_units *done, double *ms,
-                                     int *fresh)
+                                     int *fresh, int *cached)
 {
     const char *text = req->source != NULL ? req->source : req->template_name;
     for (int i = 0; i < done->n; i++)
@@ -1076,6 +1084,7 @@ static sd_status offline_compile_one(const sdi_jit_request *req, offline_units *
         return s;
     }
     *ms += cub.compile_ms;
+    *cached += cub.from_cache;
     sdi_cubin_free(&cub);
     done->src[done->n++] = copy;
     (*fresh)++;
@@ -1084,20 +1093,24 @@ static sd_status offline_compile_one(const sdi_jit_request *req, offline_units *
 
 /* NVRTC for the units of low not compiled yet (and the scan, the first time), as
  * sdi_spgemm_exec_create would compile them: *ms sums their compile times, *fresh counts
- * the units compiled now. */
+ * the units new to this run (the scan aside), *cubins and *cached the cubins NVRTC
+ * compiled and those read from the JIT cache (the scan included). */
 static sd_status offline_compile(const sdi_sg_lowered *low, const char *arch, offline_units *done,
-                                 double *ms, int *fresh)
+                                 double *ms, int *fresh, int *cubins, int *cached)
 {
     sdi_jit_request req;
     sdi_spgemm_scan_request(&req);
     req.arch = arch;
-    int scan_fresh = 0;
-    sd_status s = offline_compile_one(&req, done, ms, &scan_fresh);
+    int scan_fresh = 0, unit_fresh = 0;
+    *cached = 0;
+    sd_status s = offline_compile_one(&req, done, ms, &scan_fresh, cached);
     for (int u = 0; s == SD_OK && u < low->nunits; u++) {
         sdi_spgemm_unit_request(low, u, &req);
         req.arch = arch;
-        s = offline_compile_one(&req, done, ms, fresh);
+        s = offline_compile_one(&req, done, ms, &unit_fresh, cached);
     }
+    *fresh += unit_fresh;
+    *cubins = scan_fresh + unit_fresh - *cached;
     return s;
 }
 
@@ -1123,11 +1136,13 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     out->vendor_best = -1;
     out->op = SD_OP_SPGEMM;
     out->k = 1;
+    out->offline_compiled = compile != 0;
     double t_start = sdi_now();
     const sd_csr *bb = NULL;
     SD_TRY(sdi_spgemm_second_operand(a, b, &aat, &at, &bb));
     out->aat = aat;
     out->general_b = b != NULL;
+    SD_TRY(sdi_spgemm_output_check(a, bb, product_name(b, aat), gpu));
     double t0 = sdi_now();
     SD_TRY(sd_analyze(a, SD_OP_SPGEMM, &out->features));
     sdi_sg_rowinfo ri;
@@ -1149,8 +1164,8 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     SD_TRY(search_fast_level(&sm, &search_fast));
     sdi_sg_limits lim;
     sdi_sg_limits_from_props(gpu, &lim);
-    char arch[16];
-    snprintf(arch, sizeof arch, "sm_%d%d", gpu->cc_major, gpu->cc_minor);
+    char arch[SDI_GPU_ARCH_TEXT];
+    sdi_gpu_arch(gpu, arch);
     if (plans != NULL)
         sdi_json_begin_array(plans);
     for (int bi = 0; bi < nf && bi < branches && out->ntrials < SDI_TUNE_MAX_TRIALS; bi++) {
@@ -1195,7 +1210,10 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
         double compile_ms = 0;
         int fresh = 0;
         if (s == SD_OK && compile)
-            s = offline_compile(&low, arch, &done, &compile_ms, &fresh);
+            s = offline_compile(&low, arch, &done, &compile_ms, &fresh, &tr->cubins_compiled,
+                                &tr->cubins_cached);
+        out->cubins_compiled += tr->cubins_compiled;
+        out->cubins_cached += tr->cubins_cached;
         const int nlaunch = low.nkernels, nunits = low.nunits;
         sdi_sg_lowered_free(&low);
         sdi_sg_schedule_free(&sc);
@@ -1210,8 +1228,8 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
         } else {
             if (compile)
                 snprintf(tr->detail, sizeof tr->detail,
-                         "lowered and compiled: %d launches in %d units, %d compiled here (the "
-                         "others shared with earlier plans); not measured (no GPU)",
+                         "lowered and compiled: %d launches in %d units, %d new to this plan "
+                         "(the others shared with earlier plans); not measured (no GPU)",
                          nlaunch, nunits, fresh);
             else
                 snprintf(tr->detail, sizeof tr->detail,
