@@ -22,12 +22,15 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Each skipped test's reason (from ctest's JUnit report) follows ctest's summary.
 test: build
-	cd $(BUILD) && ctest -L cpu --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest -L cpu --output-on-failure -j $(JOBS) --output-junit cpu-lane.xml
+	@bash scripts/lane-skips.sh $(BUILD)/cpu-lane.xml
 	@bash scripts/gpu-lane-note.sh $(BUILD)
 
 gpu-test: build
-	cd $(BUILD) && ctest -L gpu --output-on-failure
+	cd $(BUILD) && ctest -L gpu --output-on-failure --output-junit gpu-lane.xml
+	@bash scripts/lane-skips.sh $(BUILD)/gpu-lane.xml
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)/sparseditto
@@ -35,7 +38,9 @@ demo: build
 asan: deps
 	cmake -S . -B $(BUILD)-asan -DSD_SANITIZE=address,undefined -DSD_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0 ctest -L cpu --output-on-failure -j $(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0 ctest -L cpu --output-on-failure -j $(JOBS) \
+	  --output-junit cpu-lane.xml
+	@bash scripts/lane-skips.sh $(BUILD)-asan/cpu-lane.xml
 
 fuzz: deps
 	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DSD_BUILD_FUZZ=ON -DSD_BUILD_TESTS=OFF -DSD_BUILD_BENCH=OFF $(CMAKE_FLAGS)
