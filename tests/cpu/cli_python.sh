@@ -29,7 +29,8 @@ fi
 # CMake finds the CUDA toolkit through nvcc; the default install is not always on PATH.
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
 # The C library's CMake build lives beside ctest's build (incremental on later runs);
-# pip's own cache (~/.cache/pip) keeps the downloaded wheels between runs.
+# pip's cache ($PIP_CACHE_DIR, which ctest points into the build tree) keeps the
+# downloaded wheels between runs.
 pybuild=$(cd "$(dirname "$cli")" && pwd)/python-build
 echo "cli_python: pip install $repo[test] (CMake build in $pybuild)"
 if ! "$py" -m pip install --disable-pip-version-check -q \
@@ -42,10 +43,11 @@ built=$(date +%s)
 echo "cli_python: installed in $((built - start)) s"
 
 # Run from an empty directory so that the installed package (with its library) is the
-# one imported, not python/sparseditto of the checkout; no cache or bytecode in the repo.
+# one imported, not python/sparseditto of the checkout; no cache, bytecode or pytest
+# folders outside $tmp.
 cd "$tmp"
 rc=0
 SPARSEDITTO_CLI=$cli SD_TEST_DATA_DIR=$data PYTHONDONTWRITEBYTECODE=1 \
-  "$py" -m pytest -q -rs -p no:cacheprovider "$repo/python/tests" || rc=$?
+  "$py" -m pytest -q -rs -p no:cacheprovider --basetemp "$tmp/pytest" "$repo/python/tests" || rc=$?
 echo "cli_python: pytest exit $rc; lane took $(($(date +%s) - start)) s"
 exit $rc
