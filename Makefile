@@ -3,13 +3,16 @@
 #   make test    build + every CPU-lane test (the GPU lane is skipped, visibly, without a GPU)
 #   make gpu-test  build + the GPU lane (needs a device)
 #   make asan    the CPU lane under AddressSanitizer + UBSan (leaks included)
+#   make minimal-test  the CPU lane of a build without the optional parts (libcurl) as on a fresh
+#                offline machine: empty HOME, no network and a private /tmp where unshare can
+#                (root); fails when the tests leave anything in HOME or /tmp
 #   make fuzz    every libFuzzer target (tests/fuzz, clang) for FUZZ_SECONDS each (default 60)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test gpu-test demo asan fuzz clean
+.PHONY: all deps build test gpu-test demo asan minimal-test fuzz clean
 
 all: build
 
@@ -42,6 +45,11 @@ asan: deps
 	  --output-junit cpu-lane.xml
 	@bash scripts/lane-skips.sh $(BUILD)-asan/cpu-lane.xml
 
+minimal-test: deps
+	cmake -S . -B $(BUILD)-minimal -DSD_WITH_CURL=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-minimal -j $(JOBS)
+	JOBS=$(JOBS) bash scripts/isolated-lane.sh $(BUILD)-minimal
+
 fuzz: deps
 	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DSD_BUILD_FUZZ=ON -DSD_BUILD_TESTS=OFF -DSD_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_mtx fuzz_cache
@@ -49,4 +57,4 @@ fuzz: deps
 	  $(BUILD)-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)-fuzz/corpus-$$t || exit 1; done
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-minimal $(BUILD)-fuzz
