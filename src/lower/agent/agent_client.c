@@ -183,34 +183,6 @@ static void log_messages(sdi_agent_conversation *s)
     }
 }
 
-static void log_call(sdi_agent_conversation *s, double wall, long http, const char *error, long pt, long ct, long tt)
-{
-    sdi_json *j = &s->events;
-    sdi_json_begin_object(j);
-    sdi_json_key(j, "type");
-    sdi_json_string(j, "call");
-    sdi_json_key(j, "call");
-    sdi_json_int(j, s->calls);
-    sdi_json_key(j, "wall_s");
-    sdi_json_number(j, wall);
-    sdi_json_key(j, "http_status");
-    sdi_json_int(j, http);
-    if (error != NULL) {
-        sdi_json_key(j, "error");
-        sdi_json_string(j, error);
-    }
-    sdi_json_key(j, "usage");
-    sdi_json_begin_object(j);
-    sdi_json_key(j, "prompt_tokens");
-    sdi_json_int(j, pt);
-    sdi_json_key(j, "completion_tokens");
-    sdi_json_int(j, ct);
-    sdi_json_key(j, "total_tokens");
-    sdi_json_int(j, tt);
-    sdi_json_end_object(j);
-    sdi_json_end_object(j);
-}
-
 sd_status sdi_agent_transcript(sdi_agent_conversation *s, const char *outcome, char **out)
 {
     *out = NULL;
@@ -311,6 +283,35 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     b->len += n;
     b->p[b->len] = '\0';
     return n;
+}
+
+/* One HTTP call in the transcript (built with libcurl only: nothing else makes calls). */
+static void log_call(sdi_agent_conversation *s, double wall, long http, const char *error, long pt, long ct, long tt)
+{
+    sdi_json *j = &s->events;
+    sdi_json_begin_object(j);
+    sdi_json_key(j, "type");
+    sdi_json_string(j, "call");
+    sdi_json_key(j, "call");
+    sdi_json_int(j, s->calls);
+    sdi_json_key(j, "wall_s");
+    sdi_json_number(j, wall);
+    sdi_json_key(j, "http_status");
+    sdi_json_int(j, http);
+    if (error != NULL) {
+        sdi_json_key(j, "error");
+        sdi_json_string(j, error);
+    }
+    sdi_json_key(j, "usage");
+    sdi_json_begin_object(j);
+    sdi_json_key(j, "prompt_tokens");
+    sdi_json_int(j, pt);
+    sdi_json_key(j, "completion_tokens");
+    sdi_json_int(j, ct);
+    sdi_json_key(j, "total_tokens");
+    sdi_json_int(j, tt);
+    sdi_json_end_object(j);
+    sdi_json_end_object(j);
 }
 
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
