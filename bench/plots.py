@@ -66,7 +66,7 @@ def plot_geomean(plt, head, tasks):
     # Runs that measured it also carry the second baseline (cuSPARSE captured into a graph
     # by its caller): a third bar, over the tasks that have it.
     if any(t.get("speedup_vs_graph") is not None for t in tasks):
-        bars.append(("speedup_vs_graph", "ours vs cuSPARSE in a graph (tasks measured so)", "tab:gray"))
+        bars.append(("speedup_vs_graph", "ours vs cuSPARSE in a graph (tasks that measured it)", "tab:gray"))
     w = 0.72 / len(bars)
     for j, (key, label, colour) in enumerate(bars):
         g, lo, hi, xs = [], [], [], []
@@ -204,7 +204,7 @@ def main():
         fig = fn(plt, head, ts)
         for ext in exts:
             p = os.path.join(out, base + "." + ext)
-            fig.savefig(p, dpi=110, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else {})
+            fig.savefig(p, dpi=80, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else {})
             print(p)
         plt.close(fig)
 
