@@ -55,7 +55,7 @@ def test_import_without_gpu_or_torch(tmp_path):
     code = (
         "import sys; sys.modules['torch'] = None\n"
         "import sparseditto, sparseditto.torch_spmm as ts\n"
-        "assert sparseditto.version() == '0.1.0', sparseditto.version()\n"
+        "assert sparseditto.version() == sparseditto.__version__, sparseditto.version()\n"
         "try:\n"
         "    ts.SpMM\n"
         "except ImportError as e:\n"
