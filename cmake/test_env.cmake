@@ -13,7 +13,9 @@ if(ACTION STREQUAL "setup")
   message(STATUS "test environment: ${DIR} (kernel caches, TMPDIR)")
 elseif(ACTION STREQUAL "cleanup")
   file(GLOB left RELATIVE ${DIR}/tmp LIST_DIRECTORIES true ${DIR}/tmp/* ${DIR}/tmp/.*)
-  list(REMOVE_ITEM left . ..)
+  # Nsight Compute keeps its own working folder in TMPDIR (`nvidia`, from `profile` under
+  # the GPU lane): a tool's, not a test's, and removed with the rest.
+  list(REMOVE_ITEM left . .. nvidia)
   file(REMOVE_RECURSE ${DIR})
   if(left)
     list(JOIN left ", " names)
