@@ -41,7 +41,10 @@ static void check_matrix(const char *dir, char **f)
     long long rows = atoll(f[2]), cols = atoll(f[3]), stored = atoll(f[4]);
     const char *sym = f[5], *field = f[6];
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s.mtx.gz", dir, name);
+    if (snprintf(path, sizeof path, "%s/%s.mtx.gz", dir, name) >= (int)sizeof path) {
+        SDT_CHECK(0, "%s: path too long", name);
+        return;
+    }
     long long live0 = sdi_alloc_live_bytes();
     sd_csr a;
     sdi_mtx_info in;
@@ -92,7 +95,11 @@ static void check_matrix(const char *dir, char **f)
     }
     /* .sdm round trip (all), .mtx text round trip (up to 200k entries) */
     char out[512];
-    snprintf(out, sizeof out, "%s/%s.sdm", g_dir, name);
+    if (snprintf(out, sizeof out, "%s/%s.sdm", g_dir, name) >= (int)sizeof out) {
+        SDT_CHECK(0, "%s: name too long", name);
+        sd_csr_free(&a);
+        return;
+    }
     sd_csr b;
     SDT_OK(sd_csr_write(out, &a));
     SDT_OK(sd_csr_read(out, &b));
@@ -100,7 +107,7 @@ static void check_matrix(const char *dir, char **f)
     sd_csr_free(&b);
     unlink(out);
     if (a.nnz <= 200000) {
-        snprintf(out, sizeof out, "%s/%s.mtx", g_dir, name);
+        (void)!snprintf(out, sizeof out, "%s/%s.mtx", g_dir, name); /* shorter than the .sdm name */
         SDT_OK(sd_csr_write(out, &a));
         SDT_OK(sd_csr_read(out, &b));
         SDT_CHECK(csr_equal(&a, &b), "%s: .mtx round trip differs", name);
