@@ -18,14 +18,15 @@ case "${1:-}" in -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 # What travels without a snapshot: the tracked and untracked-not-ignored files and shared/.
-# (disk usage in KiB, summed and then rounded to MiB: `du -m` rounds every file up to a MiB,
-# which counted the ~2,100 committed files about 5 MiB too high)
-kib_of() { du -ck "$@" 2>/dev/null | tail -1 | cut -f1; }
-tree_mib() {
-  local k
-  k=$(git ls-files -co --exclude-standard -z | du -ck --files0-from=- 2>/dev/null | tail -1 | cut -f1)
-  [ -d shared ] && k=$(( k + $(kib_of shared) ))
-  echo $(( (k + 1023) / 1024 ))
+# (file sizes in bytes, summed, then rounded up to MiB: disk usage would round every small
+# file up to a block)
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+bytes_of() { du -cb "$@" 2>/dev/null | tail -1 | cut -f1; }
+tree_bytes() {
+  local b
+  b=$(git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
+  [ -d shared ] && b=$(( b + $(bytes_of shared) ))
+  echo "$b"
 }
 if [ "${1:-}" = "--in-place" ]; then
   rm -rf .snap
@@ -33,11 +34,12 @@ if [ "${1:-}" = "--in-place" ]; then
     mkdir -p shared && cp -r ../shared/matrices shared/
   fi
   [ -d shared/matrices ] || echo "device-snapshot: no shared matrices found (tests that need them will skip)" >&2
-  size=$(tree_mib)
+  bytes=$(tree_bytes)
   for d in .deb .whl; do
-    [ -d "$d" ] && size=$(( size + ($(kib_of "$d") + 1023) / 1024 ))
+    [ -d "$d" ] && bytes=$(( bytes + $(bytes_of "$d") ))
   done
-  echo "device-snapshot: in place; ${size} MiB travel with a call carrying .deb/.whl (the limit is 64 MiB)"
+  size=$(( (bytes + 1048575) / 1048576 ))
+  echo "device-snapshot: in place; $(mib "$bytes") MiB travel with a call carrying .deb/.whl (the limit is 64 MiB)"
   [ "$size" -lt 64 ] || { echo "device-snapshot: too large to carry" >&2; exit 1; }
   exit 0
 fi
@@ -70,6 +72,7 @@ if [ "${1:-}" = "--corpus" ]; then
   gunzip -c models/corpus/corpus.jsonl.gz >"$snap/models/corpus/corpus.jsonl"
 fi
 # What travels: the snapshot, the tracked and untracked-not-ignored files, the checkout's shared/.
-size=$(( ($(kib_of "$snap") + 1023) / 1024 + $(tree_mib) ))
-echo "device-snapshot: $snap holds $(find "$snap" -type f | wc -l) files; ${size} MiB travel with a call (the limit is 64 MiB)"
+bytes=$(( $(bytes_of "$snap") + $(tree_bytes) ))
+size=$(( (bytes + 1048575) / 1048576 ))
+echo "device-snapshot: $snap holds $(find "$snap" -type f | wc -l) files; $(mib "$bytes") MiB travel with a call (the limit is 64 MiB)"
 [ "$size" -lt 64 ] || { echo "device-snapshot: too large to carry" >&2; exit 1; }
