@@ -26,9 +26,14 @@ if [ -z "$inside" ]; then
 fi
 
 private_tmp=
+under_tmp() { case "$(cd "$1" && pwd -P)/" in /tmp/*) return 0 ;; esac; return 1; }
 if [ "$inside" = namespace ]; then
   ip link set lo up 2>/dev/null || true # tests serve on 127.0.0.1 (the agent's replay server)
-  if mount -t tmpfs -o mode=1777 sd-lane-tmp /tmp; then
+  # A private /tmp would hide a tree (or its build, or the shared matrices beside it) that
+  # lives under /tmp, as a CI clone may.
+  if under_tmp "$build" || under_tmp "$root" || under_tmp "$root/.."; then
+    echo "isolated lane: the tree is under /tmp: comparing the tests' names in the shared one"
+  elif mount -t tmpfs -o mode=1777 sd-lane-tmp /tmp; then
     private_tmp=1
   else
     echo "isolated lane: could not mount a private /tmp: comparing the tests' names in the shared one"
