@@ -27,7 +27,7 @@ build: deps $(BUILD)/CMakeCache.txt
 
 # Each skipped test's reason (from ctest's JUnit report) follows ctest's summary.
 test: build
-	cd $(BUILD) && ctest -L cpu --output-on-failure -j $(JOBS) --output-junit cpu-lane.xml
+	cd $(BUILD) && ctest -L cpu --no-tests=error --output-on-failure -j $(JOBS) --output-junit cpu-lane.xml
 	@bash scripts/lane-skips.sh $(BUILD)/cpu-lane.xml
 	@bash scripts/gpu-lane-note.sh $(BUILD)
 
