@@ -1,5 +1,5 @@
 /* bench/bench_compile.c: the compiler end to end through the public API (sd_compile) —
- * the headline benchmark. The suite itself lives in src/cli/bench_suite.c,
+ * the headline benchmark. The suite itself lives in tools/bench/bench_suite.c,
  * shared with `sparseditto bench` (the same run, options and files); this program keeps
  * the benchmark's own command line.
  *
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_suite.h"
+#include "bench/bench_suite.h"
 
 int main(int argc, char **argv)
 {

@@ -70,6 +70,31 @@ static inline int sdt_skip(const char *why)
     return 77;
 }
 
+#ifdef SD_TEST_DATA_DIR
+/* The text of the fixture tests/data/NAME, NUL-terminated (free it); NULL, saying why,
+ * when it cannot be read. */
+static inline char *sdt_data_text(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", SD_TEST_DATA_DIR, name);
+    FILE *f = fopen(path, "rb");
+    long n = -1;
+    if (f != NULL && fseek(f, 0, SEEK_END) == 0)
+        n = ftell(f);
+    char *text = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n + 1) : NULL;
+    if (text != NULL && fread(text, 1, (size_t)n, f) == (size_t)n) {
+        text[n] = '\0';
+    } else {
+        printf("cannot read %s\n", path);
+        free(text);
+        text = NULL;
+    }
+    if (f != NULL)
+        fclose(f);
+    return text;
+}
+#endif /* SD_TEST_DATA_DIR */
+
 #ifdef SPARSEDITTO_H
 /* The context of a GPU test program through the public API (cache_dir "" or NULL: no disk
  * cache). Returns 1 with *ctx open; otherwise 0 with the program's exit code in *rc: 77

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/sets/make_sets.sh: regenerates real.txt and paper60.txt of bench/sets/ from the
 # shared matrices' INDEX.tsv and paper60.tsv, in the order bench_compile reads them
-# (quick.txt is written by hand from the quick set in src/cli/bench_suite.c).
+# (quick.txt is written by hand from the quick set in tools/bench/bench_suite.c).
 # usage: bench/sets/make_sets.sh [MATRICES_DIR [OUT_DIR]]
 #   MATRICES_DIR defaults to ../shared/matrices beside the checkout, else ./shared/matrices
 #   (the same choice CMake makes for SD_MATRICES_DIR); OUT_DIR defaults to bench/sets.

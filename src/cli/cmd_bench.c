@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench_suite.h"
+#include "bench/bench_suite.h"
 #include "cli.h"
 
 static const sdc_option bench_options[] = {

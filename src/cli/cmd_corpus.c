@@ -1,6 +1,6 @@
 /* src/cli/cmd_corpus.c: `sparseditto corpus --set LIST --out CORPUS.jsonl [--ops ...]
  * [--time-limit S] [--sweep N] [--min-nnz N] [--max-nnz N]`: measures the training corpus of
- * the ranking models on the GPU (src/tune/corpus_build.h), resumably: run it again with the
+ * the ranking models on the GPU (tools/corpus/corpus_build.h), resumably: run it again with the
  * same arguments to continue. */
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tune/corpus_build.h"
+#include "corpus/corpus_build.h"
 
 #ifndef SD_MATRICES_DIR
 #define SD_MATRICES_DIR "shared/matrices"
@@ -61,7 +61,7 @@ int cmd_corpus(int argc, char **argv)
                        "<W,F,V,S> configuration measured (`sparseditto train --forest`). One line\n"
                        "per finished (matrix, task) is appended and fsync'ed: run the same command\n"
                        "again after a crash or --time-limit to continue where it stopped. Needs a\n"
-                       "GPU (exit 3 without one). Format: src/tune/corpus_build.h.",
+                       "GPU (exit 3 without one). Format: tools/corpus/corpus_build.h.",
                        corpus_options, NOPTS);
         return SDC_EXIT_OK;
     }

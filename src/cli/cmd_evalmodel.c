@@ -1,7 +1,7 @@
 /* src/cli/cmd_evalmodel.c: `sparseditto evalmodel CORPUS.jsonl [--folds 5] [--seeds 5]
  * [--holdout 100] [--models LIST] [--cv-only] [energy training options] [--json]
  * [--out DIR]`: the comparison of the energy model with its baselines
- * (src/model/rankers.h) under the protocol of sdi_model_evaluate, printed as markdown
+ * (tools/evalmodel/rankers.h) under the protocol of sdi_model_evaluate, printed as markdown
  * tables (or JSON) and optionally written to DIR/evalmodel.md and DIR/evalmodel.json.
  * --cv-only runs the cross-validation on the matrices outside the hold-out and never
  * scores the hold-out: the mode for choosing training settings. --pcsr evaluates
@@ -13,9 +13,9 @@
 
 #include "cli.h"
 #include "energy_opts.h"
-#include "model/importance.h"
-#include "model/pcsr_eval.h"
-#include "model/rankers.h"
+#include "evalmodel/importance.h"
+#include "evalmodel/pcsr_eval.h"
+#include "evalmodel/rankers.h"
 
 static const sdc_option eval_options[] = {
     {"folds", 0, true, "cross-validation folds, 2..50 (default 5)"},
@@ -118,7 +118,7 @@ static sd_status write_out(const char *dir, const char *name, const char *text)
     return sdi_model_write_file(path, text, strlen(text));
 }
 
-/* --pcsr: ParamSpMM's decider on evalmodel's split (src/model/pcsr_eval.h). */
+/* --pcsr: ParamSpMM's decider on evalmodel's split (tools/evalmodel/pcsr_eval.h). */
 static int eval_pcsr(int argc, char **argv, const sdc_args *args, const sdi_model_eval_opts *mo,
                      const char *outdir)
 {
@@ -167,7 +167,7 @@ int cmd_evalmodel(int argc, char **argv)
         sdc_print_help("evalmodel CORPUS.jsonl [--folds 5] [--seeds 5] [--holdout 100] "
                        "[--cv-only] [--json] [--out DIR]",
                        "Compares the rankers of the template vocabulary on a measured corpus\n"
-                       "(src/model/rankers.h): the energy model, the energy model without its\n"
+                       "(tools/evalmodel/rankers.h): the energy model, the energy model without its\n"
                        "margin term, an MLP with the same listwise loss, gradient-boosted trees and\n"
                        "random forests on log time relative to the task's fastest template, and the\n"
                        "rule table rules-v1. A stratified hold-out of --holdout matrices is kept\n"

@@ -13,7 +13,7 @@
  *                                              are labels of V_o (sdi_vocabulary); a
  *                                              template not measured is absent or null
  * Other members are ignored (the corpus builder adds "op", "k", "source", "gpu",
- * "templates_detail", "baseline_variant", "pcsr": src/tune/corpus_build.h). A line with
+ * "templates_detail", "baseline_variant", "pcsr": tools/corpus/corpus_build.h). A line with
  * an "error" member is no example and is skipped (the builder's record of a task it
  * could not measure). The same matrix may span several lines (one per task).
  * The features are sd_analyze's; a line with spgemm tasks holds the SpGEMM analysis (its

@@ -98,7 +98,7 @@ SDI_HIDDEN void sdi_paramspmm_decide(const sdi_paramspmm_decider *d,
 SDI_HIDDEN void sdi_paramspmm_decider_free(sdi_paramspmm_decider *d);
 /* {"format": "sparseditto-paramspmm", "version": 1, "features": [18 names],
  *  "values": {"W": [...], ...}, "forests": {"W": forest, "F": ..., "V": ..., "S": ...}} */
-/* Training examples from a corpus file (src/tune/corpus_build.h): for each spmm line
+/* Training examples from a corpus file (tools/corpus/corpus_build.h): for each spmm line
  * (of K = k_filter, or every K when 0) with a "pcsr" member, ParamSpMM's 18 features and
  * the fastest measured configuration of ParamSpMM's space (32 threads per PCSR row, W,
  * F, V, S in the value sets); *k (when k is not NULL) each example's K. *X (n ×

@@ -1,5 +1,5 @@
 /* src/model/pcsr_data.c: ParamSpMM decider data from a measured corpus: the "pcsr"
- * member of the corpus builder's spmm lines (src/tune/corpus_build.h) gives ParamSpMM's
+ * member of the corpus builder's spmm lines (tools/corpus/corpus_build.h) gives ParamSpMM's
  * 18 features and every PCSR configuration measured; a task keeps the times of the
  * configurations of ParamSpMM's own space (32 threads per PCSR row, W, F, V, S in their
  * value sets), an example is its features with the fastest of them. */

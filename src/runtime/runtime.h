@@ -40,7 +40,7 @@ typedef struct {
 } sdi_embedded_file;
 extern const sdi_embedded_file sdi_embedded_kernels[] SDI_HIDDEN;
 
-/* Text of the embedded template `name` (e.g. "spmv_csr_vector.cuh"); NULL if absent. */
+/* Text of the embedded template `name` (e.g. "spmv_csr_vec.cuh"); NULL if absent. */
 SDI_HIDDEN const char *sdi_kernel_template(const char *name, size_t *size);
 /* A hash of every embedded template (names and texts), computed once: what a cached
  * kernel was generated from (the JIT and kernel caches' keys include it). */

@@ -186,10 +186,10 @@ echo "cli_plots: ncu_sass.py reads ncu's source page and reproduces its report"
 
 # 2. bench/sets/quick.txt lists bench_suite.c's quick set (quick_gen, then quick_real).
 {
-  sed -n '/^static const char \*quick_gen\[\] = {/,/^};/p' src/cli/bench_suite.c | grep -o '"[^"]*"'
-  sed -n 's/^static const char \*quick_real\[\] = {\(.*\)};/\1/p' src/cli/bench_suite.c | grep -o '"[^"]*"'
+  sed -n '/^static const char \*quick_gen\[\] = {/,/^};/p' tools/bench/bench_suite.c | grep -o '"[^"]*"'
+  sed -n 's/^static const char \*quick_real\[\] = {\(.*\)};/\1/p' tools/bench/bench_suite.c | grep -o '"[^"]*"'
 } | tr -d '"' >"$tmp/quick.c.txt"
-[ "$(wc -l <"$tmp/quick.c.txt")" -ge 2 ] || fail "could not read the quick set from src/cli/bench_suite.c"
+[ "$(wc -l <"$tmp/quick.c.txt")" -ge 2 ] || fail "could not read the quick set from tools/bench/bench_suite.c"
 grep -v '^#' bench/sets/quick.txt | diff "$tmp/quick.c.txt" - ||
   fail "bench/sets/quick.txt differs from bench_suite.c's quick set (< the C source, > the file)"
 echo "cli_plots: bench/sets/quick.txt matches bench_suite.c ($(wc -l <"$tmp/quick.c.txt") matrices)"

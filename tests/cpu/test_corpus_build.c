@@ -9,7 +9,7 @@
 #include "model/corpus.h"
 #include "model/forest.h"
 #include "sdt.h"
-#include "tune/corpus_build.h"
+#include "corpus/corpus_build.h"
 
 static char dir[256];
 

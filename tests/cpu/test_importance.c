@@ -1,5 +1,5 @@
 /* tests/cpu/test_importance.c: the energy model's permutation importance
- * (src/model/importance.c) on the synthetic corpus, whose fastest template is a known
+ * (tools/evalmodel/importance.c) on the synthetic corpus, whose fastest template is a known
  * function of row_cv, dense_tile_nnz_frac (SpMV, SpMM), u_max and fit_4k (SpGEMM): those
  * features must matter, the SpGEMM-only features must not matter at all for SpMV and SpMM
  * (their inputs are 0 there), the result is deterministic in its seed, the tables name
@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "analysis/analysis.h"
-#include "model/importance.h"
+#include "evalmodel/importance.h"
 #include "sdt.h"
 
 static sdi_energy_model g_model;

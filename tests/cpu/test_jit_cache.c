@@ -17,6 +17,7 @@
 
 SDI_HIDDEN void sdi_memo_clear(sd_context *ctx);
 
+static char *g_vector_src; /* the test kernel tests/data/spmv_csr_vector.cuh */
 static char g_dir[] = "/tmp/sd-test-jit-XXXXXX";
 
 /* The one .cubin file under the cache (there is exactly one in the round-trip test). */
@@ -97,7 +98,7 @@ static void test_through_jit_get(void)
     pthread_mutex_init(&ctx.memo_lock, NULL);
     setenv("SPARSEDITTO_JIT_CACHE", "1", 1);
     sdi_macro m[2] = {{"SD_TPR", "4"}, {"SD_BLOCK", "128"}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 2,
+    sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 2,
                            .kernel_name = "sd_spmv_csr_vector"};
     const sdi_cubin *c1 = NULL, *c2 = NULL;
     bool hit = true;
@@ -131,7 +132,7 @@ static void test_offline_compile(void)
     setenv("SPARSEDITTO_CACHE", g_dir, 1);
     setenv("SPARSEDITTO_JIT_CACHE", "1", 1);
     sdi_macro m[2] = {{"SD_TPR", "8"}, {"SD_BLOCK", "256"}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 2, .arch = "sm_90",
+    sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 2, .arch = "sm_90",
                            .kernel_name = "sd_spmv_csr_vector"};
     sdi_cubin c1, c2;
     SDT_OK(sdi_jit_compile(&req, &c1));
@@ -212,6 +213,7 @@ int main(void)
         printf("cannot create a temporary directory\n");
         return 1;
     }
+    g_vector_src = sdt_data_text("spmv_csr_vector.cuh");
     SDT_RUN(test_round_trip_and_damage);
     SDT_RUN(test_switch);
     SDT_RUN(test_through_jit_get);
@@ -221,5 +223,6 @@ int main(void)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0)
         printf("could not remove %s\n", g_dir);
+    free(g_vector_src);
     return sdt_finish();
 }

@@ -12,7 +12,7 @@
 #include "model/rank.h"
 #include "runtime/runtime.h"
 #include "sdt.h"
-#include "tune/corpus_build.h"
+#include "corpus/corpus_build.h"
 #include "tune/tune.h"
 
 SDI_HIDDEN sd_status sdi_compile_cached(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op,

@@ -10,6 +10,8 @@
 #include "runtime/runtime.h"
 #include "sdt.h"
 
+static char *g_vector_src; /* the test kernel tests/data/spmv_csr_vector.cuh */
+
 static bool is_elf(const sdi_cubin *c)
 {
     const unsigned char *p = c->cubin;
@@ -21,8 +23,9 @@ static void test_embedded_templates(void)
     size_t n = 0;
     const char *t = sdi_kernel_template("sd_common.cuh", &n);
     SDT_CHECK(t != NULL && n > 0 && strlen(t) == n, "sd_common.cuh embedded (%zu bytes)", n);
-    t = sdi_kernel_template("spmv_csr_vector.cuh", &n);
-    SDT_CHECK(t != NULL && strstr(t, "SD_KERNEL") != NULL, "spmv_csr_vector.cuh embedded");
+    t = sdi_kernel_template("spmv_csr_vec.cuh", &n);
+    SDT_CHECK(t != NULL && strstr(t, "SD_KERNEL") != NULL, "spmv_csr_vec.cuh embedded");
+    SDT_CHECK(sdi_kernel_template("spmv_csr_vector.cuh", NULL) == NULL, "the test kernel is not shipped");
     SDT_CHECK(sdi_kernel_template("no_such.cuh", NULL) == NULL, "absent template");
     SDT_CHECK(sdi_kernel_template(NULL, NULL) == NULL, "NULL name");
 }
@@ -34,7 +37,7 @@ static void test_spmv_template_variants(void)
     const char *blocks[] = {"128", "256", "512"};
     for (int i = 0; i < 6; i++) {
         sdi_macro m[2] = {{"SD_TPR", tprs[i]}, {"SD_BLOCK", blocks[i % 3]}};
-        sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m,
+        sdi_jit_request req = {.source = g_vector_src, .macros = m,
                                .nmacros = 2, .arch = "sm_90",
                                .kernel_name = "sd_spmv_csr_vector"};
         sdi_cubin c;
@@ -48,13 +51,13 @@ static void test_spmv_template_variants(void)
         SDT_CHECK(c.cubin == NULL && c.size == 0, "freed and zeroed");
     }
     /* Another real architecture compiles too (the context passes the device's). */
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .arch = "sm_80"};
+    sdi_jit_request req = {.source = g_vector_src, .arch = "sm_80"};
     sdi_cubin c;
     SDT_OK(sdi_jit_compile(&req, &c));
     SDT_CHECK(is_elf(&c), "sm_80 CUBIN");
     sdi_cubin_free(&c);
     /* The default architecture is sm_90. */
-    sdi_jit_request def = {.template_name = "spmv_csr_vector.cuh"};
+    sdi_jit_request def = {.source = g_vector_src};
     SDT_OK(sdi_jit_compile(&def, &c));
     SDT_CHECK(is_elf(&c), "default-arch CUBIN");
     sdi_cubin_free(&c);
@@ -64,8 +67,8 @@ static void test_spmv_template_variants(void)
 static void test_keys(void)
 {
     sdi_macro a[1] = {{"SD_TPR", "4"}}, b[1] = {{"SD_TPR", "8"}};
-    sdi_jit_request ra = {.template_name = "spmv_csr_vector.cuh", .macros = a, .nmacros = 1};
-    sdi_jit_request rb = {.template_name = "spmv_csr_vector.cuh", .macros = b, .nmacros = 1};
+    sdi_jit_request ra = {.source = g_vector_src, .macros = a, .nmacros = 1};
+    sdi_jit_request rb = {.source = g_vector_src, .macros = b, .nmacros = 1};
     sdi_cubin ca, ca2, cb;
     SDT_OK(sdi_jit_compile(&ra, &ca));
     SDT_OK(sdi_jit_compile(&ra, &ca2));
@@ -83,7 +86,7 @@ static void test_compile_errors(void)
     /* The template's own static_assert rejects a bad macro; the message carries the
      * kernel name, the macro and NVRTC's log. */
     sdi_macro bad[1] = {{"SD_TPR", "3"}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = bad, .nmacros = 1,
+    sdi_jit_request req = {.source = g_vector_src, .macros = bad, .nmacros = 1,
                            .kernel_name = "sd_spmv_csr_vector"};
     SDT_STATUS(sdi_jit_compile(&req, &c), SD_ERR_COMPILE);
     const char *msg = sd_last_error();
@@ -110,7 +113,7 @@ static void test_compile_errors(void)
     SDT_CHECK(is_elf(&c), "raw source CUBIN");
     sdi_cubin_free(&c);
     /* Requests that are wrong before NVRTC runs. */
-    sdi_jit_request ptx = {.template_name = "spmv_csr_vector.cuh", .arch = "compute_90"};
+    sdi_jit_request ptx = {.source = g_vector_src, .arch = "compute_90"};
     SDT_STATUS(sdi_jit_compile(&ptx, &c), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "compute_90") != NULL, "names the arch: %s",
               sd_last_error());
@@ -118,11 +121,11 @@ static void test_compile_errors(void)
     SDT_STATUS(sdi_jit_compile(&missing, &c), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "nope.cuh") != NULL, "names the template");
     sdi_macro inj[1] = {{"A B", "1"}};
-    sdi_jit_request badname = {.template_name = "spmv_csr_vector.cuh", .macros = inj,
+    sdi_jit_request badname = {.source = g_vector_src, .macros = inj,
                                .nmacros = 1};
     SDT_STATUS(sdi_jit_compile(&badname, &c), SD_ERR_INVALID_ARG);
     sdi_macro nl[1] = {{"SD_TPR", "4\n#error x"}};
-    sdi_jit_request badval = {.template_name = "spmv_csr_vector.cuh", .macros = nl,
+    sdi_jit_request badval = {.source = g_vector_src, .macros = nl,
                               .nmacros = 1};
     SDT_STATUS(sdi_jit_compile(&badval, &c), SD_ERR_INVALID_ARG);
     sdi_jit_request empty = {.kernel_name = "x"};
@@ -150,7 +153,7 @@ static void test_validate_kernel_compiles(void)
 static void test_fast_compile_levels(void)
 {
     sdi_macro m[2] = {{"SD_TPR", "8"}, {"SD_BLOCK", "256"}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 2,
+    sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 2,
                            .arch = "sm_90", .kernel_name = "sd_spmv_csr_vector"};
     static const char *const levels[] = {"min", "mid", "max", "0"};
     for (int i = 0; i < 4; i++) {
@@ -193,7 +196,7 @@ static void test_fast_compile_levels(void)
 static void test_jit_fault_injection(void)
 {
     sdi_macro m[1] = {{"SD_TPR", "8"}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 1};
+    sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 1};
     long long live0 = sdi_alloc_live_bytes();
     int failures = 0;
     for (long n = 0; n < 64; n++) {
@@ -290,6 +293,7 @@ int main(void)
     /* These checks time NVRTC itself: the on-disk JIT cache (on by default) would serve
      * the kernels a previous run compiled. */
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
+    g_vector_src = sdt_data_text("spmv_csr_vector.cuh");
     SDT_RUN(test_embedded_templates);
     SDT_RUN(test_nvrtc_version);
     SDT_RUN(test_spmv_template_variants);
@@ -301,5 +305,6 @@ int main(void)
     SDT_RUN(test_device_hook_injection);
     SDT_RUN(test_roofline_bytes);
     SDT_RUN(test_context_without_device);
+    free(g_vector_src);
     return sdt_finish();
 }

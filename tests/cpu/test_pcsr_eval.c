@@ -1,5 +1,5 @@
 /* tests/cpu/test_pcsr_eval.c: the held-out evaluation of ParamSpMM's decider
- * (src/model/pcsr_eval.h) on synthetic corpora: a best configuration that is a known
+ * (tools/evalmodel/pcsr_eval.h) on synthetic corpora: a best configuration that is a known
  * function of one feature is recovered on held-out matrices and beats the fixed default;
  * the split never separates a matrix's tasks (directly, and by a leak detector whose
  * labels only a leak could predict); unmeasured choices follow the documented rule; a
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "model/pcsr_eval.h"
+#include "evalmodel/pcsr_eval.h"
 #include "sdt.h"
 
 static unsigned long long rs;

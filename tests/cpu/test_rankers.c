@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "core/rng.h"
-#include "model/rankers.h"
+#include "evalmodel/rankers.h"
 #include "sdt.h"
 
 static void test_mlp_gradient(void)

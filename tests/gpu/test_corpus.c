@@ -11,7 +11,7 @@
 #include "model/corpus.h"
 #include "model/forest.h"
 #include "sdt.h"
-#include "tune/corpus_build.h"
+#include "corpus/corpus_build.h"
 
 static sd_context *g_ctx;
 static char dir[256];

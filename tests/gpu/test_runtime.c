@@ -15,6 +15,7 @@
 #include "sdt.h"
 
 static sd_context *g_ctx;
+static char *g_vector_src; /* the test kernel tests/data/spmv_csr_vector.cuh */
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -45,7 +46,7 @@ static sd_status task_build(spmv_task *t, const sd_csr *a, const float *x, int t
     snprintf(tpr_s, sizeof tpr_s, "%d", tpr);
     snprintf(block_s, sizeof block_s, "%d", block);
     sdi_macro m[2] = {{"SD_TPR", tpr_s}, {"SD_BLOCK", block_s}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 2,
+    sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 2,
                            .kernel_name = "sd_spmv_csr_vector"};
     sd_status s = sdi_module_build(g_ctx, &req, "sd_spmv_csr_vector", &t->mod);
     if (s != SD_OK)
@@ -291,7 +292,7 @@ static void test_real_matrix(void)
 static void test_memo(void)
 {
     sdi_macro m[1] = {{"SD_TPR", "16"}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 1};
+    sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 1};
     const sdi_cubin *c1 = NULL, *c2 = NULL;
     bool hit = true;
     SDT_OK(sdi_jit_get(g_ctx, &req, &c1, &hit));
@@ -299,7 +300,7 @@ static void test_memo(void)
     SDT_OK(sdi_jit_get(g_ctx, &req, &c2, &hit));
     SDT_CHECK(hit && c1 == c2, "second request hits the memo");
     sdi_macro m2[1] = {{"SD_TPR", "2"}};
-    sdi_jit_request other = {.template_name = "spmv_csr_vector.cuh", .macros = m2,
+    sdi_jit_request other = {.source = g_vector_src, .macros = m2,
                              .nmacros = 1};
     SDT_OK(sdi_jit_get(g_ctx, &other, &c2, &hit));
     SDT_CHECK(!hit && c2 != c1, "other macros miss");
@@ -316,7 +317,7 @@ static void *memo_thread(void *arg)
 {
     thread_result *r = arg;
     sdi_macro m[2] = {{"SD_TPR", "8"}, {"SD_BLOCK", "384"}};
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh", .macros = m, .nmacros = 2};
+    sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 2};
     r->s = sdi_jit_get(g_ctx, &req, &r->got, NULL);
     return NULL;
 }
@@ -532,7 +533,7 @@ static void test_validation_catches(void)
 static void test_legality(void)
 {
     sdi_module m;
-    sdi_jit_request req = {.template_name = "spmv_csr_vector.cuh"};
+    sdi_jit_request req = {.source = g_vector_src};
     SDT_OK(sdi_module_build(g_ctx, &req, "sd_spmv_csr_vector", &m));
     sdi_function *f = sdi_module_function(&m, "sd_spmv_csr_vector");
     SDT_CHECK(f != NULL && f->num_regs > 0, "registers read back");
@@ -667,6 +668,7 @@ static void test_fault_is_reported(void)
 int main(int argc, char **argv)
 {
     g_self = argv[0];
+    g_vector_src = sdt_data_text("spmv_csr_vector.cuh");
     if (argc > 1 && strcmp(argv[1], "--fault-child") == 0)
         return fault_child();
     sdt_init("test_runtime");
@@ -691,5 +693,6 @@ int main(int argc, char **argv)
     SDT_RUN(test_device_fault_injection);
     SDT_RUN(test_fault_is_reported);
     sd_context_destroy(g_ctx);
+    free(g_vector_src);
     return sdt_finish();
 }

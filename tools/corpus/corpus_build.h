@@ -1,4 +1,4 @@
-/* src/tune/corpus_build.h: the corpus builder behind `sparseditto corpus`: for each
+/* tools/corpus/corpus_build.h: the corpus builder behind `sparseditto corpus`: for each
  * matrix of a list and each requested task (spmv, spmm at K, spgemm), the 36 features
  * and shape class, every template of V_o (src/model/rank.h) at its best θ_H from a small
  * sweep of the families behind the label, each validated and timed (docs/ARCHITECTURE.md
@@ -36,8 +36,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../core/core.h"
-#include "../runtime/runtime.h"
+#include "core/core.h"
+#include "runtime/runtime.h"
 
 /* ------------------------------------------------------------------ the list */
 typedef enum {

@@ -1,4 +1,4 @@
-/* src/model/pcsr_eval.h: the held-out evaluation of ParamSpMM's ⟨W, F, V, S⟩ decider
+/* tools/evalmodel/pcsr_eval.h: the held-out evaluation of ParamSpMM's ⟨W, F, V, S⟩ decider
  * (forest.h) on a measured corpus, against ParamSpMM's fixed default configuration and
  * the best fixed configuration of the training matrices (`sparseditto evalmodel --pcsr`).
  *
@@ -24,8 +24,8 @@
 #ifndef SDI_PCSR_EVAL_H
 #define SDI_PCSR_EVAL_H
 
-#include "corpus.h"
-#include "forest.h"
+#include "model/corpus.h"
+#include "model/forest.h"
 
 enum { SDI_PE_DECIDER = 0, SDI_PE_DECIDER_K, SDI_PE_DEFAULT, SDI_PE_FIXED, SDI_PE_N };
 #define SDI_PE_MAXK 16 /* distinct K at most */

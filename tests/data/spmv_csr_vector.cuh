@@ -1,6 +1,8 @@
-/* src/kernels/spmv_csr_vector.cuh: CSR SpMV y = A·x with a group of SD_TPR threads per
- * row (the "vector" CSR kernel; SD_TPR = 32 is warp-per-row). Rows are visited with a
- * grid-stride loop, so any grid size is correct. Macros:
+/* tests/data/spmv_csr_vector.cuh: the kernel the JIT and runtime tests compile, given to
+ * a request as its `source` (sdt_data_text, tests/sdt.h): a test fixture, not a shipped
+ * template. CSR SpMV y = A·x with a group of SD_TPR threads per row (SD_TPR = 32 is
+ * warp-per-row). Rows are visited with a grid-stride loop, so any grid size is correct.
+ * Macros:
  *   SD_TPR         threads per row: 1, 2, 4, 8, 16 or 32 (default 32)
  *   SD_BLOCK       threads per CTA, a multiple of 32 and of SD_TPR (default 256)
  *   SD_KERNEL_NAME the symbol (default sd_spmv_csr_vector)

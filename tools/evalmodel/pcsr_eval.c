@@ -1,4 +1,4 @@
-/* src/model/pcsr_eval.c: the held-out evaluation of ParamSpMM's decider (pcsr_eval.h):
+/* tools/evalmodel/pcsr_eval.c: the held-out evaluation of ParamSpMM's decider (pcsr_eval.h):
  * evalmodel's split mapped onto the corpus's PCSR tasks, the runs, and the report. */
 #include <math.h>
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../plan/spmm.h"
-#include "corpus.h"
+#include "plan/spmm.h"
+#include "model/corpus.h"
 #include "pcsr_eval.h"
 
 static const char *const method_names[SDI_PE_N] = {"decider", "decider-k", "default",

@@ -1,4 +1,4 @@
-/* src/model/rankers.c: the rankers of the comparison behind one interface (rankers.h),
+/* tools/evalmodel/rankers.c: the rankers of the comparison behind one interface (rankers.h),
  * their metrics per operator, and the evaluation protocol of `sparseditto evalmodel`
  * (stratified grouped k-fold cross-validation × seeds, plus a held-out test set) with
  * its JSON and markdown tables. */
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../analysis/analysis.h"
+#include "analysis/analysis.h"
 #include "rankers.h"
 
 static const char *const kind_names[SDI_RANKER_COUNT] = {"energy-v1", "energy-nomargin", "mlp",

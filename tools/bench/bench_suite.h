@@ -1,4 +1,4 @@
-/* src/cli/bench_suite.h: the compiler benchmark suite (the headline benchmark), shared
+/* tools/bench/bench_suite.h: the compiler benchmark suite (the headline benchmark), shared
  * by `sparseditto bench` (cmd_bench.c) and bench/bench_compile.c so that both run the same
  * code: every task of a matrix set compiled through sd_compile, the numbers of the search
  * (sd_kernel_describe) against the best cuSPARSE variant, aggregates with bootstrap

@@ -1,4 +1,4 @@
-/* src/model/importance.c: permutation importance of the energy model's 36 feature inputs
+/* tools/evalmodel/importance.c: permutation importance of the energy model's 36 feature inputs
  * per operator: on a corpus's tasks of one operator, the column of feature j
  * is shuffled across the tasks (the other inputs kept), the ranking is redone, and the
  * regret (geomean time of the top choice / the fastest measured template) and top-1 are
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/rng.h"
+#include "core/rng.h"
 #include "importance.h"
 
 /* Regret and top-1 of the model's choices on n tasks with inputs X (n × NIN). */

@@ -1,11 +1,11 @@
-/* src/model/gbt.c: gradient-boosted regression trees (rankers.h) with squared loss:
+/* tools/evalmodel/gbt.c: gradient-boosted regression trees (rankers.h) with squared loss:
  * F_0 = mean(y); round m fits one CART tree (forest.c, no bootstrap, every feature tried
  * at each split) to the residuals y − F_{m−1} of a row subsample and adds ν times it.
  * Deterministic in the seed (the subsample and the forest's stream). */
 #include <math.h>
 #include <string.h>
 
-#include "../core/rng.h"
+#include "core/rng.h"
 #include "rankers.h"
 
 sdi_gbt_opts sdi_gbt_opts_default(void)

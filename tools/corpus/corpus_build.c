@@ -1,4 +1,4 @@
-/* src/tune/corpus_build.c: the corpus builder (corpus_build.h): the list and task
+/* tools/corpus/corpus_build.c: the corpus builder (corpus_build.h): the list and task
  * parsers and the append-only journal (host only, unit-tested on the CPU), then the
  * measurement of V_o per (matrix, task) with the tuner's building blocks: sdi_impl for
  * SpMV / SpMM candidates, the SpGEMM executor, the cuSPARSE baseline, sdi_measure's
@@ -12,16 +12,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/analysis.h"
-#include "../core/json_parse.h"
-#include "../gen/gen.h"
-#include "../model/corpus.h"
-#include "../model/forest.h"
-#include "../model/rank.h"
-#include "../plan/spgemm.h"
-#include "../runtime/spgemm_exec.h"
+#include "analysis/analysis.h"
+#include "core/json_parse.h"
+#include "gen/gen.h"
+#include "model/corpus.h"
+#include "model/forest.h"
+#include "model/rank.h"
+#include "plan/spgemm.h"
+#include "runtime/spgemm_exec.h"
 #include "corpus_build.h"
-#include "impl.h"
+#include "tune/impl.h"
 
 /* ------------------------------------------------------------------ the list */
 static int ends_with(const char *s, const char *suffix)

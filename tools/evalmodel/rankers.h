@@ -1,4 +1,4 @@
-/* src/model/rankers.h: the rankers compared with the energy model and the
+/* tools/evalmodel/rankers.h: the rankers compared with the energy model and the
  * evaluation protocol of `sparseditto evalmodel`:
  *   energy-v1        the additive energy model (energy.h), listwise + margin loss;
  *   energy-nomargin  the same model trained with λ = 0 (listwise term only);
@@ -17,8 +17,8 @@
 #ifndef SDI_RANKERS_H
 #define SDI_RANKERS_H
 
-#include "energy.h"
-#include "forest.h"
+#include "model/energy.h"
+#include "model/forest.h"
 
 #define SDI_EM_MAX_TOTAL 32 /* Σ |V_o| at most (20 today) */
 

@@ -1,4 +1,4 @@
-/* src/model/mlp.c: the MLP ranker (rankers.h): inputs → one tanh layer of H units →
+/* tools/evalmodel/mlp.c: the MLP ranker (rankers.h): inputs → one tanh layer of H units →
  * an energy per template, trained with the energy model's listwise + margin loss
  * (sdi_rank_loss) and AdamW. Unlike the additive energy model, its hidden units see all
  * inputs at once, so it can learn feature interactions; it has no per-feature
@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../core/rng.h"
+#include "core/rng.h"
 #include "rankers.h"
 
 sdi_mlp_opts sdi_mlp_opts_default(void)

@@ -1,4 +1,4 @@
-/* src/cli/bench_suite.c: the compiler end to end through the public API (sd_compile) —
+/* tools/bench/bench_suite.c: the compiler end to end through the public API (sd_compile) —
  * the headline benchmark, run by `sparseditto bench` and bench/bench_compile.
  * For every matrix of a set and every task (SpMV, SpMM at K = 8/32/128/256, SpGEMM: A·A
  * square / A·Aᵀ rectangular): the compile (cache miss: the full search, cuSPARSE measured
@@ -41,7 +41,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
-#include "tune/corpus_build.h"
+#include "corpus/corpus_build.h"
 #include "tune/impl.h"
 
 typedef struct {

@@ -1,9 +1,9 @@
-/* src/model/importance.h: permutation importance of the energy model's 36 feature inputs
+/* tools/evalmodel/importance.h: permutation importance of the energy model's 36 feature inputs
  * per operator (importance.c). */
 #ifndef SDI_IMPORTANCE_H
 #define SDI_IMPORTANCE_H
 
-#include "energy.h"
+#include "model/energy.h"
 
 typedef struct {
     int repeats;
