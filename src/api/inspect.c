@@ -8,7 +8,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/gpu.h"
-#include "model/corpus.h"
 #include "model/energy.h"
 #include "model/rank.h"
 #include "runtime/runtime.h"

@@ -3,7 +3,7 @@
  * [--batch N] [--ensemble M] [--cosine 0|1] [--spmm-k-heads 0|1] [--cv K [--cv-seeds S]]
  * [--forest DECIDER.json [--forest-k K]]`: trains the energy model
  * (and, with --forest, ParamSpMM's decider from the measured PCSR configurations) on a corpus (format in
- * src/model/corpus.h), prints the loss per epoch, the training time and the fit's metrics,
+ * tools/corpus/corpus.h), prints the loss per epoch, the training time and the fit's metrics,
  * and writes the weights; --cv first reports grouped k-fold held-out metrics. */
 #include <math.h>
 #include <stdio.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "corpus/pcsr_data.h"
 #include "energy_opts.h"
-#include "model/energy.h"
-#include "model/forest.h"
+#include "train/energy_train.h"
 
 static const sdc_option train_options[] = {
     {"output", 'o', true, "weights file to write (JSON), e.g. models/energy.json (required)"},
@@ -29,7 +29,7 @@ static const sdc_option train_options[] = {
 enum { OPT_OUT, OPT_QUIET, OPT_CV, OPT_CV_SEEDS, OPT_FOREST, OPT_FOREST_K, OPT_ENERGY,
        NOPTS = OPT_ENERGY + SDC_ENERGY_NOPTS };
 
-/* ParamSpMM's decider from the corpus's PCSR measurements (src/model/pcsr_data.c): one
+/* ParamSpMM's decider from the corpus's PCSR measurements (tools/corpus/pcsr_data.c): one
  * decider per K of the corpus (a version-2 file), or with k > 0 one decider of that K's
  * tasks (version 1). */
 static int train_decider(const char *corpus, int k, unsigned long long seed, const char *out)
@@ -97,7 +97,7 @@ int cmd_train(int argc, char **argv)
         sdc_print_help("train CORPUS.jsonl -o WEIGHTS.json [--seed N] [--epochs N] [--lambda X] "
                        "[--temperature T] [--ensemble M]",
                        "Trains the additive energy model (docs/ARCHITECTURE.md, \"Energy model\") on a corpus of\n"
-                       "measured template times (JSON Lines, one matrix per line: src/model/corpus.h)\n"
+                       "measured template times (JSON Lines, one matrix per line: tools/corpus/corpus.h)\n"
                        "with AdamW, deterministically for a seed (--ensemble M: M members from\n"
                        "streams of the seed, mean energy); prints the loss per epoch, the\n"
                        "training time and top-1 / regret / capture / cliff on the corpus itself, and\n"

@@ -4,7 +4,7 @@
 #define SDC_ENERGY_OPTS_H
 
 #include "cli.h"
-#include "model/energy.h"
+#include "train/energy_train.h"
 
 /* The option entries, to be placed in a command's table at index first: parse with
  * sdc_energy_opts_parse(args, first, ...). Defaults in the help text are those of

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../analysis/analysis.h"
-#include "corpus.h"
+#include "model_files.h"
 #include "../core/rng.h"
 #include "forest.h"
 

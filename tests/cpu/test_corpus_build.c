@@ -6,10 +6,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "model/corpus.h"
-#include "model/forest.h"
-#include "sdt.h"
+#include "corpus/corpus.h"
 #include "corpus/corpus_build.h"
+#include "corpus/pcsr_data.h"
+#include "sdt.h"
 
 static char dir[256];
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "core/json_parse.h"
-#include "model/energy.h"
+#include "train/energy_train.h"
 #include "sdt.h"
 
 static char tmpdir_path[256];

@@ -21,7 +21,7 @@
 
 #include "core/io.h"
 #include "formats/reorder.h"
-#include "model/corpus.h"
+#include "corpus/corpus.h"
 #include "sdt.h"
 
 #define N 2000 /* entries: every writer's output is well above the size limit below and

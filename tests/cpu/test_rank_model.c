@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "model/energy.h"
+#include "train/energy_train.h"
 #include "sdt.h"
 
 static char dir[256];

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "core/json_parse.h"
-#include "model/corpus.h"
+#include "corpus/corpus.h"
 #include "model/forest.h"
 #include "sdt.h"
 #include "corpus/corpus_build.h"

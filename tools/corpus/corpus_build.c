@@ -15,7 +15,7 @@
 #include "analysis/analysis.h"
 #include "core/json_parse.h"
 #include "gen/gen.h"
-#include "model/corpus.h"
+#include "corpus.h"
 #include "model/forest.h"
 #include "model/rank.h"
 #include "plan/spgemm.h"

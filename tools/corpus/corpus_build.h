@@ -4,7 +4,7 @@
  * sweep of the families behind the label, each validated and timed (docs/ARCHITECTURE.md
  * "Measurement"), and the
  * fastest valid cuSPARSE variant. One JSON line per finished (matrix, task) is appended
- * and fsync'ed to the output (the corpus format of src/model/corpus.h plus the members
+ * and fsync'ed to the output (the corpus format of tools/corpus/corpus.h plus the members
  * below), so a crash or a time limit loses no finished task; a restart skips the tasks
  * the file already holds and drops a torn last line.
  *

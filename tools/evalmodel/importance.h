@@ -3,7 +3,7 @@
 #ifndef SDI_IMPORTANCE_H
 #define SDI_IMPORTANCE_H
 
-#include "model/energy.h"
+#include "train/energy_train.h"
 
 typedef struct {
     int repeats;

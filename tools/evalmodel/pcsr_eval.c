@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "plan/spmm.h"
-#include "model/corpus.h"
+#include "corpus/corpus.h"
 #include "pcsr_eval.h"
 
 static const char *const method_names[SDI_PE_N] = {"decider", "decider-k", "default",

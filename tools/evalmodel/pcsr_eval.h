@@ -24,8 +24,8 @@
 #ifndef SDI_PCSR_EVAL_H
 #define SDI_PCSR_EVAL_H
 
-#include "model/corpus.h"
-#include "model/forest.h"
+#include "corpus/corpus.h"
+#include "corpus/pcsr_data.h"
 
 enum { SDI_PE_DECIDER = 0, SDI_PE_DECIDER_K, SDI_PE_DEFAULT, SDI_PE_FIXED, SDI_PE_N };
 #define SDI_PE_MAXK 16 /* distinct K at most */

@@ -17,7 +17,7 @@
 #ifndef SDI_RANKERS_H
 #define SDI_RANKERS_H
 
-#include "model/energy.h"
+#include "train/energy_train.h"
 #include "model/forest.h"
 
 #define SDI_EM_MAX_TOTAL 32 /* Σ |V_o| at most (20 today) */

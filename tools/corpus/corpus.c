@@ -1,80 +1,18 @@
-/* src/model/corpus.c: the energy model's corpus: JSONL reader and writer (format in
- * corpus.h), file helpers of the model room, and the synthetic corpus generator. */
+/* tools/corpus/corpus.c: the energy model's corpus: JSONL reader and writer (format in
+ * corpus.h), folds and hold-outs, and the synthetic corpus generator. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analysis/analysis.h"
-#include "../core/io.h"
-#include "../core/json_parse.h"
-#include "../core/rng.h"
+#include "analysis/analysis.h"
+#include "core/io.h"
+#include "core/json_parse.h"
+#include "core/rng.h"
 #include "corpus.h"
 
 #define SDI_EM_NSHAPE_CORPUS 5 /* shape classes (sd_shape_class) */
-
-int sdi_op_from_name(const char *name)
-{
-    if (name == NULL)
-        return -1;
-    if (strcmp(name, "spmv") == 0)
-        return SD_OP_SPMV;
-    if (strcmp(name, "spmm") == 0)
-        return SD_OP_SPMM;
-    if (strcmp(name, "spgemm") == 0)
-        return SD_OP_SPGEMM;
-    return -1;
-}
-
-const char *sdi_op_name(sd_op op)
-{
-    return op == SD_OP_SPGEMM ? "spgemm" : op == SD_OP_SPMM ? "spmm" : "spmv";
-}
-
-sd_status sdi_model_read_file(const char *path, char **buf, size_t *len)
-{
-    *buf = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return SDI_ERR(SD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *b = sdi_malloc(cap + 1);
-    if (b == NULL) {
-        fclose(f);
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading %s", path);
-    }
-    for (;;) {
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *nb = sdi_realloc_array(b, cap * 2 + 1, 1);
-        if (nb == NULL) {
-            sdi_free(b);
-            fclose(f);
-            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory reading %s", path);
-        }
-        b = nb;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        sdi_free(b);
-        return SDI_ERR(SD_ERR_IO, "%s: read error", path);
-    }
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return SD_OK;
-}
-
-sd_status sdi_model_write_file(const char *path, const char *text, size_t len)
-{
-    return sdi_write_file(path, text, len);
-}
 
 void sdi_corpus_free(sdi_corpus *c)
 {

@@ -1,4 +1,4 @@
-/* src/model/corpus.h: the training corpus of the energy model: measured template times
+/* tools/corpus/corpus.h: the training corpus of the energy model: measured template times
  * per task, read from JSONL, and a synthetic corpus generator for tests.
  *
  * Format (JSON Lines, UTF-8): one object per line; blank lines are skipped.
@@ -24,8 +24,9 @@
 #ifndef SDI_CORPUS_H
 #define SDI_CORPUS_H
 
-#include "../core/core.h"
-#include "rank.h"
+#include "core/core.h"
+#include "model/model_files.h"
+#include "model/rank.h"
 
 typedef struct {
     char matrix[96];
@@ -55,14 +56,6 @@ SDI_HIDDEN sd_status sdi_corpus_parse(const char *text, size_t len, sdi_corpus *
 /* Writes c as JSONL (one line per record). */
 SDI_HIDDEN sd_status sdi_corpus_write(const sdi_corpus *c, const char *path);
 SDI_HIDDEN void sdi_corpus_free(sdi_corpus *c);
-/* Op from "spmv"/"spmm"/"spgemm"; -1 when unknown. */
-SDI_HIDDEN int sdi_op_from_name(const char *name);
-SDI_HIDDEN const char *sdi_op_name(sd_op op);
-/* Whole file into a NUL-terminated buffer (sdi_free it); SD_ERR_IO names the path. */
-SDI_HIDDEN sd_status sdi_model_read_file(const char *path, char **buf, size_t *len);
-/* Writes text to path through the shared output-file routine (sdi_write_file, core/io.h). */
-SDI_HIDDEN sd_status sdi_model_write_file(const char *path, const char *text, size_t len);
-
 /* Cross-validation folds grouped by matrix: fold[r] ∈ [0, folds) for every record, the
  * same for records of the same matrix name; matrices are dealt round-robin in an order
  * shuffled by seed, so fold sizes differ by at most one matrix. fold has nrecords slots. */

@@ -1,4 +1,4 @@
-/* src/model/pcsr_data.c: ParamSpMM decider data from a measured corpus: the "pcsr"
+/* tools/corpus/pcsr_data.c: ParamSpMM decider data from a measured corpus: the "pcsr"
  * member of the corpus builder's spmm lines (tools/corpus/corpus_build.h) gives ParamSpMM's
  * 18 features and every PCSR configuration measured; a task keeps the times of the
  * configurations of ParamSpMM's own space (32 threads per PCSR row, W, F, V, S in their
@@ -6,9 +6,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "../core/json_parse.h"
-#include "corpus.h"
-#include "forest.h"
+#include "core/json_parse.h"
+#include "model/model_files.h"
+#include "pcsr_data.h"
 
 /* Position of v in the value set of param; -1 when absent. */
 static int value_pos(int param, int v)
