@@ -13,17 +13,18 @@
 #define NIN SDI_EM_NIN
 
 /* ------------------------------------------------------------------ standardisation */
-/* The inputs of task t under the identity standardisation: the features as the model sees
- * them (log1p-ed sizes, operator-induced features 0 unless spgemm) and log2 K. */
-static void raw_inputs(const sdi_energy_model *id, const sdi_corpus *c, int t, double *x)
+/* The model's inputs for task t of c. */
+static void task_inputs(const sdi_energy_model *m, const sdi_corpus *c, int t, double *x)
 {
     const sdi_corpus_task *task = &c->tasks[t];
     const sdi_corpus_record *r = &c->records[task->record];
-    sdi_energy_inputs(id, r->features, r->shape, task->op, task->k, x);
+    sdi_energy_inputs(m, r->features, r->shape, task->op, task->k, x);
 }
 
 void sdi_energy_fit_standardization(sdi_energy_model *m, const sdi_corpus *c)
 {
+    /* Under the identity standardisation the inputs are the features as the model sees
+     * them (log1p-ed sizes, operator-induced features 0 unless spgemm) and log2 K. */
     sdi_energy_model id = *m;
     for (int i = 0; i < SDI_EM_NFEAT; i++) {
         id.mean[i] = 0;
@@ -38,12 +39,12 @@ void sdi_energy_fit_standardization(sdi_energy_model *m, const sdi_corpus *c)
             continue;
         double s = 0, ss = 0;
         for (int t = 0; t < c->ntasks; t++) {
-            raw_inputs(&id, c, t, x);
+            task_inputs(&id, c, t, x);
             s += x[j];
         }
         double mean = n > 0 ? s / n : 0;
         for (int t = 0; t < c->ntasks; t++) {
-            raw_inputs(&id, c, t, x);
+            task_inputs(&id, c, t, x);
             double d = x[j] - mean;
             ss += d * d;
         }
@@ -84,13 +85,6 @@ sdi_energy_train_opts sdi_energy_train_opts_default(void)
     o.cosine = 1;
     o.k_heads = 0;
     return o;
-}
-
-static void task_inputs(const sdi_energy_model *m, const sdi_corpus *c, int t, double *x)
-{
-    const sdi_corpus_task *task = &c->tasks[t];
-    const sdi_corpus_record *r = &c->records[task->record];
-    sdi_energy_inputs(m, r->features, r->shape, task->op, task->k, x);
 }
 
 double sdi_energy_corpus_loss(const sdi_energy_model *m, const sdi_corpus *c)
