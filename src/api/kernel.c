@@ -15,6 +15,8 @@
 #include "cache/cache.h"
 #include "core/io.h"
 #include "plan/plan.h"
+#include "cache/tiers.h"
+#include "tune/impl_cache.h"
 #include "tune/tune.h"
 #include "tune/tune_agent.h"
 
@@ -46,20 +48,6 @@ struct sd_kernel {
     unsigned long long done_stream_id;
     bool done_live;
 };
-
-/* What a cache entry stores to rebuild the winner (binary, versioned by the cache key's
- * library and generator versions). */
-typedef struct {
-    int32_t kind, op, k;
-    int32_t flags; /* IMPL_VENDOR_PLAIN; 0 in entries older than the flag (graph replay) */
-    sdi_spmv_config spmv;
-    sdi_spmm_config spmm;
-    char vendor[48];
-    sdi_spgemm_config spgemm;
-    int32_t aat, general_b; /* SpGEMM product */
-} impl_record;
-
-#define IMPL_VENDOR_PLAIN 1 /* cuSPARSE's calls run plainly (sdi_impl.vendor_plain) */
 
 static pthread_mutex_t g_search_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -233,6 +221,13 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
                             kern->a.nnz, &kern->ctx->props, &b);
     sdi_json_key(&j, "bounds");
     sdi_plan_bounds_json(&b, &j);
+    /* What rebuilds the kernel from a cache entry (null for an agent kernel, which is
+     * cached by its round). */
+    sdi_json_key(&j, "impl");
+    if (im->kind == SDI_IMPL_AGENT)
+        sdi_json_null(&j);
+    else
+        sdi_impl_record_json(im, kern->has_b, &j);
     sdi_json_end_object(&j);
     sd_status s = sdi_json_finish(&j);
     if (s == SD_OK) {
@@ -250,216 +245,6 @@ static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cac
     if (kern->op != SD_OP_SPGEMM && sdi_agent_requested())
         flags |= SDI_CACHE_FLAG_AGENT_SEARCHED;
     sdi_tune_task_key(kern->ctx, &kern->a, kern->has_b ? &kern->b : NULL, kern->op, kern->k, flags, key);
-}
-
-/* A SpGEMM entry holds its program as launch units, each its source and cubin ("sg_src_<u>",
- * "sg_cubin_<u>", their count in "sg_units"), plus the scan ("cubin_scan"): the memo is
- * seeded with them as they are, so it needs no schedule (that needs the device operands).
- * An entry without "sg_units" predates per-launch units (one module, other kernel names):
- * false, and the entry is rebuilt rather than read as something it is not. */
-#define SG_BLOB_UNITS "sg_units"
-
-static const sdi_cache_blob *find_blob(const sdi_cache_entry *e, const char *name)
-{
-    for (int i = 0; i < e->nblobs; i++)
-        if (strcmp(e->blobs[i].name, name) == 0)
-            return &e->blobs[i];
-    return NULL;
-}
-
-static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e, int fast)
-{
-    const sdi_cache_blob *nb = find_blob(e, SG_BLOB_UNITS);
-    int32_t n = 0;
-    if (nb == NULL || nb->size != sizeof n)
-        return false;
-    memcpy(&n, nb->data, sizeof n);
-    if (n < 0 || n > SDI_SG_MAX_LAUNCHES)
-        return false;
-    for (int32_t u = 0; u < n; u++) {
-        char name[64];
-        snprintf(name, sizeof name, "sg_src_%d", u);
-        const sdi_cache_blob *src = find_blob(e, name);
-        snprintf(name, sizeof name, "sg_cubin_%d", u);
-        const sdi_cache_blob *bin = find_blob(e, name);
-        if (src == NULL || bin == NULL || src->size == 0 ||
-            strnlen(src->data, src->size) != src->size - 1)
-            return false;
-        sdi_jit_request req;
-        memset(&req, 0, sizeof req);
-        req.source = src->data;
-        req.kernel_name = "a cached SpGEMM unit";
-        req.fast = fast; /* the level the units were compiled at: part of the memo key */
-        req.link = sdi_spgemm_link_enabled(); /* linked units are keyed apart (jit.c) */
-        if (sdi_jit_memo_put(ctx, &req, bin->data, bin->size) != SD_OK)
-            sdi_error_clear(); /* compiled again if needed */
-    }
-    const sdi_cache_blob *scan = find_blob(e, "cubin_scan");
-    if (scan != NULL) {
-        sdi_jit_request req;
-        sdi_spgemm_scan_request(&req);
-        if (sdi_jit_memo_put(ctx, &req, scan->data, scan->size) != SD_OK)
-            sdi_error_clear();
-    }
-    return true;
-}
-
-/* The cubin of req as the blob `name` in *b: 1, or 0 (error cleared) when it cannot be had. */
-static int cubin_blob(sd_kernel *kern, const sdi_jit_request *req, const char *name,
-                      sdi_cache_blob *b)
-{
-    const sdi_cubin *cub = NULL;
-    if (sdi_jit_get(kern->ctx, req, &cub, NULL) != SD_OK) {
-        sdi_error_clear();
-        return 0;
-    }
-    snprintf(b->name, sizeof b->name, "%s", name);
-    b->data = cub->cubin;
-    b->size = cub->size;
-    return 1;
-}
-
-/* The blobs of a built SpGEMM implementation's units and scan, after blobs[0 .. n) (cap
- * entries in all; *count receives the unit count the "sg_units" blob points at). All
- * units or none: an entry missing one is rebuilt on load. Returns the new n. */
-static int spgemm_blobs(sd_kernel *kern, sdi_cache_blob *blobs, int n, int cap, int32_t *count)
-{
-    const sdi_sg_lowered *low = &kern->impl.sg_low;
-    const int n0 = n;
-    if (n + 2 * low->nunits + 2 > cap)
-        return n0;
-    for (int u = 0; u < low->nunits; u++) {
-        sdi_jit_request req;
-        char name[32];
-        sdi_spgemm_unit_request(low, u, &req);
-        snprintf(name, sizeof name, "sg_cubin_%d", u);
-        if (!cubin_blob(kern, &req, name, &blobs[n + 1]))
-            return n0;
-        snprintf(blobs[n].name, sizeof blobs[n].name, "sg_src_%d", u);
-        blobs[n].data = low->units[u].source;
-        blobs[n].size = strlen(low->units[u].source) + 1;
-        n += 2;
-    }
-    *count = low->nunits;
-    snprintf(blobs[n].name, sizeof blobs[n].name, SG_BLOB_UNITS);
-    blobs[n].data = count;
-    blobs[n].size = sizeof *count;
-    n++;
-    sdi_jit_request req;
-    sdi_spgemm_scan_request(&req);
-    n += cubin_blob(kern, &req, "cubin_scan", &blobs[n]);
-    sdi_error_clear();
-    return n;
-}
-
-/* A cache hit: rebuild the winner from its record and cubin(s). SD_OK with *used = 0 when
- * the entry cannot be used (it is then rebuilt by a search). */
-static sd_status load_from_cache(sd_kernel *kern, const sdi_cache_entry *e, int *used)
-{
-    *used = 0;
-    const sdi_cache_blob *rec = NULL, *cubin = NULL, *prep = NULL;
-    for (int i = 0; i < e->nblobs; i++) {
-        if (strcmp(e->blobs[i].name, "impl") == 0)
-            rec = &e->blobs[i];
-        else if (strcmp(e->blobs[i].name, "cubin") == 0)
-            cubin = &e->blobs[i];
-        else if (strcmp(e->blobs[i].name, "cubin_prep") == 0)
-            prep = &e->blobs[i];
-    }
-    if (rec == NULL || rec->size != sizeof(impl_record)) {
-        sdi_log(1, "cache: entry without a usable implementation record: rebuilding");
-        return SD_OK;
-    }
-    impl_record r;
-    memcpy(&r, rec->data, sizeof r);
-    if (r.op != (int32_t)kern->op || r.general_b != kern->has_b ||
-        (r.kind != SDI_IMPL_SPMV && r.kind != SDI_IMPL_SPMM && r.kind != SDI_IMPL_VENDOR &&
-         r.kind != SDI_IMPL_SPGEMM)) {
-        sdi_log(1, "cache: entry for another operator or kind: rebuilding");
-        return SD_OK;
-    }
-    memset(&kern->impl, 0, sizeof kern->impl);
-    kern->impl.kind = (sdi_impl_kind)r.kind;
-    kern->impl.op = kern->op;
-    kern->impl.k = r.k;
-    kern->impl.spmv_cfg = r.spmv;
-    kern->impl.spmm_cfg = r.spmm;
-    memcpy(kern->impl.vendor_name, r.vendor, sizeof r.vendor);
-    kern->impl.vendor_name[sizeof kern->impl.vendor_name - 1] = '\0';
-    kern->impl.vendor_plain = (r.flags & IMPL_VENDOR_PLAIN) != 0;
-    kern->impl.spgemm_cfg = r.spgemm;
-    kern->impl.sg_aat = r.aat;
-    kern->impl.sg_b = kern->has_b ? &kern->b : NULL;
-    if (prep != NULL) {
-        /* The operand preparation module: seeded so that a hit runs no NVRTC at all. */
-        sdi_jit_request req;
-        sdi_spgemm_prep_request(&req);
-        if (sdi_jit_memo_put(kern->ctx, &req, prep->data, prep->size) != SD_OK)
-            sdi_error_clear();
-    }
-    if (r.kind == SDI_IMPL_SPGEMM && !seed_spgemm_units(kern->ctx, e, r.spgemm.fast_compile)) {
-        sdi_log(1, "cache: SpGEMM entry without its launch units (an older layout): rebuilding");
-        return SD_OK;
-    }
-    const bool seed = cubin != NULL && r.kind != SDI_IMPL_SPGEMM;
-    sd_status s = sdi_impl_build(kern->ctx, &kern->a, &kern->impl, seed ? cubin->data : NULL,
-                                 seed ? cubin->size : 0);
-    if (s != SD_OK) {
-        if (kern->ctx->broken)
-            return s;
-        sdi_log(1, "cache: entry could not be rebuilt (%s): searching again", sd_last_error());
-        sdi_error_clear();
-        return SD_OK;
-    }
-    kern->record_json = dup_text(e->record_json ? e->record_json : "{}");
-    if (kern->record_json == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the kernel record");
-    *used = 1;
-    return SD_OK;
-}
-
-static sd_status store_in_cache(sdi_cache *cache, const sdi_cache_key *key, sd_kernel *kern)
-{
-    /* An agent winner was cached by its round, under the agent key, with its provenance. */
-    if (kern->impl.kind == SDI_IMPL_AGENT)
-        return SD_OK;
-    impl_record r;
-    memset(&r, 0, sizeof r);
-    r.kind = kern->impl.kind;
-    r.op = kern->op;
-    r.k = kern->impl.k;
-    r.spmv = kern->impl.spmv_cfg;
-    r.spmm = kern->impl.spmm_cfg;
-    snprintf(r.vendor, sizeof r.vendor, "%s", kern->impl.vendor_name);
-    r.flags = kern->impl.vendor_plain ? IMPL_VENDOR_PLAIN : 0;
-    r.spgemm = kern->impl.spgemm_cfg;
-    r.aat = kern->impl.sg_aat;
-    r.general_b = kern->has_b;
-    sdi_cache_blob blobs[3 + 2 * SDI_SG_MAX_LAUNCHES + 2];
-    int32_t sg_units = 0;
-    memset(blobs, 0, sizeof blobs);
-    int n = 0;
-    snprintf(blobs[n].name, sizeof blobs[n].name, "impl");
-    blobs[n].data = &r;
-    blobs[n].size = sizeof r;
-    n++;
-    if (kern->impl.kind == SDI_IMPL_SPGEMM)
-        n = spgemm_blobs(kern, blobs, n, (int)(sizeof blobs / sizeof blobs[0]), &sg_units);
-    else if (kern->impl.kind != SDI_IMPL_VENDOR) {
-        sdi_macro macros[SDI_SPMM_MAX_MACROS > SDI_SPMV_MAX_MACROS ? SDI_SPMM_MAX_MACROS : SDI_SPMV_MAX_MACROS];
-        sdi_jit_request req;
-        if (sdi_impl_jit_request(&kern->impl, kern->ctx, macros, &req) == SD_OK)
-            n += cubin_blob(kern, &req, "cubin", &blobs[n]);
-        sdi_error_clear();
-    }
-    if (kern->impl.kind == SDI_IMPL_SPGEMM) {
-        sdi_jit_request req;
-        sdi_spgemm_prep_request(&req);
-        n += cubin_blob(kern, &req, "cubin_prep", &blobs[n]);
-        sdi_error_clear();
-    }
-    sdi_cache_entry e = {kern->plan_json, kern->record_json, n, blobs};
-    return sdi_cache_store(cache, key, &e);
 }
 
 /* The report the caller asked for, written as every output file is (core/io.h). */
@@ -517,6 +302,77 @@ static sd_status search(sd_kernel *kern, const sd_compile_options *o, sdi_tune_p
     return s;
 }
 
+/* The kernel's side of the cache tiers (cache/tiers.h). */
+typedef struct {
+    sd_kernel *kern;
+    const sd_compile_options *o;
+    sdi_tune_progress_fn progress;
+    void *progress_arg;
+    sdi_impl_blobs blobs;
+} tier_task;
+
+static sd_status tier_load(void *arg, const sdi_cache_entry *e, bool *used)
+{
+    tier_task *t = arg;
+    sd_kernel *kern = t->kern;
+    sd_status s = sdi_impl_from_entry(kern->ctx, &kern->a, kern->has_b ? &kern->b : NULL, kern->op, e,
+                                      &kern->impl, used);
+    if (s != SD_OK || !*used)
+        return s;
+    kern->record_json = dup_text(e->record_json ? e->record_json : "{}");
+    if (kern->record_json == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the kernel record");
+    return SD_OK;
+}
+
+/* An agent kernel that won this task is cached under its own key (the built-in entry is
+ * not written for it): re-checked in a worker, it runs with no search. */
+static sd_status tier_load_agent(void *arg, bool *used)
+{
+    tier_task *t = arg;
+    sd_kernel *kern = t->kern;
+    *used = false;
+    if (kern->op == SD_OP_SPGEMM)
+        return SD_OK;
+    sdi_tune_options to;
+    memset(&to, 0, sizeof to);
+    to.allow_vendor = t->o->allow_vendor;
+    to.deterministic = t->o->deterministic;
+    return sdi_tune_agent_cached(kern->ctx, &kern->a, kern->op, kern->k, &to, &kern->impl, &kern->record_json,
+                                 used);
+}
+
+static sd_status tier_compile(void *arg)
+{
+    tier_task *t = arg;
+    return search(t->kern, t->o, t->progress, t->progress_arg);
+}
+
+static sd_status tier_entry(void *arg, sdi_cache_entry *e, bool *store)
+{
+    tier_task *t = arg;
+    sd_kernel *kern = t->kern;
+    /* An agent winner was cached by its round, under the agent key, with its provenance. */
+    *store = kern->impl.kind != SDI_IMPL_AGENT;
+    if (!*store)
+        return SD_OK;
+    sd_status s = plan_json(kern, &kern->plan_json);
+    if (s != SD_OK)
+        return s;
+    sdi_impl_entry_blobs(kern->ctx, &kern->impl, &t->blobs);
+    e->plan_json = kern->plan_json;
+    e->record_json = kern->record_json;
+    e->nblobs = t->blobs.n;
+    e->blobs = t->blobs.blobs;
+    return SD_OK;
+}
+
+static void tier_entry_done(void *arg, sdi_cache_entry *e)
+{
+    (void)arg;
+    memset(e, 0, sizeof *e); /* everything it points to is the kernel's */
+}
+
 /* sd_compile and sd_compile_spgemm: b is a general B for SpGEMM (NULL: A·A or A·Aᵀ);
  * fn names the entry point in messages. cache_only: a cached kernel or SD_ERR_CACHE, never
  * a search (`sparseditto run`). */
@@ -525,17 +381,7 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
                              void *progress_arg, const char *fn, bool cache_only, sd_kernel **out)
 {
     sd_kernel *kern = NULL;
-    sdi_cache *cache = NULL;
-    sdi_cache_lock *lock = NULL;
-    sdi_cache_entry entry;
-    memset(&entry, 0, sizeof entry);
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_cache_entry_free(&entry);                                                      \
-        sdi_cache_lock_release(lock);                                                      \
-        sdi_cache_close(cache);                                                            \
-        kernel_free(kern);                                                                 \
-    } while (0)
+#define SD_FREE_ALL kernel_free(kern)
     if (out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "%s: out is NULL", fn);
     *out = NULL;
@@ -583,71 +429,28 @@ static sd_status compile_any(sd_context *ctx, const sd_csr *a, const sd_csr *b, 
 
     sdi_cache_key key;
     fill_key(kern, &o, &key);
-    int done = 0;
-    if (o.use_cache) {
-        sd_status s = sdi_cache_open(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, &cache);
-        if (s != SD_OK) {
-            /* An unusable cache degrades to no cache; the user still gets a kernel. */
-            sdi_log(1, "kernel cache unusable (%s): compiling without it", sd_last_error());
-            sdi_error_clear();
-            cache = NULL;
-        }
-    }
-    if (cache != NULL) {
-        bool hit = false;
-        SD_TRY(sdi_cache_lookup(cache, &key, &entry, &hit));
-        if (!hit && !cache_only) {
-            /* Miss: one process compiles, the others wait and then hit. */
-            SD_TRY(sdi_cache_lock_acquire(cache, &key, 3600.0, &lock));
-            SD_TRY(sdi_cache_lookup(cache, &key, &entry, &hit));
-        }
-        if (hit) {
-            SD_TRY(load_from_cache(kern, &entry, &done));
-            kern->from_cache = done;
-        }
-        sdi_cache_entry_free(&entry);
-        if (!done && kern->op != SD_OP_SPGEMM) {
-            /* An agent kernel that won this task is cached under its own key (the built-in
-             * entry is not written for it): re-checked in a worker, it runs with no search. */
-            sdi_tune_options to;
-            memset(&to, 0, sizeof to);
-            to.allow_vendor = o.allow_vendor;
-            to.deterministic = o.deterministic;
-            bool used = false;
-            SD_TRY(sdi_tune_agent_cached(ctx, &kern->a, kern->op, kern->k, &to, &kern->impl, &kern->record_json,
-                                         &used));
-            done = used;
-            kern->from_cache = used;
-        }
-    }
-    if (!done && cache_only) {
-        char task[32];
+    tier_task task = {.kern = kern, .o = &o, .progress = progress, .progress_arg = progress_arg};
+    const sdi_cache_hooks hooks = {&task, tier_load, tier_load_agent, tier_compile, tier_entry, tier_entry_done};
+    sdi_tier from = SDI_TIER_ABSENT;
+    SD_TRY(sdi_cache_tiers_get(ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : NULL, o.use_cache != 0,
+                               cache_only, &key, &hooks, &from));
+    if (from == SDI_TIER_ABSENT) {
+        char what[32];
         if (op == SD_OP_SPMM)
-            snprintf(task, sizeof task, "spmm K=%d", k);
+            snprintf(what, sizeof what, "spmm K=%d", k);
         else
-            snprintf(task, sizeof task, "%s", op == SD_OP_SPMV ? "spmv" : b != NULL ? "spgemm A*B" : "spgemm");
+            snprintf(what, sizeof what, "%s", op == SD_OP_SPMV ? "spmv" : b != NULL ? "spgemm A*B" : "spgemm");
         SD_FREE_ALL;
         return SDI_ERR(SD_ERR_CACHE,
                        "%s: no cached kernel for this task (%dx%d, nnz %lld, %s%s%s) under '%s': compile it "
                        "first, with the same --no-vendor / --deterministic choices",
-                       fn, a->rows, a->cols, (long long)a->nnz, task, o.allow_vendor ? "" : ", no vendor",
+                       fn, a->rows, a->cols, (long long)a->nnz, what, o.allow_vendor ? "" : ", no vendor",
                        o.deterministic ? ", deterministic" : "",
                        ctx->cache_dir && ctx->cache_dir[0] ? ctx->cache_dir : "(the default cache)");
     }
-    if (!done)
-        SD_TRY(search(kern, &o, progress, progress_arg));
-    SD_TRY(plan_json(kern, &kern->plan_json));
-    if (cache != NULL && !kern->from_cache) {
-        sd_status s = store_in_cache(cache, &key, kern);
-        if (s != SD_OK) {
-            sdi_log(1, "could not store the kernel in the cache: %s", sd_last_error());
-            sdi_error_clear();
-        }
-    }
-    sdi_cache_lock_release(lock);
-    lock = NULL;
-    sdi_cache_close(cache);
-    cache = NULL;
+    kern->from_cache = from != SDI_TIER_COMPILED;
+    if (kern->plan_json == NULL)
+        SD_TRY(plan_json(kern, &kern->plan_json));
     kern->ready_ms = (sdi_now() - t0) * 1e3;
     /* A report that cannot be written fails the call rather than going missing silently
      * (the kernel is in the cache: a second call is quick). */

@@ -16,7 +16,7 @@
 #include "cache.h"
 
 #define ENTRY_MAGIC "SDCACHE"  /* 8 bytes with the NUL */
-#define ENTRY_FORMAT 1u
+#define ENTRY_FORMAT 2u
 #define ENTRY_MAX_BYTES (1ull << 31) /* no entry is larger; a bigger file is corrupt */
 #define GENERATOR_REVISION "g1"
 

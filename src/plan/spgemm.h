@@ -9,6 +9,7 @@
 
 #include "../analysis/gpu.h"
 #include "../core/core.h"
+#include "../core/json_parse.h"
 #include "../kernels/spgemm_abi.cuh"
 
 /* ------------------------------------------------------------------ accumulators */
@@ -187,6 +188,9 @@ SDI_HIDDEN sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c);
 #define SDI_SPGEMM_CONFIG_TEXT 320
 SDI_HIDDEN void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t cap);
 SDI_HIDDEN void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j);
+/* Reads what sdi_spgemm_config_json wrote, exactly (src/plan/config_json.c); SD_ERR_PARSE
+ * names the field that is missing or out of range. */
+SDI_HIDDEN sd_status sdi_spgemm_config_from_json(const sdi_jvalue *v, sdi_spgemm_config *out);
 
 /* Rows with more products than this are "heavy": when so few exist that one CTA per
  * row cannot fill the GPU (≤ 2 per SM), they go to global stripes in parts mode, where

@@ -356,40 +356,6 @@ void sdi_spgemm_config_describe(const sdi_spgemm_config *c, char *buf, size_t ca
         snprintf(buf + n, cap - (size_t)n, " nvrtc=%s", fast[c->fast_compile + 1]);
 }
 
-void sdi_spgemm_config_json(const sdi_spgemm_config *c, sdi_json *j)
-{
-    sdi_json_begin_object(j);
-    sdi_json_key(j, "family");
-    sdi_json_string(j, sdi_spgemm_family_name(c->family));
-#define FIELD(name)                                                                        \
-    do {                                                                                   \
-        sdi_json_key(j, #name);                                                            \
-        sdi_json_int(j, c->name);                                                          \
-    } while (0)
-    FIELD(threads);
-    FIELD(tiny_max);
-    FIELD(ghash_max_lcap);
-    FIELD(chash_max_lcap);
-    FIELD(load_pct);
-    FIELD(gdense_max_lw);
-    FIELD(dense_pct);
-    FIELD(one_phase_max_u);
-    FIELD(fuse);
-    FIELD(out_ub);
-    FIELD(bt_gather);
-    FIELD(force_kind);
-    FIELD(force_p);
-    FIELD(force_g);
-    FIELD(min_lanes);
-    FIELD(fast_compile);
-    FIELD(warp_brow);
-    FIELD(cta_u);
-    FIELD(ws_budget);
-    FIELD(chunk_rows);
-#undef FIELD
-    sdi_json_end_object(j);
-}
-
 /* ------------------------------------------------------------------ per-row rules */
 void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32_t n, int64_t u,
                      int64_t span, int flags, int32_t *kind, int32_t *g, int32_t *p)

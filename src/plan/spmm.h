@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "../core/core.h"
+#include "../core/json_parse.h"
 
 /* The mechanism templates (src/kernels/spmm_*.cuh). */
 typedef enum {
@@ -93,6 +94,9 @@ SDI_HIDDEN bool sdi_spmm_tc_in_search(void);
 #define SDI_SPMM_CONFIG_TEXT 192
 SDI_HIDDEN void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap);
 SDI_HIDDEN void sdi_spmm_config_json(const sdi_spmm_config *c, sdi_json *j);
+/* Reads what sdi_spmm_config_json wrote, exactly (src/plan/config_json.c); SD_ERR_PARSE
+ * names the field that is missing or out of range. */
+SDI_HIDDEN sd_status sdi_spmm_config_from_json(const sdi_jvalue *v, sdi_spmm_config *out);
 
 /* Derived sizes. */
 SDI_HIDDEN int sdi_spmm_ktile(const sdi_spmm_config *c);  /* K columns per group pass */

@@ -127,42 +127,6 @@ void sdi_spmm_config_describe(const sdi_spmm_config *c, char *buf, size_t cap)
     }
 }
 
-void sdi_spmm_config_json(const sdi_spmm_config *c, sdi_json *j)
-{
-    sdi_json_begin_object(j);
-    sdi_json_key(j, "template");
-    sdi_json_string(j, sdi_spmm_template_name(c->tmpl));
-#define F(name, field)                                                                     \
-    do {                                                                                   \
-        sdi_json_key(j, name);                                                             \
-        sdi_json_int(j, c->field);                                                         \
-    } while (0)
-    F("k", k);
-    F("warps", warps);
-    F("klanes", klanes);
-    F("nzpar", nzpar);
-    F("vec", vec);
-    F("coarsen", coarsen);
-    F("regcap", regcap);
-    F("split_threshold", split_threshold);
-    F("chunk", chunk);
-    F("split_mode", split_mode);
-    F("long_nzpar", long_nzpar);
-    F("win_rows", win_rows);
-    F("win_cap", win_cap);
-    F("cw_width", cw_width);
-    F("block", block);
-    F("pcsr_v", pcsr_v);
-    F("pcsr_s", pcsr_s);
-    F("pcsr_bound", pcsr_bound);
-    F("pcsr_group", pcsr_group);
-    F("rp64", rp64);
-#undef F
-    sdi_json_key(j, "ktile");
-    sdi_json_int(j, sdi_spmm_ktile(c));
-    sdi_json_end_object(j);
-}
-
 /* ------------------------------------------------------------------ legality */
 
 #define CHECK(cond, ...)                                                                   \

@@ -9,6 +9,7 @@
 
 #include "../analysis/gpu.h"
 #include "../core/core.h"
+#include "../core/json_parse.h"
 
 typedef enum {
     SDI_SPMV_CSR_VEC = 0, /* sub-warp of vw lanes per row (vw from the row lengths) */
@@ -90,6 +91,9 @@ SDI_HIDDEN void sdi_spmv_config_describe(const sdi_spmv_config *c, char *buf, si
 /* Parses what describe wrote (family label, then key=value or flag words). */
 SDI_HIDDEN sd_status sdi_spmv_config_parse(const char *text, sdi_spmv_config *out);
 SDI_HIDDEN void sdi_spmv_config_json(const sdi_spmv_config *c, sdi_json *j);
+/* Reads what sdi_spmv_config_json wrote, exactly (src/plan/config_json.c); SD_ERR_PARSE
+ * names the field that is missing or out of range. */
+SDI_HIDDEN sd_status sdi_spmv_config_from_json(const sdi_jvalue *v, sdi_spmv_config *out);
 
 /* Static shared memory (bytes) the family's kernel declares for c. */
 SDI_HIDDEN int64_t sdi_spmv_static_smem(const sdi_spmv_config *c);

@@ -138,7 +138,7 @@ void sdi_spmv_config_json(const sdi_spmv_config *c, sdi_json *j)
         sdi_json_key(j, fields[i].key);
         sdi_json_int(j, v);
     }
-    char line[256];
+    char line[SDI_SPMV_CONFIG_TEXT];
     sdi_spmv_config_describe(c, line, sizeof line);
     sdi_json_key(j, "text");
     sdi_json_string(j, line);
