@@ -5,10 +5,12 @@
 # so that a run script then measures it with SD_BENCH_BIN=/tmp/NAME/b/sparseditto
 # scripts/gpu-dev/bench-run.sh ...
 # usage (from a device call's --run script): bash scripts/gpu-dev/ab-tree.sh NAME PATCH [--forward]
+# Make PATCH with `git diff --no-renames OLD HEAD -- CMakeLists.txt cmake include src tools bench`
+# (moved files as deletions and additions, which patch(1) reverses reliably).
 # The build log goes to $OUT/NAME_build.log (or /tmp/NAME_build.log without OUT); exit 0
 # when the binary was built.
 set -u
-case "${1:-}" in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 if [ $# -lt 2 ]; then
   echo "usage: scripts/gpu-dev/ab-tree.sh NAME PATCH [--forward]" >&2
   exit 2
@@ -24,7 +26,7 @@ fi
 tree=/tmp/$name
 log=${OUT:-/tmp}/${name}_build.log
 rm -rf "$tree" && mkdir -p "$tree"
-for d in CMakeLists.txt cmake include src bench tests python examples models scripts; do
+for d in CMakeLists.txt cmake include src tools bench tests python examples models scripts; do
   [ -e "$d" ] && cp -r "$d" "$tree/"
 done
 # The copied tree finds the matrices where this one does (../shared beside it).
