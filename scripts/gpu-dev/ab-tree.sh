@@ -10,7 +10,7 @@
 # The build log goes to $OUT/NAME_build.log (or /tmp/NAME_build.log without OUT); exit 0
 # when the binary was built.
 set -u
-case "${1:-}" in -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 if [ $# -lt 2 ]; then
   echo "usage: scripts/gpu-dev/ab-tree.sh NAME PATCH [--forward]" >&2
   exit 2
