@@ -1,4 +1,4 @@
-/* src/runtime/cusparse_dense.c: the cuSPARSE SpMV and SpMM variants of the baseline:
+/* src/vendor/baseline_dense.c: the cuSPARSE SpMV and SpMM variants of the baseline:
  * SpMV CSR ALG1/ALG2, COO ALG1/ALG2, SELL-32; SpMM CSR ALG1-3, COO ALG1-4, Blocked-ELL
  * 16/32. Dense operands are row-major (the operator's contract), compute type FP32.
  * Each variant: build its format, size and allocate the workspace, preprocess, then
@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cusparse_internal.h"
-#include "cusparse_layout.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "baseline_internal.h"
+#include "layout.h"
 
 #define SELL_SLICE 32
 #define PAD_TO 32 /* dense operands are padded to the largest Blocked-ELL block */
@@ -202,7 +204,7 @@ static void fmt_arrays_free(fmt_arrays *f)
     memset(f, 0, sizeof *f);
 }
 
-/* Sliced ELL with slices of SELL_SLICE rows (cusparse_layout.h, the executor's layout too).
+/* Sliced ELL with slices of SELL_SLICE rows (layout.h, the executor's layout too).
  * *skip receives a reason when the format cannot be built within limits. */
 static sd_status build_sell(sdi_bl_state *bl, fmt_arrays *f, char *skip, size_t cap)
 {
@@ -231,7 +233,7 @@ static sd_status build_sell(sdi_bl_state *bl, fmt_arrays *f, char *skip, size_t 
 #undef SD_FREE_ALL
 }
 
-/* Blocked-ELL with bs×bs blocks (cusparse_layout.h, the executor's layout too), within
+/* Blocked-ELL with bs×bs blocks (layout.h, the executor's layout too), within
  * the padding ratio and 40 % of the free device memory (else *skip says why). */
 static sd_status build_bell(sdi_bl_state *bl, int bs, fmt_arrays *f, char *skip, size_t cap)
 {

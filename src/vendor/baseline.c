@@ -1,13 +1,15 @@
-/* src/runtime/cusparse_common.c: the cuSPARSE baseline driver: the context's cuSPARSE
+/* src/vendor/baseline.c: the cuSPARSE baseline driver: the context's cuSPARSE
  * handle, the device copy of A shared by every variant, the CPU reference, variant
  * bookkeeping (statuses, validation, roofline), the choice of the fastest valid variant
- * and its JSON form. The variants live in cusparse_dense.c and cusparse_spgemm.c. */
+ * and its JSON form. The variants live in baseline_dense.c and spgemm.c. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cusparse_internal.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "baseline_internal.h"
 
 /* ------------------------------------------------------------------ handle */
 
@@ -37,7 +39,6 @@ sd_status sdi_cusparse_handle(sd_context *ctx, cusparseHandle_t *out)
     return s;
 }
 
-SDI_HIDDEN void sdi_cusparse_release(sd_context *ctx);
 void sdi_cusparse_release(sd_context *ctx)
 {
     if (ctx->cusparse != NULL) {

@@ -1,4 +1,4 @@
-/* src/runtime/vendor.c: the cuSPARSE executor (vendor.h): one baseline variant built
+/* src/vendor/executor.c: the cuSPARSE executor (vendor.h): one baseline variant built
  * once for a matrix (format, descriptor, workspace, preprocessing) and run on the
  * caller's device pointers without allocating or synchronising. */
 #include <stdatomic.h>
@@ -9,11 +9,14 @@
 
 #include <cusparse.h>
 
-#include "cusparse_layout.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "../runtime/program.h"
+#include "layout.h"
 #include "vendor.h"
 
 #define VENDOR_MAGIC 0x5344564eu /* "SDVN" */
-#define SELL_SLICE 32           /* the baseline's slice height (cusparse_dense.c) */
+#define SELL_SLICE 32           /* the baseline's slice height (baseline_dense.c) */
 #define SCRATCH_MIN 256         /* scratch operands are never empty (cuSPARSE rejects NULL) */
 
 static const float one = 1.0f, zero = 0.0f;
@@ -28,7 +31,7 @@ typedef struct {
     bool preprocess; /* as the baseline measured it */
 } variant_def;
 
-/* The baseline's variants (cusparse_dense.c): same names, algorithms and preprocessing,
+/* The baseline's variants (baseline_dense.c): same names, algorithms and preprocessing,
  * so the executor runs what the baseline timed. */
 static const variant_def spmv_defs[] = {
     {"csr_alg1", FMT_CSR, 0, CUSPARSE_SPMV_CSR_ALG1, true},
@@ -208,7 +211,7 @@ static sd_status build_csr_coo(sdi_vendor *v, const sd_csr *a, bool coo)
 #undef SD_FREE_ALL
 }
 
-/* Sliced ELL as the baseline builds it (cusparse_layout.h), remembering each entry's slot
+/* Sliced ELL as the baseline builds it (layout.h), remembering each entry's slot
  * for value updates. */
 static sd_status build_sell(sdi_vendor *v, const sd_csr *a)
 {
@@ -237,7 +240,7 @@ static sd_status build_sell(sdi_vendor *v, const sd_csr *a)
 #undef SD_FREE_ALL
 }
 
-/* Blocked-ELL as the baseline builds it (cusparse_layout.h), remembering each entry's slot
+/* Blocked-ELL as the baseline builds it (layout.h), remembering each entry's slot
  * for value updates. */
 static sd_status build_bell(sdi_vendor *v, const sd_csr *a, int bs)
 {

@@ -1,4 +1,4 @@
-/* src/runtime/cusparse_spgemm.c: the cuSPARSE SpGEMM variants of the baseline (ALG1,
+/* src/vendor/spgemm.c: the cuSPARSE SpGEMM variants of the baseline (ALG1,
  * ALG2, ALG3 with its chunk fraction) for C = A·B with B = A or Aᵀ given explicitly
  * (cuSPARSE SpGEMM takes only non-transposed operands). One timed execution produces C
  * from the device inputs: work estimation, (memory estimation,) compute and copy, i.e.
@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cusparse_internal.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "baseline_internal.h"
 #include "vendor.h"
 
 static const float one = 1.0f, zero = 0.0f;
