@@ -7,6 +7,7 @@
 #include <cusparse.h>
 
 #include "baseline.h"
+#include "format.h"
 
 typedef struct {
     sd_context *ctx;
@@ -16,11 +17,9 @@ typedef struct {
     sdi_baseline *out;
     const sdi_reference *ref; /* &own_ref, or the caller's (options' ref) */
     sdi_reference own_ref;
-    /* A on the device with 32-bit indices (cuSPARSE's fastest and SpGEMM's only type). */
-    int32_t *d_rowptr; /* rows + 1 */
-    int32_t *d_rowind; /* COO row indices (nnz), built for SpMV / SpMM */
-    int32_t *d_colind;
-    float *d_vals;
+    /* A on the device with 32-bit indices (cuSPARSE's fastest and SpGEMM's only type):
+     * CSR, and COO row indices for SpMV / SpMM. */
+    sdi_cs_matrix dev;
 } sdi_bl_state;
 
 /* The handle of the context (created on first use), bound to ctx->stream. */
