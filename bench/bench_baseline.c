@@ -28,6 +28,7 @@
 #include "core/io.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "vendor/baseline.h"
 
 typedef struct {
     char name[160];

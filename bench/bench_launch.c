@@ -30,7 +30,7 @@
 
 #include "gen/gen.h"
 #include "runtime/runtime.h"
-#include "runtime/vendor.h"
+#include "vendor/vendor.h"
 
 #define MAX_TASKS 16
 #define MAX_ROWS 256

@@ -25,6 +25,7 @@
 #include "gen/gen.h"
 #include "lower/spmm_lower.h"
 #include "plan/spmm.h"
+#include "vendor/baseline.h"
 
 #define NM (SDI_REORDER_NMETHODS + 1) /* original + each method */
 #define MAX_K 4

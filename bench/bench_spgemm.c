@@ -31,6 +31,7 @@
 #include "core/io.h"
 #include "gen/gen.h"
 #include "runtime/spgemm_exec.h"
+#include "vendor/baseline.h"
 
 #define NF SDI_SPGEMM_NFAMILIES
 

@@ -35,6 +35,7 @@
 #include "gen/gen.h"
 #include "lower/spmm_lower.h"
 #include "plan/spmm.h"
+#include "vendor/baseline.h"
 
 #define NT SDI_SPMM_NTEMPLATES
 #define MAX_K 8

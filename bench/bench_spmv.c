@@ -28,6 +28,7 @@
 
 #include "gen/gen.h"
 #include "lower/spmv_lower.h"
+#include "vendor/baseline.h"
 
 #define NF SDI_SPMV_NFAMILIES
 

@@ -9,6 +9,7 @@
 #include "core/io.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "vendor/baseline.h"
 
 static const sdc_option bl_options[] = {
     {"op", 0, true, "operator: spmv, spmm or spgemm (required)"},

@@ -25,7 +25,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
-#include "runtime/vendor.h"
+#include "vendor/vendor.h"
 #include "runtime/worker.h"
 
 static const sdc_option pf_options[] = {

@@ -1,6 +1,6 @@
 /* src/kernels/sd_common.cuh: the ABI shared by host code and generated kernels: index,
  * offset and value types, the kernel declaration macro and launch bounds. Included by
- * every template (NVRTC) and by src/runtime/runtime.h (C), which checks the sizes, so
+ * every template (NVRTC) and by src/runtime/templates.h (C), which checks the sizes, so
  * the two sides cannot drift apart. Kernels are self-contained: builtins only, no
  * host or CCCL headers. */
 #ifndef SD_COMMON_CUH

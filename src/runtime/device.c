@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "../vendor/baseline.h"
+#include "context.h"
+#include "device_memory.h"
+#include "memo.h"
 
 /* ------------------------------------------------------------------ errors */
 
@@ -220,10 +223,6 @@ sd_status sdi_device_open(sd_context *ctx, int device)
     (void)cudaRuntimeGetVersion(&ctx->runtime_version);
     return SD_OK;
 }
-
-/* Defined in jit.c and cusparse_common.c. */
-SDI_HIDDEN void sdi_memo_clear(sd_context *ctx);
-SDI_HIDDEN void sdi_cusparse_release(sd_context *ctx);
 
 void sdi_device_close(sd_context *ctx)
 {

@@ -2,7 +2,7 @@
  * allocated stream-ordered through the device hooks). */
 #include <string.h>
 
-#include "runtime.h"
+#include "device_memory.h"
 
 void sd_device_csr_free(sd_device_csr *c)
 {

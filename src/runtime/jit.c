@@ -10,7 +10,10 @@
 #include <nvrtc.h>
 
 #include "../cache/cache.h"
-#include "runtime.h"
+#include "context.h"
+#include "jit.h"
+#include "memo.h"
+#include "templates.h"
 
 #ifndef SD_NVRTC_ARCH_DEFAULT
 #define SD_NVRTC_ARCH_DEFAULT "sm_90"
@@ -735,7 +738,6 @@ sd_status sdi_jit_memo_put(sd_context *ctx, const sdi_jit_request *req, const vo
 #undef SD_FREE_ALL
 }
 
-SDI_HIDDEN void sdi_memo_clear(sd_context *ctx);
 void sdi_memo_clear(sd_context *ctx)
 {
     sdi_memo_entry *e = ctx->memo;

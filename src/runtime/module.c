@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "context.h"
+#include "memo.h"
+#include "module.h"
 
 void sdi_module_unload(sdi_module *m)
 {

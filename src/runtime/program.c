@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "context.h"
+#include "device_memory.h"
+#include "program.h"
 
 void sdi_program_init(sdi_program *p) { memset(p, 0, sizeof *p); }
 

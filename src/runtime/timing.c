@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "context.h"
+#include "device_memory.h"
+#include "module.h"
+#include "program.h"
+#include "timing.h"
 
 /* ------------------------------------------------------------------ events */
 

@@ -14,7 +14,10 @@
 #include <string.h>
 
 #include "../kernels/sd_validate.cuh"
-#include "runtime.h"
+#include "context.h"
+#include "device_memory.h"
+#include "module.h"
+#include "validate_device.h"
 
 struct sdi_ref_device {
     pthread_mutex_t lock;

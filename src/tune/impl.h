@@ -8,7 +8,7 @@
 #include "../lower/spmv_lower.h"
 #include "../runtime/spgemm_exec.h"
 #include "../runtime/runtime.h"
-#include "../runtime/vendor.h"
+#include "../vendor/vendor.h"
 #include "../runtime/worker.h"
 
 typedef enum {

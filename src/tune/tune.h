@@ -5,6 +5,7 @@
 #define SDI_TUNE_H
 
 #include "../model/rank.h"
+#include "../vendor/baseline.h"
 #include "impl.h"
 
 #define SDI_TUNE_MAX_TRIALS 128

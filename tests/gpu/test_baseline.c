@@ -12,6 +12,7 @@
 #include "core/io.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "vendor/baseline.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;

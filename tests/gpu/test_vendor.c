@@ -1,4 +1,4 @@
-/* tests/gpu/test_vendor.c: the cuSPARSE executor (src/runtime/vendor.c) on a device:
+/* tests/gpu/test_vendor.c: the cuSPARSE executor (src/vendor/executor.c) on a device:
  * every SpMV and SpMM variant on generated matrices (uniform, power-law, 2-D stencil,
  * rectangular, tiny edge cases) with small-integer values, validated exactly against the
  * CPU reference: two runs on different x/y pointers (the per-call pointer update), a
@@ -15,7 +15,8 @@
 
 #include "gen/gen.h"
 #include "runtime/runtime.h"
-#include "runtime/vendor.h"
+#include "vendor/baseline.h"
+#include "vendor/vendor.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;
@@ -381,7 +382,7 @@ static void run_task(task *t)
         if (r == V_FAIL && r_off == V_OK && !pre_off)
             printf("     DIAGNOSIS %s: passes without preprocessing only: the preprocessed "
                    "workspace binds what run changes (pointers or values); turn preprocess off "
-                   "for it in vendor.c's table\n", name);
+                   "for it in executor.c's table\n", name);
         SDT_CHECK(r == V_OK, "%s %s %s: %s", t->label, opname, name, why);
         SDT_CHECK(r_off != V_FAIL, "%s %s %s without preprocessing: %s", t->label, opname, name,
                   why_off);

@@ -20,6 +20,7 @@
 #include "model/rank.h"
 #include "plan/spgemm.h"
 #include "runtime/spgemm_exec.h"
+#include "vendor/baseline.h"
 #include "corpus_build.h"
 #include "tune/impl.h"
 

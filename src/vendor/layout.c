@@ -1,10 +1,10 @@
-/* src/runtime/cusparse_layout.c: cuSPARSE's Sliced-ELL and Blocked-ELL layouts built on the
- * host, shared by the baseline and the cuSPARSE executor (cusparse_layout.h). */
+/* src/vendor/layout.c: cuSPARSE's Sliced-ELL and Blocked-ELL layouts built on the
+ * host, shared by the baseline and the cuSPARSE executor (layout.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/core.h"
-#include "cusparse_layout.h"
+#include "layout.h"
 
 int64_t sdi_cs_sell_slots(const sd_csr *a, int slice)
 {

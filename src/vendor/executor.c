@@ -1,4 +1,4 @@
-/* src/runtime/vendor.c: the cuSPARSE executor (vendor.h): one baseline variant built
+/* src/vendor/executor.c: the cuSPARSE executor (vendor.h): one baseline variant built
  * once for a matrix (format, descriptor, workspace, preprocessing) and run on the
  * caller's device pointers without allocating or synchronising. */
 #include <stdatomic.h>
@@ -9,72 +9,33 @@
 
 #include <cusparse.h>
 
-#include "cusparse_layout.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "../runtime/program.h"
+#include "format.h"
 #include "vendor.h"
 
 #define VENDOR_MAGIC 0x5344564eu /* "SDVN" */
-#define SELL_SLICE 32           /* the baseline's slice height (cusparse_dense.c) */
-#define SCRATCH_MIN 256         /* scratch operands are never empty (cuSPARSE rejects NULL) */
+#define SCRATCH_MIN 256 /* scratch operands are never empty (cuSPARSE rejects NULL) */
 
 static const float one = 1.0f, zero = 0.0f;
-
-typedef enum { FMT_CSR, FMT_COO, FMT_SELL, FMT_BELL } fmt_kind;
-
-typedef struct {
-    const char *name;
-    fmt_kind fmt;
-    int bs; /* Blocked-ELL block size */
-    int alg;
-    bool preprocess; /* as the baseline measured it */
-} variant_def;
-
-/* The baseline's variants (cusparse_dense.c): same names, algorithms and preprocessing,
- * so the executor runs what the baseline timed. */
-static const variant_def spmv_defs[] = {
-    {"csr_alg1", FMT_CSR, 0, CUSPARSE_SPMV_CSR_ALG1, true},
-    {"csr_alg2", FMT_CSR, 0, CUSPARSE_SPMV_CSR_ALG2, true},
-    {"coo_alg1", FMT_COO, 0, CUSPARSE_SPMV_COO_ALG1, true},
-    {"coo_alg2", FMT_COO, 0, CUSPARSE_SPMV_COO_ALG2, true},
-    {"sell32", FMT_SELL, 0, CUSPARSE_SPMV_SELL_ALG1, true},
-};
-static const variant_def spmm_defs[] = {
-    {"csr_alg1", FMT_CSR, 0, CUSPARSE_SPMM_CSR_ALG1, true},
-    {"csr_alg2", FMT_CSR, 0, CUSPARSE_SPMM_CSR_ALG2, false},
-    {"csr_alg3", FMT_CSR, 0, CUSPARSE_SPMM_CSR_ALG3, true},
-    {"coo_alg1", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG1, false},
-    {"coo_alg2", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG2, false},
-    {"coo_alg3", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG3, false},
-    {"coo_alg4", FMT_COO, 0, CUSPARSE_SPMM_COO_ALG4, false},
-    {"bell16", FMT_BELL, 16, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
-    {"bell32", FMT_BELL, 32, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
-};
-#define NSPMV ((int)(sizeof spmv_defs / sizeof spmv_defs[0]))
-#define NSPMM ((int)(sizeof spmm_defs / sizeof spmm_defs[0]))
 
 struct sdi_vendor {
     uint32_t magic;
     sd_context *ctx;
     int device;
-    const variant_def *def;
+    const sdi_cs_variant *def; /* the baseline's variant (format.h) */
     sd_op op;
     int k; /* 1 for SpMV */
     int32_t rows, cols;
     int64_t nnz;
-    int64_t rows_eff, cols_eff; /* the descriptor's shape (Blocked-ELL: padded) */
-    int64_t ell_cols;           /* Blocked-ELL: value columns per row */
     bool preprocessed;
     cusparseHandle_t h; /* one per executor: no stream or descriptor races between kernels */
     cusparseSpMatDescr_t A;
     cusparseDnVecDescr_t x, y;
     cusparseDnMatDescr_t b, c;
     void *buf;
-    /* A on the device. CSR: rowptr, colind; COO: rowind, colind; SELL: rowptr holds the
-     * slice offsets, colind the padded columns; Blocked-ELL: colind holds the block
-     * columns. d_vals holds nvals floats in the format's layout. */
-    int32_t *d_rowptr, *d_rowind, *d_colind;
-    float *d_vals;
-    int64_t nvals;
-    int64_t *slot; /* host, nnz: where CSR entry e lives in d_vals (NULL: at e) */
+    sdi_cs_matrix m; /* A on the device in the variant's format */
     /* Blocked-ELL staging operands, present only when rows / cols are not multiples of
      * the block: padded B (zero pad rows) and padded C. */
     float *d_bpad, *d_cpad;
@@ -96,23 +57,11 @@ struct sdi_vendor {
 
 static const char *op_label(sd_op op) { return op == SD_OP_SPMV ? "SpMV" : "SpMM"; }
 
-static const variant_def *find_def(sd_op op, const char *name)
-{
-    const variant_def *defs = op == SD_OP_SPMV ? spmv_defs : spmm_defs;
-    int n = op == SD_OP_SPMV ? NSPMV : NSPMM;
-    for (int i = 0; i < n; i++)
-        if (strcmp(defs[i].name, name) == 0)
-            return &defs[i];
-    return NULL;
-}
-
 const char *sdi_vendor_variant(sd_op op, int i)
 {
-    if (op == SD_OP_SPMV)
-        return i >= 0 && i < NSPMV ? spmv_defs[i].name : NULL;
-    if (op == SD_OP_SPMM)
-        return i >= 0 && i < NSPMM ? spmm_defs[i].name : NULL;
-    return NULL;
+    int n = 0;
+    const sdi_cs_variant *defs = sdi_cs_variants(op, &n);
+    return i >= 0 && i < n ? defs[i].name : NULL;
 }
 
 /* A cuSPARSE failure as a status: refusals are SD_ERR_UNSUPPORTED (as the baseline
@@ -154,15 +103,6 @@ static sd_status dev_alloc(sdi_vendor *v, void **p, size_t bytes, const char *wh
     return s;
 }
 
-static sd_status dev_upload(sdi_vendor *v, void **p, const void *src, size_t bytes,
-                            const char *what)
-{
-    sd_status s = sdi_device_upload(v->ctx, p, src, bytes, what);
-    if (s == SD_OK)
-        v->dev_bytes += bytes;
-    return s;
-}
-
 /* Device memory cleared on ctx->stream (waited for by the setup's final sync). */
 static sd_status dev_zeros(sdi_vendor *v, void **p, size_t bytes, const char *what)
 {
@@ -172,146 +112,23 @@ static sd_status dev_zeros(sdi_vendor *v, void **p, size_t bytes, const char *wh
     return sdi_cuda_status(v->ctx, cudaMemsetAsync(*p, 0, bytes, v->ctx->stream), what, NULL);
 }
 
-/* ------------------------------------------------------------------ formats */
-
-/* CSR or COO with 32-bit indices; an empty A still gets one-element arrays (cuSPARSE
- * rejects NULL arrays). The values stay in CSR order. */
-static sd_status build_csr_coo(sdi_vendor *v, const sd_csr *a, bool coo)
-{
-    int32_t *idx = NULL;
-#define SD_FREE_ALL sdi_free(idx)
-    static const int32_t zero_i = 0;
-    static const float zero_f = 0;
-    size_t n = a->nnz > 0 ? (size_t)a->nnz : 1;
-    if (coo) {
-        idx = sdi_calloc(n, sizeof *idx);
-        SD_CHECK_ALLOC(idx, "COO row indices");
-        for (int32_t i = 0; i < a->rows; i++)
-            for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
-                idx[e] = i;
-        SD_TRY(dev_upload(v, (void **)&v->d_rowind, idx, n * sizeof *idx, "COO row indices"));
-    } else {
-        idx = sdi_malloc_array((size_t)a->rows + 1, sizeof *idx);
-        SD_CHECK_ALLOC(idx, "32-bit row offsets");
-        for (int64_t i = 0; i <= a->rows; i++)
-            idx[i] = (int32_t)a->rowptr[i];
-        SD_TRY(dev_upload(v, (void **)&v->d_rowptr, idx, ((size_t)a->rows + 1) * sizeof *idx,
-                          "CSR row offsets"));
-    }
-    SD_TRY(dev_upload(v, (void **)&v->d_colind, a->nnz ? a->colind : &zero_i,
-                      n * sizeof(int32_t), "column indices"));
-    SD_TRY(dev_upload(v, (void **)&v->d_vals, a->nnz ? a->vals : &zero_f, n * sizeof(float),
-                      "values"));
-    v->nvals = (int64_t)n;
-    SD_FREE_ALL;
-    return SD_OK;
-#undef SD_FREE_ALL
-}
-
-/* Sliced ELL as the baseline builds it (cusparse_layout.h), remembering each entry's slot
- * for value updates. */
-static sd_status build_sell(sdi_vendor *v, const sd_csr *a)
-{
-    sdi_cs_sell s;
-    memset(&s, 0, sizeof s);
-#define SD_FREE_ALL sdi_cs_sell_free(&s)
-    const int64_t total = sdi_cs_sell_slots(a, SELL_SLICE);
-    size_t dev_free = sdi_device_free_bytes();
-    if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free)
-        return SDI_ERR(SD_ERR_UNSUPPORTED,
-                       "SELL-%d needs %lld slots (%.2f GiB): beyond 32-bit offsets or half "
-                       "of the %.2f GiB of free device memory",
-                       SELL_SLICE, (long long)total, (double)total * 8 / (1 << 30),
-                       (double)dev_free / (1 << 30));
-    SD_TRY(sdi_cs_sell_build(a, SELL_SLICE, true, &s));
-    const size_t n = total > 0 ? (size_t)total : 1;
-    SD_TRY(dev_upload(v, (void **)&v->d_rowptr, s.off, ((size_t)s.nslices + 1) * sizeof *s.off,
-                      "SELL slice offsets"));
-    SD_TRY(dev_upload(v, (void **)&v->d_colind, s.col, n * sizeof *s.col, "SELL column indices"));
-    SD_TRY(dev_upload(v, (void **)&v->d_vals, s.val, n * sizeof *s.val, "SELL values"));
-    v->nvals = total;
-    v->slot = s.slot;
-    s.slot = NULL;
-    SD_FREE_ALL;
-    return SD_OK;
-#undef SD_FREE_ALL
-}
-
-/* Blocked-ELL as the baseline builds it (cusparse_layout.h), remembering each entry's slot
- * for value updates. */
-static sd_status build_bell(sdi_vendor *v, const sd_csr *a, int bs)
-{
-    sdi_cs_bell b;
-    memset(&b, 0, sizeof b);
-#define SD_FREE_ALL sdi_cs_bell_free(&b)
-    int64_t maxb = 0;
-    SD_TRY(sdi_cs_bell_width(a, bs, &maxb));
-    const int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
-    v->rows_eff = nbr * bs;
-    v->cols_eff = nbc * bs;
-    v->ell_cols = maxb * bs;
-    double slots = (double)v->rows_eff * (double)v->ell_cols;
-    double bytes = slots * 4 + (double)nbr * (double)maxb * 4;
-    size_t dev_free = sdi_device_free_bytes();
-    if (maxb == 0 || bytes > 0.4 * (double)dev_free || slots > (double)INT32_MAX * 8) {
-        if (maxb == 0)
-            return SDI_ERR(SD_ERR_UNSUPPORTED, "Blocked-ELL-%d: A has no entries", bs);
-        return SDI_ERR(SD_ERR_UNSUPPORTED,
-                       "Blocked-ELL-%d needs %.0f value slots (%.1fx nnz, %.2f GiB): beyond "
-                       "40%% of the %.2f GiB of free device memory or the slot limit",
-                       bs, slots, slots / (double)a->nnz, bytes / (1 << 30),
-                       (double)dev_free / (1 << 30));
-    }
-    SD_TRY(sdi_cs_bell_build(a, bs, maxb, true, &b));
-    SD_TRY(dev_upload(v, (void **)&v->d_colind, b.bcol, (size_t)(nbr * maxb) * sizeof *b.bcol,
-                      "Blocked-ELL column indices"));
-    SD_TRY(dev_upload(v, (void **)&v->d_vals, b.val, (size_t)b.slots * sizeof *b.val,
-                      "Blocked-ELL values"));
-    v->nvals = b.slots;
-    v->slot = b.slot;
-    b.slot = NULL;
-    SD_FREE_ALL;
-    return SD_OK;
-#undef SD_FREE_ALL
-}
-
 /* ------------------------------------------------------------------ setup */
 
-/* The sparse descriptor over the uploaded format. */
-static sd_status create_sparse(sdi_vendor *v)
+/* A in the variant's format (format.h, as the baseline builds it, without its padding-ratio
+ * limit), each entry's slot kept for value updates, and its sparse descriptor. */
+static sd_status create_sparse(sdi_vendor *v, const sd_csr *a)
 {
-    cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
+    char skip[256] = "";
+    sd_status s = sdi_cs_build(v->ctx, a, v->def, 0, true, &v->m, skip, sizeof skip);
+    if (s != SD_OK)
+        return s;
+    if (skip[0] != '\0')
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "%s", skip);
+    v->dev_bytes += v->m.bytes;
     const char *call = "";
-    switch (v->def->fmt) {
-    case FMT_CSR:
-        call = "cusparseCreateCsr";
-        st = cusparseCreateCsr(&v->A, v->rows, v->cols, v->nnz, v->d_rowptr, v->d_colind,
-                               v->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
-        break;
-    case FMT_COO:
-        call = "cusparseCreateCoo";
-        st = cusparseCreateCoo(&v->A, v->rows, v->cols, v->nnz, v->d_rowind, v->d_colind,
-                               v->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                               CUDA_R_32F);
-        break;
-    case FMT_SELL:
-        call = "cusparseCreateSlicedEll";
-        st = cusparseCreateSlicedEll(&v->A, v->rows, v->cols, v->nnz, v->nvals, SELL_SLICE,
-                                     v->d_rowptr, v->d_colind, v->d_vals, CUSPARSE_INDEX_32I,
-                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
-        break;
-    case FMT_BELL:
-        call = "cusparseCreateBlockedEll";
-        st = cusparseCreateBlockedEll(&v->A, v->rows_eff, v->cols_eff, v->def->bs, v->ell_cols,
-                                      v->d_colind, v->d_vals, CUSPARSE_INDEX_32I,
-                                      CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
-        break;
-    }
-    if (st != CUSPARSE_STATUS_SUCCESS) {
-        v->A = NULL;
+    cusparseStatus_t st = sdi_cs_descr(&v->m, v->def->fmt, &v->A, &call);
+    if (st != CUSPARSE_STATUS_SUCCESS)
         return setup_failed(v, call, st);
-    }
     return SD_OK;
 }
 
@@ -328,10 +145,10 @@ static sd_status create_dense_and_buffer(sdi_vendor *v, bool preprocess)
     } while (0)
     const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
     size_t k = (size_t)v->k;
-    size_t in_bytes = (size_t)v->cols_eff * k * sizeof(float);
-    size_t out_bytes = (size_t)v->rows_eff * k * sizeof(float);
+    size_t in_bytes = (size_t)v->m.cols_eff * k * sizeof(float);
+    size_t out_bytes = (size_t)v->m.rows_eff * k * sizeof(float);
     void *in = NULL, *out = NULL;
-    if (v->def->fmt == FMT_BELL && v->cols_eff != v->cols) {
+    if (v->def->fmt == SDI_CS_BELL && v->m.cols_eff != v->cols) {
         SD_TRY(dev_zeros(v, (void **)&v->d_bpad, in_bytes, "the padded Blocked-ELL input"));
         in = v->d_bpad;
     } else {
@@ -343,7 +160,7 @@ static sd_status create_dense_and_buffer(sdi_vendor *v, bool preprocess)
                                "clearing the representative dense input", NULL));
         in = scratch_in;
     }
-    if (v->def->fmt == FMT_BELL && v->rows_eff != v->rows) {
+    if (v->def->fmt == SDI_CS_BELL && v->m.rows_eff != v->rows) {
         SD_TRY(dev_zeros(v, (void **)&v->d_cpad, out_bytes, "the padded Blocked-ELL output"));
         out = v->d_cpad;
     } else {
@@ -357,11 +174,11 @@ static sd_status create_dense_and_buffer(sdi_vendor *v, bool preprocess)
     size_t bytes = 0;
     if (v->op == SD_OP_SPMV) {
         call = "cusparseCreateDnVec";
-        st = cusparseCreateDnVec(&v->x, v->cols_eff, in, CUDA_R_32F);
+        st = cusparseCreateDnVec(&v->x, v->m.cols_eff, in, CUDA_R_32F);
         if (st != CUSPARSE_STATUS_SUCCESS)
             v->x = NULL;
         if (st == CUSPARSE_STATUS_SUCCESS) {
-            st = cusparseCreateDnVec(&v->y, v->rows_eff, out, CUDA_R_32F);
+            st = cusparseCreateDnVec(&v->y, v->m.rows_eff, out, CUDA_R_32F);
             if (st != CUSPARSE_STATUS_SUCCESS)
                 v->y = NULL;
         }
@@ -372,12 +189,12 @@ static sd_status create_dense_and_buffer(sdi_vendor *v, bool preprocess)
         }
     } else {
         call = "cusparseCreateDnMat";
-        st = cusparseCreateDnMat(&v->b, v->cols_eff, v->k, v->k, in, CUDA_R_32F,
+        st = cusparseCreateDnMat(&v->b, v->m.cols_eff, v->k, v->k, in, CUDA_R_32F,
                                  CUSPARSE_ORDER_ROW);
         if (st != CUSPARSE_STATUS_SUCCESS)
             v->b = NULL;
         if (st == CUSPARSE_STATUS_SUCCESS) {
-            st = cusparseCreateDnMat(&v->c, v->rows_eff, v->k, v->k, out, CUDA_R_32F,
+            st = cusparseCreateDnMat(&v->c, v->m.rows_eff, v->k, v->k, out, CUDA_R_32F,
                                      CUSPARSE_ORDER_ROW);
             if (st != CUSPARSE_STATUS_SUCCESS)
                 v->c = NULL;
@@ -436,16 +253,7 @@ static sd_status create_body(sdi_vendor *v, const sd_csr *a, bool preprocess)
     st = cusparseSetStream(v->h, v->ctx->stream);
     if (st != CUSPARSE_STATUS_SUCCESS)
         return cs_status("cusparseSetStream", st);
-    sd_status s = SD_OK;
-    switch (v->def->fmt) {
-    case FMT_CSR: s = build_csr_coo(v, a, false); break;
-    case FMT_COO: s = build_csr_coo(v, a, true); break;
-    case FMT_SELL: s = build_sell(v, a); break;
-    case FMT_BELL: s = build_bell(v, a, v->def->bs); break;
-    }
-    if (s != SD_OK)
-        return s;
-    s = create_sparse(v);
+    sd_status s = create_sparse(v, a);
     if (s != SD_OK)
         return s;
     return create_dense_and_buffer(v, preprocess);
@@ -467,7 +275,7 @@ sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k
     if (op == SD_OP_SPMM && (k < 1 || k > 65536))
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_create: SpMM needs 1 <= K <= 65536 (got "
                        "%d)", k);
-    const variant_def *def = find_def(op, variant);
+    const sdi_cs_variant *def = sdi_cs_variant_find(op, variant);
     if (def == NULL) {
         char known[256] = "";
         size_t used = 0;
@@ -481,15 +289,11 @@ sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k
         return SDI_ERR(SD_ERR_UNSUPPORTED, "no cuSPARSE %s variant named '%s' (known: %s)",
                        op_label(op), variant, known);
     }
-    sd_status s = sdi_ctx_enter(ctx);
+    char who[96];
+    snprintf(who, sizeof who, "cuSPARSE %s variant '%s'", op_label(op), def->name);
+    sd_status s = sdi_cs_check_input(ctx, a, who);
     if (s != SD_OK)
         return s;
-    s = sdi_csr_check_structure(a);
-    if (s != SD_OK)
-        return s;
-    if (a->nnz > INT32_MAX)
-        return SDI_ERR(SD_ERR_UNSUPPORTED, "cuSPARSE %s variant '%s' uses 32-bit indices; nnz = "
-                       "%lld exceeds them", op_label(op), def->name, (long long)a->nnz);
     sdi_vendor *v = sdi_calloc(1, sizeof *v);
     if (v == NULL)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory allocating the cuSPARSE "
@@ -508,8 +312,6 @@ sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k
     v->rows = a->rows;
     v->cols = a->cols;
     v->nnz = a->nnz;
-    v->rows_eff = a->rows;
-    v->cols_eff = a->cols;
     v->use_graph = sdi_program_graphs_enabled() && !(opt != NULL && opt->no_graph);
     double t0 = sdi_now();
     s = create_body(v, a, def->preprocess && !(opt != NULL && opt->no_preprocess));
@@ -732,17 +534,17 @@ sd_status sdi_vendor_update_values(sdi_vendor *v, const float *vals_host)
     s = sdi_ctx_enter(v->ctx);
     if (s != SD_OK || v->nnz == 0)
         return s;
-    if (v->slot == NULL)
-        return sdi_copy_to_device(v->ctx, v->d_vals, vals_host, (size_t)v->nnz * sizeof(float),
+    if (v->m.slot == NULL)
+        return sdi_copy_to_device(v->ctx, v->m.d_vals, vals_host, (size_t)v->nnz * sizeof(float),
                                   "A's new values");
     /* Gathered into the format's slots; padding slots stay zero. */
-    float *tmp = sdi_calloc((size_t)v->nvals, sizeof *tmp);
+    float *tmp = sdi_calloc((size_t)v->m.nvals, sizeof *tmp);
     if (tmp == NULL)
         return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory laying out A's new values for "
-                       "%s (%lld floats)", v->def->name, (long long)v->nvals);
+                       "%s (%lld floats)", v->def->name, (long long)v->m.nvals);
     for (int64_t e = 0; e < v->nnz; e++)
-        tmp[v->slot[e]] = vals_host[e];
-    s = sdi_copy_to_device(v->ctx, v->d_vals, tmp, (size_t)v->nvals * sizeof *tmp,
+        tmp[v->m.slot[e]] = vals_host[e];
+    s = sdi_copy_to_device(v->ctx, v->m.d_vals, tmp, (size_t)v->m.nvals * sizeof *tmp,
                            "A's new values");
     sdi_free(tmp);
     return s;
@@ -780,13 +582,9 @@ void sdi_vendor_destroy(sdi_vendor *v)
     if (v->cap_stream != NULL)
         (void)cudaStreamDestroy(v->cap_stream);
     sdi_device_free(v->buf);
-    sdi_device_free(v->d_rowptr);
-    sdi_device_free(v->d_rowind);
-    sdi_device_free(v->d_colind);
-    sdi_device_free(v->d_vals);
+    sdi_cs_matrix_free(&v->m);
     sdi_device_free(v->d_bpad);
     sdi_device_free(v->d_cpad);
-    sdi_free(v->slot);
     if (v->lock_ready)
         pthread_mutex_destroy(&v->lock);
     v->magic = 0;

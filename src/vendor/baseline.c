@@ -1,13 +1,15 @@
-/* src/runtime/cusparse_common.c: the cuSPARSE baseline driver: the context's cuSPARSE
+/* src/vendor/baseline.c: the cuSPARSE baseline driver: the context's cuSPARSE
  * handle, the device copy of A shared by every variant, the CPU reference, variant
  * bookkeeping (statuses, validation, roofline), the choice of the fastest valid variant
- * and its JSON form. The variants live in cusparse_dense.c and cusparse_spgemm.c. */
+ * and its JSON form. The variants live in baseline_dense.c and spgemm.c. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cusparse_internal.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "baseline_internal.h"
 
 /* ------------------------------------------------------------------ handle */
 
@@ -37,7 +39,6 @@ sd_status sdi_cusparse_handle(sd_context *ctx, cusparseHandle_t *out)
     return s;
 }
 
-SDI_HIDDEN void sdi_cusparse_release(sd_context *ctx);
 void sdi_cusparse_release(sd_context *ctx)
 {
     if (ctx->cusparse != NULL) {
@@ -172,51 +173,8 @@ sd_status sdi_cs_fail(sdi_cs_error *e, const char *call, cusparseStatus_t st)
 
 static void bl_free(sdi_bl_state *bl)
 {
-    sdi_device_free(bl->d_rowptr);
-    sdi_device_free(bl->d_rowind);
-    sdi_device_free(bl->d_colind);
-    sdi_device_free(bl->d_vals);
+    sdi_cs_matrix_free(&bl->dev);
     sdi_reference_free(&bl->own_ref);
-    bl->d_rowptr = bl->d_rowind = bl->d_colind = NULL;
-    bl->d_vals = NULL;
-}
-
-/* A on the device with 32-bit row offsets; COO row indices too when asked. */
-static sd_status upload_a(sdi_bl_state *bl, bool coo)
-{
-    const sd_csr *a = bl->a;
-    int32_t *rp = NULL, *ri = NULL;
-#define SD_FREE_ALL                                                                        \
-    do {                                                                                   \
-        sdi_free(rp);                                                                      \
-        sdi_free(ri);                                                                      \
-    } while (0)
-    rp = sdi_malloc_array((size_t)a->rows + 1, sizeof *rp);
-    SD_CHECK_ALLOC(rp, "32-bit row offsets");
-    for (int64_t i = 0; i <= a->rows; i++)
-        rp[i] = (int32_t)a->rowptr[i];
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&bl->d_rowptr, rp,
-                             ((size_t)a->rows + 1) * sizeof *rp, "A's row offsets"));
-    /* An empty A still gets one-element arrays: cuSPARSE rejects NULL arrays. */
-    static const int32_t zero_i = 0;
-    static const float zero_f = 0;
-    size_t n = a->nnz > 0 ? (size_t)a->nnz : 1;
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&bl->d_colind, a->nnz ? a->colind : &zero_i,
-                             n * sizeof(int32_t), "A's column indices"));
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&bl->d_vals, a->nnz ? a->vals : &zero_f,
-                             n * sizeof(float), "A's values"));
-    if (coo) {
-        ri = sdi_calloc(n, sizeof *ri);
-        SD_CHECK_ALLOC(ri, "COO row indices");
-        for (int32_t i = 0; i < a->rows; i++)
-            for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
-                ri[e] = i;
-        SD_TRY(sdi_device_upload(bl->ctx, (void **)&bl->d_rowind, ri, n * sizeof *ri,
-                                 "A's COO row indices"));
-    }
-    SD_FREE_ALL;
-    return SD_OK;
-#undef SD_FREE_ALL
 }
 
 static const char *op_name(sd_op op)
@@ -246,15 +204,9 @@ sd_status sdi_cusparse_baseline(sd_context *ctx, const sd_csr *a, sd_op op, cons
         opt = &defaults;
     if (op == SD_OP_SPMM && (opt->k < 1 || opt->k > 65536))
         return SDI_ERR(SD_ERR_INVALID_ARG, "SpMM needs 1 <= K <= 65536 (got %d)", opt->k);
-    sd_status s = sdi_ctx_enter(ctx);
+    sd_status s = sdi_cs_check_input(ctx, a, "the cuSPARSE baseline");
     if (s != SD_OK)
         return s;
-    s = sdi_csr_check_structure(a);
-    if (s != SD_OK)
-        return s;
-    if (a->nnz > INT32_MAX)
-        return SDI_ERR(SD_ERR_UNSUPPORTED, "the cuSPARSE baseline uses 32-bit indices; nnz = "
-                       "%lld exceeds them", (long long)a->nnz);
     out->op = op;
     out->k = op == SD_OP_SPMM ? opt->k : (op == SD_OP_SPMV ? 1 : 0);
     out->rows = a->rows;
@@ -310,13 +262,13 @@ sd_status sdi_cusparse_baseline(sd_context *ctx, const sd_csr *a, sd_op op, cons
         if (opt->ref == NULL)
             SD_TRY(sdi_reference_spgemm(a, b, &bl.own_ref));
         out->nnz_c = bl.ref->c.nnz;
-        SD_TRY(upload_a(&bl, false));
+        SD_TRY(sdi_cs_build_csr(ctx, a, true, false, "A", &bl.dev));
         sdi_log(1, "cuSPARSE baseline: reference and upload %.1f ms", (sdi_now() - t0) * 1e3);
         SD_TRY(sdi_bl_spgemm(&bl, b));
     } else {
         if (opt->ref == NULL)
             SD_TRY(sdi_reference_dense(a, op, xb, out->k, opt->exact, &bl.own_ref));
-        SD_TRY(upload_a(&bl, true));
+        SD_TRY(sdi_cs_build_csr(ctx, a, true, true, "A", &bl.dev));
         sdi_log(1, "cuSPARSE baseline: reference and upload %.1f ms", (sdi_now() - t0) * 1e3);
         if (op == SD_OP_SPMV)
             SD_TRY(sdi_bl_spmv(&bl, xb));

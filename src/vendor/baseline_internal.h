@@ -1,12 +1,13 @@
-/* src/runtime/cusparse_internal.h: what the cuSPARSE baseline files share: the state of
+/* src/vendor/baseline_internal.h: what the cuSPARSE baseline files share: the state of
  * one baseline run (device copies of A, the reference), variant bookkeeping and the
- * mapping of cuSPARSE statuses to variant outcomes. Internal to src/runtime. */
-#ifndef SDI_CUSPARSE_INTERNAL_H
-#define SDI_CUSPARSE_INTERNAL_H
+ * mapping of cuSPARSE statuses to variant outcomes. Internal to src/vendor. */
+#ifndef SDI_BASELINE_INTERNAL_H
+#define SDI_BASELINE_INTERNAL_H
 
 #include <cusparse.h>
 
-#include "runtime.h"
+#include "baseline.h"
+#include "format.h"
 
 typedef struct {
     sd_context *ctx;
@@ -16,11 +17,9 @@ typedef struct {
     sdi_baseline *out;
     const sdi_reference *ref; /* &own_ref, or the caller's (options' ref) */
     sdi_reference own_ref;
-    /* A on the device with 32-bit indices (cuSPARSE's fastest and SpGEMM's only type). */
-    int32_t *d_rowptr; /* rows + 1 */
-    int32_t *d_rowind; /* COO row indices (nnz), built for SpMV / SpMM */
-    int32_t *d_colind;
-    float *d_vals;
+    /* A on the device with 32-bit indices (cuSPARSE's fastest and SpGEMM's only type):
+     * CSR, and COO row indices for SpMV / SpMM. */
+    sdi_cs_matrix dev;
 } sdi_bl_state;
 
 /* The handle of the context (created on first use), bound to ctx->stream. */
@@ -57,9 +56,9 @@ typedef struct {
 } sdi_cs_error;
 SDI_HIDDEN sd_status sdi_cs_fail(sdi_cs_error *e, const char *call, cusparseStatus_t st);
 
-/* Per operator (cusparse_dense.c: SpMV and SpMM; cusparse_spgemm.c). */
+/* Per operator (baseline_dense.c: SpMV and SpMM; spgemm.c). */
 SDI_HIDDEN sd_status sdi_bl_spmv(sdi_bl_state *bl, const float *x);
 SDI_HIDDEN sd_status sdi_bl_spmm(sdi_bl_state *bl, const float *b, int k);
 SDI_HIDDEN sd_status sdi_bl_spgemm(sdi_bl_state *bl, const sd_csr *b);
 
-#endif /* SDI_CUSPARSE_INTERNAL_H */
+#endif /* SDI_BASELINE_INTERNAL_H */

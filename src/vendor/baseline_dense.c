@@ -1,4 +1,4 @@
-/* src/runtime/cusparse_dense.c: the cuSPARSE SpMV and SpMM variants of the baseline:
+/* src/vendor/baseline_dense.c: the cuSPARSE SpMV and SpMM variants of the baseline:
  * SpMV CSR ALG1/ALG2, COO ALG1/ALG2, SELL-32; SpMM CSR ALG1-3, COO ALG1-4, Blocked-ELL
  * 16/32. Dense operands are row-major (the operator's contract), compute type FP32.
  * Each variant: build its format, size and allocate the workspace, preprocess, then
@@ -7,15 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cusparse_internal.h"
-#include "cusparse_layout.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "baseline_internal.h"
+#include "format.h"
 
-#define SELL_SLICE 32
 #define PAD_TO 32 /* dense operands are padded to the largest Blocked-ELL block */
 
 static const float one = 1.0f, zero = 0.0f;
-
-typedef enum { FMT_CSR, FMT_COO, FMT_SELL, FMT_BELL16, FMT_BELL32 } fmt_kind;
 
 /* ------------------------------------------------------------------ one variant */
 
@@ -184,177 +183,34 @@ done:
     return fatal;
 }
 
-/* ------------------------------------------------------------------ formats */
-
-typedef struct {
-    int32_t *d_idx; /* SELL column indices / Blocked-ELL block column indices */
-    int32_t *d_off; /* SELL slice offsets */
-    float *d_val;
-    int64_t values; /* SELL values size / Blocked-ELL slots */
-    int64_t ell_cols, rows_pad, cols_pad;
-} fmt_arrays;
-
-static void fmt_arrays_free(fmt_arrays *f)
-{
-    sdi_device_free(f->d_idx);
-    sdi_device_free(f->d_off);
-    sdi_device_free(f->d_val);
-    memset(f, 0, sizeof *f);
-}
-
-/* Sliced ELL with slices of SELL_SLICE rows (cusparse_layout.h, the executor's layout too).
- * *skip receives a reason when the format cannot be built within limits. */
-static sd_status build_sell(sdi_bl_state *bl, fmt_arrays *f, char *skip, size_t cap)
-{
-    const sd_csr *a = bl->a;
-    sdi_cs_sell s;
-    memset(&s, 0, sizeof s);
-#define SD_FREE_ALL sdi_cs_sell_free(&s)
-    const int64_t total = sdi_cs_sell_slots(a, SELL_SLICE);
-    size_t dev_free = sdi_device_free_bytes();
-    if (total > INT32_MAX || (double)total * 8 > 0.5 * (double)dev_free) {
-        snprintf(skip, cap, "SELL-%d needs %lld slots (%.2f GiB): beyond 32-bit offsets or "
-                 "half the free device memory", SELL_SLICE, (long long)total,
-                 (double)total * 8 / (1 << 30));
-        return SD_OK;
-    }
-    SD_TRY(sdi_cs_sell_build(a, SELL_SLICE, false, &s));
-    const size_t n = total > 0 ? (size_t)total : 1;
-    f->values = total;
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_off, s.off, ((size_t)s.nslices + 1) * sizeof *s.off,
-                             "SELL slice offsets"));
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, s.col, n * sizeof *s.col,
-                             "SELL column indices"));
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, s.val, n * sizeof *s.val, "SELL values"));
-    SD_FREE_ALL;
-    return SD_OK;
-#undef SD_FREE_ALL
-}
-
-/* Blocked-ELL with bs×bs blocks (cusparse_layout.h, the executor's layout too), within
- * the padding ratio and 40 % of the free device memory (else *skip says why). */
-static sd_status build_bell(sdi_bl_state *bl, int bs, fmt_arrays *f, char *skip, size_t cap)
-{
-    const sd_csr *a = bl->a;
-    sdi_cs_bell b;
-    memset(&b, 0, sizeof b);
-#define SD_FREE_ALL sdi_cs_bell_free(&b)
-    int64_t maxb = 0;
-    SD_TRY(sdi_cs_bell_width(a, bs, &maxb));
-    const int64_t nbr = ((int64_t)a->rows + bs - 1) / bs, nbc = ((int64_t)a->cols + bs - 1) / bs;
-    f->rows_pad = nbr * bs;
-    f->cols_pad = nbc * bs;
-    f->ell_cols = maxb * bs;
-    double slots = (double)f->rows_pad * (double)f->ell_cols;
-    double bytes = slots * 4 + (double)nbr * (double)maxb * 4;
-    int ratio = bl->opt->max_padding_ratio > 0 ? bl->opt->max_padding_ratio : 64;
-    double limit_slots = (double)ratio * (double)(a->nnz > 0 ? a->nnz : 1);
-    size_t dev_free = sdi_device_free_bytes();
-    if (maxb == 0 || slots > limit_slots || bytes > 0.4 * (double)dev_free ||
-        slots > (double)INT32_MAX * 8) {
-        snprintf(skip, cap, "Blocked-ELL-%d needs %.0f value slots (%.1fx nnz, %.2f GiB; "
-                 "limits: %dx nnz and 40%% of %.2f GiB free)%s", bs, slots,
-                 slots / (double)(a->nnz > 0 ? a->nnz : 1), bytes / (1 << 30), ratio,
-                 (double)dev_free / (1 << 30), maxb == 0 ? "; A has no entries" : "");
-        return SD_OK;
-    }
-    SD_TRY(sdi_cs_bell_build(a, bs, maxb, false, &b));
-    f->values = b.slots;
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_idx, b.bcol,
-                             (size_t)(nbr * maxb) * sizeof *b.bcol, "Blocked-ELL column indices"));
-    SD_TRY(sdi_device_upload(bl->ctx, (void **)&f->d_val, b.val, (size_t)b.slots * sizeof *b.val,
-                             "Blocked-ELL values"));
-    SD_FREE_ALL;
-    return SD_OK;
-#undef SD_FREE_ALL
-}
-
 /* ------------------------------------------------------------------ variants */
-
-typedef struct {
-    const char *name;
-    fmt_kind fmt;
-    int alg;
-    bool preprocess;
-} variant_def;
-
-static const variant_def spmv_defs[] = {
-    {"csr_alg1", FMT_CSR, CUSPARSE_SPMV_CSR_ALG1, true},
-    {"csr_alg2", FMT_CSR, CUSPARSE_SPMV_CSR_ALG2, true},
-    {"coo_alg1", FMT_COO, CUSPARSE_SPMV_COO_ALG1, true},
-    {"coo_alg2", FMT_COO, CUSPARSE_SPMV_COO_ALG2, true},
-    {"sell32", FMT_SELL, CUSPARSE_SPMV_SELL_ALG1, true},
-};
-
-/* cusparseSpMM_preprocess helps CSR ALG1 and ALG3 and does nothing for the others. */
-static const variant_def spmm_defs[] = {
-    {"csr_alg1", FMT_CSR, CUSPARSE_SPMM_CSR_ALG1, true},
-    {"csr_alg2", FMT_CSR, CUSPARSE_SPMM_CSR_ALG2, false},
-    {"csr_alg3", FMT_CSR, CUSPARSE_SPMM_CSR_ALG3, true},
-    {"coo_alg1", FMT_COO, CUSPARSE_SPMM_COO_ALG1, false},
-    {"coo_alg2", FMT_COO, CUSPARSE_SPMM_COO_ALG2, false},
-    {"coo_alg3", FMT_COO, CUSPARSE_SPMM_COO_ALG3, false},
-    {"coo_alg4", FMT_COO, CUSPARSE_SPMM_COO_ALG4, false},
-    {"bell16", FMT_BELL16, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
-    {"bell32", FMT_BELL32, CUSPARSE_SPMM_BLOCKED_ELL_ALG1, false},
-};
 
 /* Builds the format of def, creates A's descriptor and runs the variant into a new entry,
  * or into `again` (an entry measured briefly, now timed in full: sc NULL). */
-static sd_status run_def(sdi_bl_state *bl, const variant_def *def, int k, float *d_in,
+static sd_status run_def(sdi_bl_state *bl, const sdi_cs_variant *def, int k, float *d_in,
                          float *d_out, const sdi_screen *sc, sdi_variant_result *again)
 {
     sdi_variant_result *v = again != NULL ? again : sdi_bl_begin(bl, def->name);
     if (v == NULL)
         return SD_OK;
-    const sd_csr *a = bl->a;
     double t0 = sdi_now();
-    fmt_arrays f;
-    memset(&f, 0, sizeof f);
+    /* CSR and COO run on the arrays uploaded once for every variant; SELL and Blocked-ELL
+     * are built here, within the baseline's limits. */
+    sdi_cs_matrix own;
+    memset(&own, 0, sizeof own);
+    const sdi_cs_matrix *m = &bl->dev;
     char skip[256] = "";
     sd_status s = SD_OK;
+    if (def->fmt == SDI_CS_SELL || def->fmt == SDI_CS_BELL) {
+        const int ratio = bl->opt->max_padding_ratio > 0 ? bl->opt->max_padding_ratio : 64;
+        s = sdi_cs_build(bl->ctx, bl->a, def, ratio, false, &own, skip, sizeof skip);
+        m = &own;
+    }
     cusparseSpMatDescr_t A = NULL;
     cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
     const char *call = "";
-    int64_t rows_eff = a->rows, cols_eff = a->cols;
-    switch (def->fmt) {
-    case FMT_CSR:
-        call = "cusparseCreateCsr";
-        st = cusparseCreateCsr(&A, a->rows, a->cols, a->nnz, bl->d_rowptr, bl->d_colind,
-                               bl->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
-        break;
-    case FMT_COO:
-        call = "cusparseCreateCoo";
-        st = cusparseCreateCoo(&A, a->rows, a->cols, a->nnz, bl->d_rowind, bl->d_colind,
-                               bl->d_vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                               CUDA_R_32F);
-        break;
-    case FMT_SELL:
-        s = build_sell(bl, &f, skip, sizeof skip);
-        if (s == SD_OK && skip[0] == '\0') {
-            call = "cusparseCreateSlicedEll";
-            st = cusparseCreateSlicedEll(&A, a->rows, a->cols, a->nnz, f.values, SELL_SLICE,
-                                         f.d_off, f.d_idx, f.d_val, CUSPARSE_INDEX_32I,
-                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                         CUDA_R_32F);
-        }
-        break;
-    case FMT_BELL16:
-    case FMT_BELL32: {
-        int bs = def->fmt == FMT_BELL16 ? 16 : 32;
-        s = build_bell(bl, bs, &f, skip, sizeof skip);
-        if (s == SD_OK && skip[0] == '\0') {
-            call = "cusparseCreateBlockedEll";
-            rows_eff = f.rows_pad;
-            cols_eff = f.cols_pad;
-            st = cusparseCreateBlockedEll(&A, f.rows_pad, f.cols_pad, bs, f.ell_cols, f.d_idx,
-                                          f.d_val, CUSPARSE_INDEX_32I,
-                                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
-        }
-        break;
-    }
-    }
+    if (s == SD_OK && skip[0] == '\0')
+        st = sdi_cs_descr(m, def->fmt, &A, &call);
     sd_status fatal = SD_OK;
     if (s != SD_OK) {
         fatal = sdi_bl_failed(bl, v, s);
@@ -363,12 +219,11 @@ static sd_status run_def(sdi_bl_state *bl, const variant_def *def, int k, float 
         snprintf(v->detail, sizeof v->detail, "%s", skip);
     } else if (st != CUSPARSE_STATUS_SUCCESS) {
         sdi_bl_cusparse_failed(v, call, st);
-        A = NULL;
     } else {
-        fatal = run_variant(bl, v, A, rows_eff, cols_eff, k, d_in, d_out, def->alg,
+        fatal = run_variant(bl, v, A, m->rows_eff, m->cols_eff, k, d_in, d_out, def->alg,
                             def->preprocess, t0, sc);
     }
-    fmt_arrays_free(&f);
+    sdi_cs_matrix_free(&own);
     return fatal;
 }
 
@@ -400,9 +255,10 @@ static sd_status dense_buffers(sdi_bl_state *bl, const float *host_in, int k, fl
 /* Every variant (briefly where the options ask, sdi_baseline_options.brief_us); then the
  * fastest, if brief, timed again in full, and again while a brief one is the fastest, so
  * the baseline's best is always timed in full. */
-static sd_status run_all(sdi_bl_state *bl, const variant_def *defs, int ndefs,
-                         const float *host_in, int k)
+static sd_status run_all(sdi_bl_state *bl, sd_op op, const float *host_in, int k)
 {
+    int ndefs = 0;
+    const sdi_cs_variant *defs = sdi_cs_variants(op, &ndefs);
     float *d_in = NULL, *d_out = NULL;
     sd_status s = dense_buffers(bl, host_in, k, &d_in, &d_out);
     const sdi_screen sc = {.brief_us = bl->opt != NULL ? bl->opt->brief_us : 0};
@@ -411,7 +267,7 @@ static sd_status run_all(sdi_bl_state *bl, const variant_def *defs, int ndefs,
         s = run_def(bl, &defs[i], k, d_in, d_out, sc.brief_us > 0 ? &sc : NULL, NULL);
     for (int round = 0; s == SD_OK && round < ndefs; round++) {
         sdi_variant_result *best = sdi_bl_brief_fastest(bl, first);
-        const variant_def *best_def = NULL;
+        const sdi_cs_variant *best_def = NULL;
         for (int d = 0; best != NULL && d < ndefs; d++)
             if (strcmp(defs[d].name, best->name) == 0)
                 best_def = &defs[d];
@@ -426,10 +282,10 @@ static sd_status run_all(sdi_bl_state *bl, const variant_def *defs, int ndefs,
 
 sd_status sdi_bl_spmv(sdi_bl_state *bl, const float *x)
 {
-    return run_all(bl, spmv_defs, (int)(sizeof spmv_defs / sizeof spmv_defs[0]), x, 1);
+    return run_all(bl, SD_OP_SPMV, x, 1);
 }
 
 sd_status sdi_bl_spmm(sdi_bl_state *bl, const float *b, int k)
 {
-    return run_all(bl, spmm_defs, (int)(sizeof spmm_defs / sizeof spmm_defs[0]), b, k);
+    return run_all(bl, SD_OP_SPMM, b, k);
 }

@@ -1,5 +1,5 @@
-/* src/runtime/vendor.h: the cuSPARSE executor: one variant of the baseline (same names as
- * cusparse_dense.c: SpMV csr_alg1, csr_alg2, coo_alg1, coo_alg2, sell32; SpMM
+/* src/vendor/vendor.h: the cuSPARSE executor: one variant of the baseline (same names as
+ * format.c: SpMV csr_alg1, csr_alg2, coo_alg1, coo_alg2, sell32; SpMM
  * csr_alg1..3, coo_alg1..4, bell16, bell32) built once for a matrix and then run on the
  * caller's device pointers, asynchronously, allocating and synchronising nothing per
  * call: what a compiled sd_kernel runs when cuSPARSE's best variant wins.
@@ -16,8 +16,12 @@
 #define SDI_VENDOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "runtime.h"
+#include <cuda_runtime_api.h>
+
+#include "../core/sdi.h"
 
 typedef struct sdi_vendor sdi_vendor;
 

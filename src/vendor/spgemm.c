@@ -1,4 +1,4 @@
-/* src/runtime/cusparse_spgemm.c: the cuSPARSE SpGEMM variants of the baseline (ALG1,
+/* src/vendor/spgemm.c: the cuSPARSE SpGEMM variants of the baseline (ALG1,
  * ALG2, ALG3 with its chunk fraction) for C = A·B with B = A or Aᵀ given explicitly
  * (cuSPARSE SpGEMM takes only non-transposed operands). One timed execution produces C
  * from the device inputs: work estimation, (memory estimation,) compute and copy, i.e.
@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cusparse_internal.h"
+#include "../runtime/context.h"
+#include "../runtime/device_memory.h"
+#include "baseline_internal.h"
 #include "vendor.h"
 
 static const float one = 1.0f, zero = 0.0f;
@@ -226,20 +228,16 @@ static sd_status run_def(sdi_bl_state *bl, const spgemm_def *def, cusparseSpMatD
 sd_status sdi_bl_spgemm(sdi_bl_state *bl, const sd_csr *b)
 {
     const sd_csr *a = bl->a;
-    sd_context *ctx = bl->ctx;
-    int32_t *brow = NULL, *d_brow = NULL, *d_bcol = NULL;
-    float *d_bval = NULL;
+    sdi_cs_matrix bdev;
+    memset(&bdev, 0, sizeof bdev);
     cusparseSpMatDescr_t A = NULL, B = NULL;
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
-        sdi_free(brow);                                                                    \
         if (A != NULL)                                                                     \
             cusparseDestroySpMat(A);                                                       \
         if (B != NULL)                                                                     \
             cusparseDestroySpMat(B);                                                       \
-        sdi_device_free(d_brow);                                                           \
-        sdi_device_free(d_bcol);                                                           \
-        sdi_device_free(d_bval);                                                           \
+        sdi_cs_matrix_free(&bdev);                                                         \
     } while (0)
     if (b->nnz > INT32_MAX) {
         SD_FREE_ALL;
@@ -247,33 +245,15 @@ sd_status sdi_bl_spgemm(sdi_bl_state *bl, const sd_csr *b)
                        (long long)b->nnz);
     }
     /* B = A shares A's device arrays; B = Aᵀ is uploaded (an input of the product). */
-    int32_t *rp = bl->d_rowptr, *ci = bl->d_colind;
-    float *vv = bl->d_vals;
+    const sdi_cs_matrix *bm = &bl->dev;
     if (b != a) {
-        brow = sdi_malloc_array((size_t)b->rows + 1, sizeof *brow);
-        SD_CHECK_ALLOC(brow, "B's 32-bit row offsets");
-        for (int64_t i = 0; i <= b->rows; i++)
-            brow[i] = (int32_t)b->rowptr[i];
-        static const int32_t zero_i = 0;
-        static const float zero_f = 0;
-        size_t n = b->nnz > 0 ? (size_t)b->nnz : 1;
-        SD_TRY(sdi_device_upload(ctx, (void **)&d_brow, brow, ((size_t)b->rows + 1) * 4,
-                                 "B's row offsets"));
-        SD_TRY(sdi_device_upload(ctx, (void **)&d_bcol, b->nnz ? b->colind : &zero_i, n * 4,
-                                 "B's column indices"));
-        SD_TRY(sdi_device_upload(ctx, (void **)&d_bval, b->nnz ? b->vals : &zero_f, n * 4,
-                                 "B's values"));
-        rp = d_brow;
-        ci = d_bcol;
-        vv = d_bval;
+        SD_TRY(sdi_cs_build_csr(bl->ctx, b, true, false, "B", &bdev));
+        bm = &bdev;
     }
-    cusparseStatus_t st = cusparseCreateCsr(&A, a->rows, a->cols, a->nnz, bl->d_rowptr,
-                                            bl->d_colind, bl->d_vals, CUSPARSE_INDEX_32I,
-                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                            CUDA_R_32F);
+    const char *call = "";
+    cusparseStatus_t st = sdi_cs_descr(&bl->dev, SDI_CS_CSR, &A, &call);
     if (st == CUSPARSE_STATUS_SUCCESS)
-        st = cusparseCreateCsr(&B, b->rows, b->cols, b->nnz, rp, ci, vv, CUSPARSE_INDEX_32I,
-                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+        st = sdi_cs_descr(bm, SDI_CS_CSR, &B, &call);
     if (st != CUSPARSE_STATUS_SUCCESS) {
         /* Without descriptors no variant can run: record the cause on each. */
         for (int i = 0; i < (int)(sizeof defs / sizeof defs[0]); i++) {
@@ -316,11 +296,9 @@ struct sdi_vendor_spgemm {
     int64_t annz, bnnz;
     int64_t *tperm;     /* B = Aᵀ: entry of A behind each entry of B (host) */
     float *tvals;       /* B = Aᵀ: staging of the gathered values (host) */
-    int32_t *d_arow, *d_acol, *d_brow, *d_bcol;
-    float *d_aval, *d_bval;
+    sdi_cs_matrix am, bm; /* bm: B = Aᵀ or a general B (B = A uses am) */
     cusparseSpMatDescr_t A, B;
     spgemm_arg g;
-    size_t bytes;
 };
 
 const char *sdi_vendor_spgemm_variant(int i)
@@ -333,7 +311,7 @@ int64_t sdi_vendor_spgemm_bytes(const sdi_vendor_spgemm *v)
 {
     if (v == NULL)
         return 0;
-    int64_t b = (int64_t)v->bytes + ((int64_t)v->rows + 1) * 4 + v->g.c_cap * 8;
+    int64_t b = (int64_t)(v->am.bytes + v->bm.bytes) + ((int64_t)v->rows + 1) * 4 + v->g.c_cap * 8;
     for (int i = 0; i < 4; i++)
         b += (int64_t)v->g.cap[i];
     return b;
@@ -350,39 +328,11 @@ void sdi_vendor_spgemm_destroy(sdi_vendor_spgemm *v)
     if (v->g.h != NULL)
         cusparseDestroy(v->g.h);
     spgemm_arg_free(&v->g);
-    sdi_device_free(v->d_arow);
-    sdi_device_free(v->d_acol);
-    sdi_device_free(v->d_aval);
-    sdi_device_free(v->d_brow);
-    sdi_device_free(v->d_bcol);
-    sdi_device_free(v->d_bval);
+    sdi_cs_matrix_free(&v->am);
+    sdi_cs_matrix_free(&v->bm);
     sdi_free(v->tperm);
     sdi_free(v->tvals);
     sdi_free(v);
-}
-
-/* 32-bit CSR arrays of m on the device (one-element arrays when empty: cuSPARSE rejects
- * NULL). */
-static sd_status upload32(sdi_vendor_spgemm *v, const sd_csr *m, const int32_t *cols,
-                          const float *vals, int32_t **row, int32_t **col, float **val)
-{
-    int32_t *rp = sdi_malloc_array((size_t)m->rows + 1, sizeof *rp);
-    if (rp == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for 32-bit row offsets");
-    for (int64_t i = 0; i <= m->rows; i++)
-        rp[i] = (int32_t)m->rowptr[i];
-    static const int32_t zero_i = 0;
-    static const float zero_f = 0;
-    size_t n = m->nnz > 0 ? (size_t)m->nnz : 1;
-    sd_status s = sdi_device_upload(v->ctx, (void **)row, rp, ((size_t)m->rows + 1) * 4,
-                                    "row offsets");
-    sdi_free(rp);
-    if (s == SD_OK)
-        s = sdi_device_upload(v->ctx, (void **)col, m->nnz ? cols : &zero_i, n * 4, "columns");
-    if (s == SD_OK)
-        s = sdi_device_upload(v->ctx, (void **)val, m->nnz ? vals : &zero_f, n * 4, "values");
-    v->bytes += ((size_t)m->rows + 1) * 4 + n * 8;
-    return s;
 }
 
 sd_status sdi_vendor_spgemm_create(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,
@@ -427,7 +377,7 @@ sd_status sdi_vendor_spgemm_create(sd_context *ctx, const sd_csr *a, const sd_cs
     v->mode = b != NULL ? 2 : aat ? 1 : 0;
     v->rows = a->rows;
     v->annz = a->nnz;
-    SD_TRY(upload32(v, a, a->colind, a->vals, &v->d_arow, &v->d_acol, &v->d_aval));
+    SD_TRY(sdi_cs_build_csr(ctx, a, true, false, "A", &v->am));
     const sd_csr *bb = b != NULL ? b : a;
     if (v->mode == 1) {
         /* Aᵀ by a counting sort over A's columns, remembering each entry's origin so
@@ -457,23 +407,14 @@ sd_status sdi_vendor_spgemm_create(sd_context *ctx, const sd_csr *a, const sd_cs
     }
     v->cols_b = bb->cols;
     v->bnnz = bb->nnz;
-    int32_t *brow = v->d_arow, *bcol = v->d_acol;
-    float *bval = v->d_aval;
-    if (v->mode != 0) {
-        SD_TRY(upload32(v, bb, bb->colind, bb->vals, &v->d_brow, &v->d_bcol, &v->d_bval));
-        brow = v->d_brow;
-        bcol = v->d_bcol;
-        bval = v->d_bval;
-    }
+    if (v->mode != 0)
+        SD_TRY(sdi_cs_build_csr(ctx, bb, true, false, "B", &v->bm));
+    const char *call = "";
     cusparseStatus_t st = cusparseCreate(&v->g.h);
     if (st == CUSPARSE_STATUS_SUCCESS)
-        st = cusparseCreateCsr(&v->A, a->rows, a->cols, a->nnz, v->d_arow, v->d_acol, v->d_aval,
-                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                               CUDA_R_32F);
+        st = sdi_cs_descr(&v->am, SDI_CS_CSR, &v->A, &call);
     if (st == CUSPARSE_STATUS_SUCCESS)
-        st = cusparseCreateCsr(&v->B, bb->rows, bb->cols, bb->nnz, brow, bcol, bval,
-                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                               CUDA_R_32F);
+        st = sdi_cs_descr(v->mode != 0 ? &v->bm : &v->am, SDI_CS_CSR, &v->B, &call);
     if (st != CUSPARSE_STATUS_SUCCESS) {
         SD_FREE_ALL;
         return SDI_ERR(st == CUSPARSE_STATUS_ALLOC_FAILED ? SD_ERR_OUT_OF_MEMORY : SD_ERR_CUDA,
@@ -500,7 +441,7 @@ sd_status sdi_vendor_spgemm_update_values(sdi_vendor_spgemm *v, const float *a_v
     if (v == NULL || (a_vals == NULL && v->annz > 0) ||
         (v->mode == 2 && b_vals == NULL && v->bnnz > 0))
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_vendor_spgemm_update_values: NULL argument");
-    sd_status s = sdi_copy_to_device(v->ctx, v->d_aval, a_vals, (size_t)v->annz * 4, "A's values");
+    sd_status s = sdi_copy_to_device(v->ctx, v->am.d_vals, a_vals, (size_t)v->annz * 4, "A's values");
     if (s != SD_OK || v->mode == 0)
         return s;
     const float *src = b_vals;
@@ -509,7 +450,7 @@ sd_status sdi_vendor_spgemm_update_values(sdi_vendor_spgemm *v, const float *a_v
             v->tvals[q] = a_vals[v->tperm[q]];
         src = v->tvals;
     }
-    return sdi_copy_to_device(v->ctx, v->d_bval, src, (size_t)v->bnnz * 4, "B's values");
+    return sdi_copy_to_device(v->ctx, v->bm.d_vals, src, (size_t)v->bnnz * 4, "B's values");
 }
 
 sd_status sdi_vendor_spgemm_run(sdi_vendor_spgemm *v, cudaStream_t stream, sd_device_csr *c)
