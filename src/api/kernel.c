@@ -16,7 +16,7 @@
 #include "core/io.h"
 #include "plan/plan.h"
 #include "tune/tune.h"
-#include "tune/tune_agent.h"
+#include "tune/agent_round.h"
 
 #define SDI_KERNEL_MAGIC 0x53444b524e4cull /* "SDKRNL" */
 

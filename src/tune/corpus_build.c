@@ -19,7 +19,7 @@
 #include "../model/forest.h"
 #include "../model/rank.h"
 #include "../plan/spgemm.h"
-#include "../runtime/spgemm_exec.h"
+#include "../lower/spgemm_exec.h"
 #include "corpus_build.h"
 #include "impl.h"
 

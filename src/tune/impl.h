@@ -6,10 +6,10 @@
 
 #include "../lower/spmm_lower.h"
 #include "../lower/spmv_lower.h"
-#include "../runtime/spgemm_exec.h"
+#include "../lower/spgemm_exec.h"
 #include "../runtime/runtime.h"
 #include "../runtime/vendor.h"
-#include "../runtime/worker.h"
+#include "../isolate/worker.h"
 
 typedef enum {
     SDI_IMPL_NONE = 0,
