@@ -30,7 +30,7 @@
 #include "analysis/analysis.h"
 #include "core/io.h"
 #include "gen/gen.h"
-#include "runtime/spgemm_exec.h"
+#include "lower/spgemm_exec.h"
 #include "vendor/baseline.h"
 
 #define NF SDI_SPGEMM_NFAMILIES

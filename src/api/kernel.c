@@ -18,7 +18,7 @@
 #include "cache/tiers.h"
 #include "tune/impl_cache.h"
 #include "tune/tune.h"
-#include "tune/tune_agent.h"
+#include "tune/agent_round.h"
 
 #define SDI_KERNEL_MAGIC 0x53444b524e4cull /* "SDKRNL" */
 

@@ -245,7 +245,7 @@ int cmd_compile(int argc, char **argv)
     o.allow_vendor = !args.present[O_NOVENDOR];
     o.deterministic = args.present[O_DET];
     o.report_path = args.value[O_REPORT];
-    /* --lowering agent reaches the tuner through the environment (tune/tune_agent.c), so
+    /* --lowering agent reaches the tuner through the environment (tune/agent_round.c), so
      * the public options stay as they are. The built-in search runs first and its winner
      * is not read from the cache: the agent round needs its plan and time. */
     const char *lowering = args.present[O_LOWERING] ? args.value[O_LOWERING] : "builtin";

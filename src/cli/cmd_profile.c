@@ -6,7 +6,7 @@
  * --metrics ...` (--warm: none) in a
  * hidden mode (--exec ours|cusparse) that loads the same kernel from the cache, runs one
  * implementation once unprofiled and then --runs times between cudaProfilerStart/Stop,
- * so only those launches are counted. runtime/worker_ncu.c parses the CSV. Counters
+ * so only those launches are counted. isolate/worker_ncu.c parses the CSV. Counters
  * are pooled over every launch and reported per execution; the stall reasons (what the
  * warps wait on) are weighted over launches by their instructions. */
 #include <cuda_profiler_api.h>
@@ -25,8 +25,8 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "isolate/worker.h"
 #include "vendor/vendor.h"
-#include "runtime/worker.h"
 
 static const sdc_option pf_options[] = {
     {"op", 0, true, "operator: spmv, spmm or spgemm (required)"},

@@ -1,5 +1,5 @@
 /* src/cli/cmd_worker.c: `sparseditto worker` (hidden): the candidate worker process the
- * tuner starts (runtime/worker.h says why a subcommand): requests on --fd-in, replies on
+ * tuner starts (isolate/worker.h says why a subcommand): requests on --fd-in, replies on
  * --fd-out, one JSON object per line; or --once REQUEST --out REPLY for a single request
  * (how ncu profiles a candidate). Thin: the loop and the handler live in the library. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tune/tune_agent.h"
+#include "isolate/worker_handler.h"
 
 static const sdc_option worker_options[] = {
     {"fd-in", 0, true, "file descriptor the requests arrive on"},
@@ -35,7 +35,7 @@ int cmd_worker(int argc, char **argv)
     if (args.present[W_ONCE]) {
         if (!args.present[W_OUT])
             return sdc_usage_error("worker: --once needs --out");
-        return sdi_tune_worker_once(args.value[W_ONCE], args.value[W_OUT]);
+        return sdi_worker_once(args.value[W_ONCE], args.value[W_OUT]);
     }
     long long in = 0, out = 1;
     if (!args.present[W_FDIN] || !args.present[W_FDOUT])
@@ -43,5 +43,5 @@ int cmd_worker(int argc, char **argv)
     if ((rc = sdc_parse_int(args.value[W_FDIN], "--fd-in", 0, 1 << 20, &in)) != SDC_EXIT_OK ||
         (rc = sdc_parse_int(args.value[W_FDOUT], "--fd-out", 0, 1 << 20, &out)) != SDC_EXIT_OK)
         return rc;
-    return sdi_tune_worker_main((int)in, (int)out);
+    return sdi_worker_main((int)in, (int)out);
 }

@@ -133,7 +133,7 @@ static int run(int argc, char **argv)
         printf("sparseditto %s\n", sd_version_string());
         return SDC_EXIT_OK;
     }
-    /* The candidate worker the tuner starts (runtime/worker.h); internal, so unlisted. */
+    /* The candidate worker the tuner starts (isolate/worker.h); internal, so unlisted. */
     if (strcmp(argv[1], "worker") == 0)
         return cmd_worker(argc - 1, argv + 1);
     for (int i = 0; i < ncommands; i++)

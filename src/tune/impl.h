@@ -6,10 +6,10 @@
 
 #include "../lower/spmm_lower.h"
 #include "../lower/spmv_lower.h"
-#include "../runtime/spgemm_exec.h"
+#include "../lower/spgemm_exec.h"
 #include "../runtime/runtime.h"
+#include "../isolate/worker.h"
 #include "../vendor/vendor.h"
-#include "../runtime/worker.h"
 
 typedef enum {
     SDI_IMPL_NONE = 0,

@@ -21,7 +21,7 @@
 #include "../model/pcsr_shipped.h"
 #include "../plan/plan.h"
 #include "tune.h"
-#include "tune_agent.h"
+#include "agent_round.h"
 
 #define MAX_FAMILIES 16
 
@@ -724,7 +724,7 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
         if (out->vendor_best >= 0 && sdi_program_graphs_enabled())
             SD_TRY(measure_vendor_graph(t));
     }
-    /* Agent lowering / isolated re-check (tune_agent.c): a no-op unless asked for. */
+    /* Agent lowering / isolated re-check (agent_round.c): a no-op unless asked for. */
     SD_TRY(sdi_tune_agent(ctx, a, opt, out));
     /* An adopted agent kernel already beat cuSPARSE's best (its target was the faster). */
     if (opt->allow_vendor && out->vendor_best >= 0 && !out->winner_is_agent) {

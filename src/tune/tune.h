@@ -132,7 +132,7 @@ typedef struct {
     double best_roofline;
     int winner_is_vendor;
     int winner_vendor_graph; /* the vendor winner is timed (and runs) replayed as a graph */
-    int winner_is_agent; /* an agent kernel (tune_agent.c) beat ours and cuSPARSE's best */
+    int winner_is_agent; /* an agent kernel (agent_round.c) beat ours and cuSPARSE's best */
     /* our best candidate (whether or not it won) */
     int ours_trial; /* index into trials; -1 when none validated */
     /* cuSPARSE: every variant, and the best valid one allowed by the options */

@@ -22,7 +22,7 @@
 #include "lower/agent/agent.h"
 #include "ref/ref.h"
 #include "sdt.h"
-#include "tune/tune_agent.h"
+#include "tune/agent_round.h"
 
 static char g_tmp[256];
 

@@ -1,5 +1,5 @@
 /* tests/cpu/test_ncu_memory.c: the Nsight Compute counters of `sparseditto profile`
- * (runtime/worker_ncu.c, sdi_ncu_parse_memory) on a recorded-style `ncu --csv` output
+ * (isolate/worker_ncu.c, sdi_ncu_parse_memory) on a recorded-style `ncu --csv` output
  * (tests/data/ncu_memory.csv: 2 executions x 2 launches, mixed units, thousands
  * separators, a kernel name with commas), the raw page's fallback to the .pct metrics,
  * and the failures (no counters, bad run count). */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/worker.h"
+#include "isolate/worker.h"
 #include "sdt.h"
 
 static char *slurp(const char *path)

@@ -10,7 +10,7 @@
 
 #include "lower/spgemm_lower.h"
 #include "runtime/runtime.h"
-#include "runtime/spgemm_exec.h"
+#include "lower/spgemm_exec.h"
 #include "sdt.h"
 
 static int compile(const char *template_name, const char *source, const char *label,

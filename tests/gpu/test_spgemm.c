@@ -15,7 +15,7 @@
 #include "core/io.h"
 #include "gen/gen.h"
 #include "ref/ref.h"
-#include "runtime/spgemm_exec.h"
+#include "lower/spgemm_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gen/gen.h"
-#include "runtime/spgemm_exec.h"
+#include "lower/spgemm_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;

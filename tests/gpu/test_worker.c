@@ -19,7 +19,7 @@
 #include "gen/gen.h"
 #include "ref/ref.h"
 #include "sdt.h"
-#include "tune/tune_agent.h"
+#include "tune/agent_round.h"
 
 static char g_tmp[256];
 static char g_matrix[400];

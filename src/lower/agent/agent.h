@@ -4,8 +4,8 @@
  * (libcurl), prompts built from the plan Π, the 36 features, the ranking's per-feature
  * reasons, the harness interface and the previous attempt's outcome, extraction of the
  * code block from a reply, budgets (calls, tokens, wall time) and the transcript.
- * Nothing here runs a candidate: tune/tune_agent.c sends the code through the worker's
- * compile → validate → measure gate (runtime/worker.h). */
+ * Nothing here runs a candidate: tune/agent_round.c sends the code through the worker's
+ * compile → validate → measure gate (isolate/worker.h). */
 #ifndef SDI_AGENT_H
 #define SDI_AGENT_H
 

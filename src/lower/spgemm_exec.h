@@ -1,4 +1,4 @@
-/* src/runtime/spgemm_exec.h: the device-side driver of SpGEMM programs. Operands (A and
+/* src/lower/spgemm_exec.h: the device-side driver of SpGEMM programs. Operands (A and
  * B on the device, Bᵀ built there for A·Aᵀ, the upper-bound analysis u(i) and column
  * spans) are prepared once and shared by candidates; an executor holds one
  * configuration's schedule, compiled launches and workspaces (allocated once) and runs
@@ -6,9 +6,9 @@
 #ifndef SDI_SPGEMM_EXEC_H
 #define SDI_SPGEMM_EXEC_H
 
-#include "../lower/spgemm_lower.h"
+#include "spgemm_lower.h"
 #include "../plan/spgemm.h"
-#include "runtime.h"
+#include "../runtime/runtime.h"
 
 typedef struct sdi_spgemm_operands sdi_spgemm_operands;
 typedef struct sdi_spgemm_exec sdi_spgemm_exec;

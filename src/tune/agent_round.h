@@ -1,18 +1,13 @@
-/* src/tune/tune_agent.h: the search side of the agent lowering backend and of process
- * isolation: the worker's request handler (what `sparseditto worker` runs), the agent
- * round the tuner calls after its built-in rounds, isolated runs of built-in
- * candidates, and the agent kernel's cache entry with its provenance and transcript. */
-#ifndef SDI_TUNE_AGENT_H
-#define SDI_TUNE_AGENT_H
+/* src/tune/agent_round.h: the search side of the agent lowering backend and of process
+ * isolation: the agent round the tuner calls after its built-in rounds, isolated runs of
+ * built-in candidates, and the agent kernel's cache entry with its provenance and
+ * transcript. What the worker runs is src/isolate/worker_handler.h. */
+#ifndef SDI_AGENT_ROUND_H
+#define SDI_AGENT_ROUND_H
 
 #include "../cache/cache.h"
-#include "../runtime/worker.h"
+#include "../isolate/worker.h"
 #include "tune.h"
-
-/* The worker process's main loops (cmd_worker.c calls them): requests on fd_in,
- * replies on fd_out; or one request file → one reply file (under ncu). */
-SDI_HIDDEN int sdi_tune_worker_main(int fd_in, int fd_out);
-SDI_HIDDEN int sdi_tune_worker_once(const char *request_path, const char *reply_path);
 
 /* The agent round (SPARSEDITTO_LOWERING=agent; otherwise it returns at once): after the
  * built-in rounds, asks the model for a kernel lowering the best built-in plan and
@@ -37,10 +32,6 @@ SDI_HIDDEN sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_
                                            const sdi_tune_options *opt, sdi_impl *out, char **record_json,
                                            bool *used);
 
-/* Builds a worker request for one built-in candidate (its configuration travels as the
- * bytes of the sdi_impl configuration: worker and tuner are the same build). */
-SDI_HIDDEN sd_status sdi_tune_builtin_request(const sdi_impl *cand, const char *name,
-                                              const char *matrix_path, char **out);
 /* Runs a built-in candidate in a worker: fills tr (status, detail, timing) from the
  * reply or from the worker's fate. SPARSEDITTO_ISOLATE=1 makes the agent hook
  * re-check the built-in winner this way. */
@@ -59,4 +50,4 @@ SDI_HIDDEN void sdi_tune_task_key(const sd_context *ctx, const sd_csr *a, const 
 SDI_HIDDEN void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k,
                                    const sdi_tune_options *opt, sdi_cache_key *key);
 
-#endif /* SDI_TUNE_AGENT_H */
+#endif /* SDI_AGENT_ROUND_H */

@@ -1,4 +1,4 @@
-/* src/runtime/worker_exec.c: the worker's side of a candidate: nvcc into a shared object,
+/* src/isolate/worker_exec.c: the worker's side of a candidate: nvcc into a shared object,
  * the .so harness (dlopen, sd_agent_preprocess / compute / cleanup), and the shared
  * validate-then-time routine that writes the reply record. Runs inside the worker
  * process only: a candidate's fault here ends the worker, not the tuner. */

@@ -1,4 +1,4 @@
-/* src/runtime/spgemm_exec.c: the SpGEMM device driver: operands on the device (A, B or
+/* src/lower/spgemm_exec.c: the SpGEMM device driver: operands on the device (A, B or
  * the transpose Aᵀ built by the plan-time kernels, the u(i)/span analysis), executors
  * (schedule → launch units → one module per unit plus the scan's, workspaces allocated
  * once) and one call: stage-1 launches (SYM for two-phase bins, ONE for one-phase bins)

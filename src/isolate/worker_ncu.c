@@ -1,4 +1,4 @@
-/* src/runtime/worker_ncu.c: profile-guided refinement: one candidate run under Nsight
+/* src/isolate/worker_ncu.c: profile-guided refinement: one candidate run under Nsight
  * Compute (ncu --csv, clocks not locked so times stay comparable with the measurement),
  * its counters parsed into a diagnosis (DRAM bytes, L1/L2 hit rates, occupancy, the
  * largest warp-stall reasons) that the tuner logs and the agent's next prompt quotes. */

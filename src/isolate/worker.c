@@ -1,4 +1,4 @@
-/* src/runtime/worker.c: the worker process: start (fork + exec of `sparseditto worker`),
+/* src/isolate/worker.c: the worker process: start (fork + exec of `sparseditto worker`),
  * one JSON line per request and reply over two pipes, timeouts by poll() + SIGKILL of
  * the worker's process group, reaping with waitpid (no zombies), restart after a fault;
  * the child's request loop; a subprocess runner with a timeout (nvcc, ncu). */

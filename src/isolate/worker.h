@@ -1,4 +1,4 @@
-/* src/runtime/worker.h: candidate execution in a separate worker process. The tuner
+/* src/isolate/worker.h: candidate execution in a separate worker process. The tuner
  * (parent) sends one JSON request per line to a worker and reads one JSON reply per
  * line back; the worker compiles, loads, validates and times the candidate. A fault
  * (sticky CUDA error, a hang past the timeout, a crash or signal) kills only the worker:
@@ -24,7 +24,7 @@
 
 #include "../core/json_parse.h"
 #include "../lower/agent/agent.h"
-#include "runtime.h"
+#include "../runtime/runtime.h"
 
 /* ------------------------------------------------------------------ parent side */
 typedef enum {

@@ -1,0 +1,338 @@
+/* src/isolate/worker_handler.c: what `sparseditto worker` runs for each request: a
+ * candidate .so written by the model (nvcc, load, preprocess, validate, time; or two
+ * executions under ncu) or a built-in candidate by configuration (build, validate, time),
+ * and the encoding of built-in requests that the tuner sends. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_handler.h"
+
+#define NVCC_TIMEOUT_S 240
+
+/* ------------------------------------------------------------------ built-in records */
+
+/* A built-in candidate's configuration as bytes (the worker is the same build). */
+typedef struct {
+    int32_t kind, op, k, reserved;
+    sdi_spmv_config spmv;
+    sdi_spmm_config spmm;
+} builtin_record;
+
+static void hex_encode(const void *data, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool hex_decode(const char *s, void *out, size_t n)
+{
+    if (s == NULL || strlen(s) != 2 * n)
+        return false;
+    unsigned char *p = out;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        p[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return true;
+}
+
+sd_status sdi_worker_builtin_request(const sdi_impl *cand, const char *name, const char *matrix_path, char **out)
+{
+    *out = NULL;
+    if (cand->kind != SDI_IMPL_SPMV && cand->kind != SDI_IMPL_SPMM)
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "isolated runs cover our SpMV and SpMM candidates");
+    builtin_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.kind = cand->kind;
+    rec.op = cand->op;
+    rec.k = cand->k;
+    rec.spmv = cand->spmv_cfg;
+    rec.spmm = cand->spmm_cfg;
+    char *hex = sdi_malloc(2 * sizeof rec + 1);
+    if (hex == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a worker request");
+    hex_encode(&rec, sizeof rec, hex);
+    sdi_json j;
+    sdi_json_init(&j, 0);
+    sdi_json_begin_object(&j);
+    sdi_json_key(&j, "name");
+    sdi_json_string(&j, name);
+    sdi_json_key(&j, "kind");
+    sdi_json_string(&j, "builtin");
+    sdi_json_key(&j, "op");
+    sdi_json_int(&j, cand->op);
+    sdi_json_key(&j, "k");
+    sdi_json_int(&j, cand->op == SD_OP_SPMM ? cand->k : 1);
+    sdi_json_key(&j, "matrix");
+    sdi_json_string(&j, matrix_path);
+    sdi_json_key(&j, "config");
+    sdi_json_string(&j, hex);
+    sdi_json_end_object(&j);
+    sdi_free(hex);
+    sd_status s = sdi_json_finish(&j);
+    if (s == SD_OK) {
+        *out = j.buf;
+        j.buf = NULL;
+    }
+    sdi_json_free(&j);
+    return s;
+}
+
+/* ------------------------------------------------------------------ the worker's handler */
+
+typedef struct {
+    sd_context *ctx;
+    bool ctx_tried;
+    char ctx_why[300];
+    char matrix_path[PATH_MAX];
+    sd_csr a;
+} worker_state;
+
+static void ensure_ctx(worker_state *ws)
+{
+    if (ws->ctx_tried)
+        return;
+    ws->ctx_tried = true;
+    sd_status s = sd_context_create(NULL, &ws->ctx);
+    if (s != SD_OK) {
+        snprintf(ws->ctx_why, sizeof ws->ctx_why, "%s", sd_last_error());
+        sdi_error_clear();
+        ws->ctx = NULL;
+    }
+}
+
+static sd_status ensure_matrix(worker_state *ws, const char *path)
+{
+    if (path == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "the request names no matrix");
+    if (ws->matrix_path[0] && strcmp(ws->matrix_path, path) == 0)
+        return SD_OK;
+    sd_csr_free(&ws->a);
+    ws->matrix_path[0] = '\0';
+    sd_status s = sd_csr_read(path, &ws->a);
+    if (s == SD_OK)
+        snprintf(ws->matrix_path, sizeof ws->matrix_path, "%s", path);
+    return s;
+}
+
+static void put_status(sdi_json *reply, const char *status, const char *detail)
+{
+    sdi_json_key(reply, "status");
+    sdi_json_string(reply, status);
+    if (detail != NULL) {
+        sdi_json_key(reply, "detail");
+        sdi_json_string(reply, detail);
+    }
+}
+
+static sd_status harness_run(void *arg, const float *x, float *y, cudaStream_t stream)
+{
+    sdi_harness *h = arg;
+    int rc = h->compute(h->state, x, y, stream);
+    if (rc != 0)
+        return SDI_ERR(SD_ERR_CUDA, "sd_agent_compute returned %d (%s)", rc, cudaGetErrorString((cudaError_t)rc));
+    return SD_OK;
+}
+
+typedef struct {
+    sd_context *ctx;
+    sdi_impl *im;
+} builtin_exec;
+
+static sd_status builtin_run(void *arg, const float *x, float *y, cudaStream_t stream)
+{
+    builtin_exec *b = arg;
+    return sdi_impl_run(b->ctx, b->im, x, y, stream);
+}
+
+/* An LLM-written candidate: nvcc (unless prebuilt), dlopen, preprocess, validate, time. */
+static sd_status handle_agent(worker_state *ws, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
+{
+    const char *name = sdi_jget_string(req, "name", "?");
+    const char *src = sdi_jget_string(req, "source", NULL), *so = sdi_jget_string(req, "so", NULL);
+    sd_op op = (sd_op)sdi_jget_number(req, "op", 0);
+    int k = (int)sdi_jget_number(req, "k", 1);
+    if (so == NULL || (op != SD_OP_SPMV && op != SD_OP_SPMM) || k < 1) {
+        put_status(reply, "error", "the request needs \"so\", op 0 or 1 and k >= 1");
+        return SD_OK;
+    }
+    if (src != NULL) {
+        char log[PATH_MAX + 8];
+        snprintf(log, sizeof log, "%s.log", so);
+        double ms = 0;
+        sd_status s = sdi_nvcc_shared(src, so, sdi_jget_string(req, "arch", NULL), log,
+                                      sdi_jget_number(req, "compile_timeout_s", NVCC_TIMEOUT_S), &ms);
+        sdi_json_key(reply, "compile_ms");
+        sdi_json_number(reply, ms);
+        if (s != SD_OK) {
+            put_status(reply, "compile_error", sd_last_error());
+            char tail[2100];
+            sdi_file_tail(log, 2000, tail, sizeof tail);
+            sdi_json_key(reply, "compile_log");
+            sdi_json_string(reply, tail);
+            return SD_OK;
+        }
+    }
+    sdi_harness h;
+    sd_status s = sdi_harness_load(so, &h);
+    if (s != SD_OK) {
+        put_status(reply, "load_error", sd_last_error());
+        return SD_OK;
+    }
+    s = ensure_matrix(ws, sdi_jget_string(req, "matrix", NULL));
+    if (s != SD_OK) {
+        put_status(reply, "error", sd_last_error());
+        sdi_harness_unload(&h);
+        return SD_OK;
+    }
+    ensure_ctx(ws);
+    /* preprocess runs even without a device: its host part is the candidate's too, and a
+     * crash there must end only this process. */
+    s = sdi_harness_prepare(&h, &ws->a, op, k);
+    if (ws->ctx == NULL) {
+        char why[700];
+        snprintf(why, sizeof why, "compiled and loaded; preprocess %s; validation and timing need a GPU (%s)",
+                 s == SD_OK ? "succeeded" : sd_last_error(), ws->ctx_why);
+        put_status(reply, "no_device", why);
+        sdi_harness_unload(&h);
+        return SD_OK;
+    }
+    if (s != SD_OK) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", sd_last_error());
+        /* A fault inside preprocess surfaces at the next synchronisation. */
+        sdi_stream_sync(ws->ctx, "after sd_agent_preprocess", name);
+        *fatal = ws->ctx->broken != 0;
+        put_status(reply, *fatal ? "fault" : "error", *fatal ? ws->ctx->broken_reason : why);
+        if (!*fatal)
+            sdi_harness_unload(&h);
+        return SD_OK;
+    }
+    sdi_candidate_exec ex = {harness_run, &h};
+    if (sdi_jget(req, "profile_only") != NULL) {
+        /* Under ncu: two executions on zeroed operands and nothing else (no calibration,
+         * no timing loops: every kernel launch is replayed for its counters). */
+        int kk = op == SD_OP_SPMM ? k : 1;
+        float *d_in = NULL, *d_out = NULL;
+        s = sdi_device_malloc(ws->ctx, (void **)&d_in, (size_t)ws->a.cols * (size_t)kk * sizeof(float), "x");
+        if (s == SD_OK)
+            s = sdi_device_malloc(ws->ctx, (void **)&d_out, (size_t)ws->a.rows * (size_t)kk * sizeof(float), "y");
+        for (int i = 0; i < 2 && s == SD_OK; i++)
+            s = harness_run(&h, d_in, d_out, ws->ctx->stream);
+        if (s == SD_OK)
+            s = sdi_stream_sync(ws->ctx, "profiled executions", name);
+        *fatal = ws->ctx->broken != 0;
+        put_status(reply, s == SD_OK ? "ok" : *fatal ? "fault" : "error", s == SD_OK ? NULL : sd_last_error());
+        sdi_device_free(d_in);
+        sdi_device_free(d_out);
+    } else {
+        if (sdi_device_calibrate(ws->ctx) != SD_OK)
+            sdi_error_clear(); /* only the roofline fraction needs it */
+        sdi_candidate_measure(ws->ctx, &ws->a, op, k, name, &ex, reply, fatal);
+    }
+    /* After a sticky fault the candidate's cleanup would only meet the same error; the
+     * process leaves right after the reply. */
+    if (!*fatal)
+        sdi_harness_unload(&h);
+    return SD_OK;
+}
+
+static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
+{
+    builtin_record rec;
+    if (!hex_decode(sdi_jget_string(req, "config", NULL), &rec, sizeof rec) ||
+        (rec.kind != SDI_IMPL_SPMV && rec.kind != SDI_IMPL_SPMM)) {
+        put_status(reply, "error", "the built-in configuration does not decode (another build?)");
+        return SD_OK;
+    }
+    sd_status s = ensure_matrix(ws, sdi_jget_string(req, "matrix", NULL));
+    if (s != SD_OK) {
+        put_status(reply, "error", sd_last_error());
+        return SD_OK;
+    }
+    ensure_ctx(ws);
+    if (ws->ctx == NULL) {
+        char why[400];
+        snprintf(why, sizeof why, "validation and timing need a GPU (%s)", ws->ctx_why);
+        put_status(reply, "no_device", why);
+        return SD_OK;
+    }
+    sdi_impl im;
+    memset(&im, 0, sizeof im);
+    im.kind = (sdi_impl_kind)rec.kind;
+    im.op = (sd_op)rec.op;
+    im.k = rec.k;
+    im.spmv_cfg = rec.spmv;
+    im.spmm_cfg = rec.spmm;
+    s = sdi_impl_build(ws->ctx, &ws->a, &im, NULL, 0);
+    sdi_json_key(reply, "compile_ms");
+    sdi_json_number(reply, im.compile_ms);
+    if (s != SD_OK) {
+        *fatal = ws->ctx->broken != 0;
+        put_status(reply, *fatal ? "fault" : s == SD_ERR_COMPILE ? "compile_error" : "error", sd_last_error());
+        return SD_OK;
+    }
+    if (sdi_device_calibrate(ws->ctx) != SD_OK)
+        sdi_error_clear();
+    builtin_exec b = {ws->ctx, &im};
+    sdi_candidate_exec ex = {builtin_run, &b};
+    sdi_candidate_measure(ws->ctx, &ws->a, im.op, im.k, sdi_jget_string(req, "name", "?"), &ex, reply, fatal);
+    sdi_impl_release(&im);
+    return SD_OK;
+}
+
+static sd_status worker_handler(void *arg, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
+{
+    worker_state *ws = arg;
+    const char *kind = sdi_jget_string(req, "kind", "");
+    if (strcmp(kind, "agent") == 0)
+        return handle_agent(ws, req, reply, fatal);
+    if (strcmp(kind, "builtin") == 0)
+        return handle_builtin(ws, req, reply, fatal);
+    if (strcmp(kind, "ping") == 0) {
+        put_status(reply, "ok", NULL);
+        return SD_OK;
+    }
+    put_status(reply, "error", "unknown request kind");
+    return SD_OK;
+}
+
+static void worker_state_free(worker_state *ws)
+{
+    /* A broken context is left to the process exit (its teardown meets the same fault). */
+    if (ws->ctx != NULL && !ws->ctx->broken)
+        sd_context_destroy(ws->ctx);
+    sd_csr_free(&ws->a);
+}
+
+int sdi_worker_main(int fd_in, int fd_out)
+{
+    worker_state ws;
+    memset(&ws, 0, sizeof ws);
+    int rc = sdi_worker_serve(fd_in, fd_out, worker_handler, &ws);
+    worker_state_free(&ws);
+    return rc;
+}
+
+int sdi_worker_once(const char *request_path, const char *reply_path)
+{
+    worker_state ws;
+    memset(&ws, 0, sizeof ws);
+    int rc = sdi_worker_serve_once(request_path, reply_path, worker_handler, &ws);
+    worker_state_free(&ws);
+    return rc;
+}
