@@ -7,65 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tune/impl_cache.h"
 #include "worker_handler.h"
 
 #define NVCC_TIMEOUT_S 240
 
-/* ------------------------------------------------------------------ built-in records */
-
-/* A built-in candidate's configuration as bytes (the worker is the same build). */
-typedef struct {
-    int32_t kind, op, k, reserved;
-    sdi_spmv_config spmv;
-    sdi_spmm_config spmm;
-} builtin_record;
-
-static void hex_encode(const void *data, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[p[i] >> 4];
-        out[2 * i + 1] = digits[p[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static int hex_value(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-static bool hex_decode(const char *s, void *out, size_t n)
-{
-    if (s == NULL || strlen(s) != 2 * n)
-        return false;
-    unsigned char *p = out;
-    for (size_t i = 0; i < n; i++) {
-        int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        p[i] = (unsigned char)(hi << 4 | lo);
-    }
-    return true;
-}
+/* ------------------------------------------------------------------ built-in requests */
 
 sd_status sdi_worker_builtin_request(const sdi_impl *cand, const char *name, const char *matrix_path, char **out)
 {
     *out = NULL;
     if (cand->kind != SDI_IMPL_SPMV && cand->kind != SDI_IMPL_SPMM)
         return SDI_ERR(SD_ERR_UNSUPPORTED, "isolated runs cover our SpMV and SpMM candidates");
-    builtin_record rec;
-    memset(&rec, 0, sizeof rec);
-    rec.kind = cand->kind;
-    rec.op = cand->op;
-    rec.k = cand->k;
-    rec.spmv = cand->spmv_cfg;
-    rec.spmm = cand->spmm_cfg;
-    char *hex = sdi_malloc(2 * sizeof rec + 1);
-    if (hex == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a worker request");
-    hex_encode(&rec, sizeof rec, hex);
     sdi_json j;
     sdi_json_init(&j, 0);
     sdi_json_begin_object(&j);
@@ -79,10 +32,10 @@ sd_status sdi_worker_builtin_request(const sdi_impl *cand, const char *name, con
     sdi_json_int(&j, cand->op == SD_OP_SPMM ? cand->k : 1);
     sdi_json_key(&j, "matrix");
     sdi_json_string(&j, matrix_path);
+    /* The implementation record the kernel cache stores (tune/impl_cache.h). */
     sdi_json_key(&j, "config");
-    sdi_json_string(&j, hex);
+    sdi_impl_record_json(cand, 0, &j);
     sdi_json_end_object(&j);
-    sdi_free(hex);
     sd_status s = sdi_json_finish(&j);
     if (s == SD_OK) {
         *out = j.buf;
@@ -253,13 +206,18 @@ static sd_status handle_agent(worker_state *ws, const sdi_jvalue *req, sdi_json 
 
 static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
 {
-    builtin_record rec;
-    if (!hex_decode(sdi_jget_string(req, "config", NULL), &rec, sizeof rec) ||
-        (rec.kind != SDI_IMPL_SPMV && rec.kind != SDI_IMPL_SPMM)) {
-        put_status(reply, "error", "the built-in configuration does not decode (another build?)");
+    sdi_impl im;
+    int general_b = 0;
+    sd_status s = sdi_impl_record_read(sdi_jget(req, "config"), &im, &general_b);
+    if (s != SD_OK || (im.kind != SDI_IMPL_SPMV && im.kind != SDI_IMPL_SPMM)) {
+        char why[400];
+        snprintf(why, sizeof why, "the built-in configuration does not read: %s",
+                 s != SD_OK ? sd_last_error() : "not a SpMV or SpMM plan");
+        sdi_error_clear();
+        put_status(reply, "error", why);
         return SD_OK;
     }
-    sd_status s = ensure_matrix(ws, sdi_jget_string(req, "matrix", NULL));
+    s = ensure_matrix(ws, sdi_jget_string(req, "matrix", NULL));
     if (s != SD_OK) {
         put_status(reply, "error", sd_last_error());
         return SD_OK;
@@ -271,13 +229,6 @@ static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_jso
         put_status(reply, "no_device", why);
         return SD_OK;
     }
-    sdi_impl im;
-    memset(&im, 0, sizeof im);
-    im.kind = (sdi_impl_kind)rec.kind;
-    im.op = (sd_op)rec.op;
-    im.k = rec.k;
-    im.spmv_cfg = rec.spmv;
-    im.spmm_cfg = rec.spmm;
     s = sdi_impl_build(ws->ctx, &ws->a, &im, NULL, 0);
     sdi_json_key(reply, "compile_ms");
     sdi_json_number(reply, im.compile_ms);
