@@ -247,7 +247,7 @@ static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cac
 {
     int32_t flags = (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
     /* A winner found with the agent round is not one found without it (and vice versa). */
-    if (kern->op != SD_OP_SPGEMM && sdi_agent_requested())
+    if (kern->op != SD_OP_SPGEMM && sdi_config_get()->lowering == SDI_LOWERING_AGENT)
         flags |= SDI_CACHE_FLAG_AGENT_SEARCHED;
     sdi_tune_task_key(kern->ctx, &kern->a, kern->has_b ? &kern->b : NULL, kern->op, kern->k, flags, key);
 }
@@ -290,7 +290,7 @@ static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e, int fas
         req.source = src->data;
         req.kernel_name = "a cached SpGEMM unit";
         req.fast = fast; /* the level the units were compiled at: part of the memo key */
-        req.link = sdi_spgemm_link_enabled(); /* linked units are keyed apart (jit.c) */
+        req.link = sdi_config_get()->sg_link; /* linked units are keyed apart (jit.c) */
         if (sdi_jit_memo_put(ctx, &req, bin->data, bin->size) != SD_OK)
             sdi_error_clear(); /* compiled again if needed */
     }

@@ -96,9 +96,6 @@ SDI_HIDDEN sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
  * cap): the one the link itself issues, so that a batch compiling parts ahead (the SpGEMM
  * precompile) fills the memo with the very keys the link looks up. */
 SDI_HIDDEN void sdi_jit_part_request(const sdi_jit_request *link, int i, sdi_jit_request *out);
-/* A fast-compile level from the environment variable var: unset, empty or "0" → 0; "min",
- * "mid", "max" → 1, 2, 3; anything else an error naming var. */
-SDI_HIDDEN sd_status sdi_jit_fast_level_env(const char *var, int *level);
 SDI_HIDDEN void sdi_cubin_free(sdi_cubin *c);
 /* "major.minor" of the NVRTC in use. */
 SDI_HIDDEN sd_status sdi_nvrtc_version(int *major, int *minor);
@@ -339,9 +336,6 @@ SDI_HIDDEN sd_status sdi_program_add_launch(sdi_program *p, sdi_function *fn,
 /* Enqueues every launch in order on `stream` (or replays the graph when use_graph).
  * Asynchronous; launch-time errors name the kernel. */
 SDI_HIDDEN sd_status sdi_program_run(sd_context *ctx, sdi_program *p, cudaStream_t stream);
-/* Whether the search and the public API replay their programs as CUDA graphs: on unless
- * SPARSEDITTO_GRAPHS=0 (read once; for A/B measurements). */
-SDI_HIDDEN bool sdi_program_graphs_enabled(void);
 /* Whether `stream` is being captured into a graph (the caller's): then launches go into
  * the caller's graph as they are. An unanswerable query counts as capturing. */
 SDI_HIDDEN bool sdi_stream_capturing(cudaStream_t stream);
