@@ -25,6 +25,12 @@ sd_status sd_context_create(const sd_context_options *opts, sd_context **out)
     if (out == NULL)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_context_create: out is NULL");
     *out = NULL;
+    /* a bad SPARSEDITTO_* value is reported at the first call, before any device work */
+    sd_status cs = sdi_config_status();
+    if (cs != SD_OK) {
+        sdi_error_prefix("sd_context_create");
+        return cs;
+    }
     if (opts != NULL && opts->device < 0)
         return SDI_ERR(SD_ERR_INVALID_ARG, "sd_context_create: device %d is negative",
                        opts->device);

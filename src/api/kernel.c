@@ -242,7 +242,7 @@ static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cac
 {
     int32_t flags = (o->allow_vendor ? 1 : 0) | (o->deterministic ? 2 : 0);
     /* A winner found with the agent round is not one found without it (and vice versa). */
-    if (kern->op != SD_OP_SPGEMM && sdi_agent_requested())
+    if (kern->op != SD_OP_SPGEMM && sdi_config_get()->lowering == SDI_LOWERING_AGENT)
         flags |= SDI_CACHE_FLAG_AGENT_SEARCHED;
     sdi_tune_task_key(kern->ctx, &kern->a, kern->has_b ? &kern->b : NULL, kern->op, kern->k, flags, key);
 }

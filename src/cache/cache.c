@@ -52,16 +52,18 @@ int sdi_cache_mkdirs(const char *path)
 
 char *sdi_cache_base_dir(const char *given)
 {
-    const char *env = NULL, *suffix = "";
+    const sdi_config *cfg = sdi_config_get();
+    const char *env = "", *suffix = "";
     if (given != NULL && given[0] != '\0') {
         env = given;
-    } else if ((env = getenv("SPARSEDITTO_CACHE")) != NULL && env[0] != '\0') {
-    } else if ((env = getenv("XDG_CACHE_HOME")) != NULL && env[0] != '\0') {
+    } else if (cfg->cache[0] != '\0') {
+        env = cfg->cache;
+    } else if (cfg->xdg_cache_home[0] != '\0') {
+        env = cfg->xdg_cache_home;
         suffix = "/sparseditto";
-    } else if ((env = getenv("HOME")) != NULL && env[0] != '\0') {
+    } else if (cfg->home[0] != '\0') {
+        env = cfg->home;
         suffix = "/.cache/sparseditto";
-    } else {
-        env = "";
     }
     size_t n = strlen(env) + strlen(suffix) + 1;
     char *dir = sdi_malloc(n);
@@ -117,6 +119,7 @@ void sdi_cache_key_init(sdi_cache_key *key)
     memset(key, 0, sizeof *key);
     snprintf(key->lib_version, sizeof key->lib_version, "%s", sd_version_string());
     snprintf(key->generator, sizeof key->generator, "%s", GENERATOR_REVISION);
+    key->config = sdi_config_key_hash();
 }
 
 void sdi_cache_key_pattern(sdi_cache_key *key, const sd_csr *a, const sd_csr *b)

@@ -27,6 +27,8 @@ typedef struct {
     char lib_version[16];   /* sd_version_string() */
     char generator[16];     /* code generator revision: "g1" from sdi_cache_key_init; a task's
                                key (sdi_tune_task_key) names the embedded templates' hash */
+    uint64_t config;        /* sdi_config_key_hash: the knobs that change plans, lowering or
+                               timings (docs/ARCHITECTURE.md "Configuration"); 0 at defaults */
 } sdi_cache_key;
 
 /* A named binary blob of an entry (a cubin, a format descriptor, ...). */
@@ -57,7 +59,8 @@ SDI_HIDDEN sd_status sdi_cache_open(const char *dir, sdi_cache **out);
 SDI_HIDDEN void sdi_cache_close(sdi_cache *c);
 SDI_HIDDEN const char *sdi_cache_root(const sdi_cache *c);
 
-/* Fills key fields that do not depend on the task (library version, generator). */
+/* Fills key fields that do not depend on the task (library version, generator, the
+ * configuration's hash). */
 SDI_HIDDEN void sdi_cache_key_init(sdi_cache_key *key);
 #define SDI_CACHE_FLAG_GENERAL_B 4
 #define SDI_CACHE_FLAG_AGENT 8
@@ -136,9 +139,6 @@ SDI_HIDDEN int sdi_cache_mkdirs(const char *path);
  * full JIT key (architecture, options, source), the embedded templates, the library and
  * NVRTC versions; written atomically; verified (key and content hashes) on every read, a
  * bad file deleted and reported as a miss. */
-/* Whether the JIT cache is used: on unless SPARSEDITTO_JIT_CACHE=0 (gpu/cli_run checks
- * that a second process loads its kernels from it and that they validate). */
-SDI_HIDDEN bool sdi_jit_cache_enabled(void);
 /* Looks the key up under dir (a cache base as given to sdi_cache_open); salt folds in what
  * the key text does not say (the caller's templates and compiler version). *cubin is NULL
  * on a miss; on a hit it is an sdi_malloc'ed copy of *size bytes. Errors only for host

@@ -33,12 +33,6 @@ typedef struct {
     uint64_t data_lo, data_hi; /* the cubin's hash */
 } jit_header;
 
-bool sdi_jit_cache_enabled(void)
-{
-    const char *v = getenv("SPARSEDITTO_JIT_CACHE");
-    return v == NULL || strcmp(v, "0") != 0;
-}
-
 /* "<dir>/sd-<version>/jit/<hh>" into folder and "<folder>/<hex>.cubin" into path. */
 static bool jit_paths(const char *dir, const char *key_text, size_t key_len, uint64_t salt, char *folder,
                       size_t fcap, char *path, size_t pcap)
@@ -112,20 +106,6 @@ sd_status sdi_jit_cache_load(const char *dir, const char *key_text, size_t key_l
     return SD_OK;
 }
 
-/* The cap in bytes: SPARSEDITTO_JIT_CACHE_MB (MiB, may be fractional), default 2048; 0
- * or a value that does not parse as a number ≥ 0: no cap. */
-static long long jit_cap_bytes(void)
-{
-    const char *v = getenv("SPARSEDITTO_JIT_CACHE_MB");
-    if (v == NULL || v[0] == '\0')
-        return 2048LL << 20;
-    char *end = NULL;
-    double mb = strtod(v, &end);
-    if (end == v || *end != '\0' || !(mb > 0))
-        return 0;
-    return (long long)(mb * 1048576.0);
-}
-
 typedef struct {
     struct timespec t;
     long long size;
@@ -144,7 +124,7 @@ static int older_first(const void *x, const void *y)
 
 sd_status sdi_jit_cache_evict(const char *dir)
 {
-    const long long cap = jit_cap_bytes();
+    const long long cap = (long long)(sdi_config_get()->jit_cache_mb * 1048576.0); /* 0: no cap */
     if (dir == NULL || dir[0] == '\0' || cap <= 0)
         return SD_OK;
     char root[1100];

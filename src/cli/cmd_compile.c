@@ -269,6 +269,7 @@ int cmd_compile(int argc, char **argv)
             char buf[32];
             snprintf(buf, sizeof buf, "%lld", calls);
             setenv("SPARSEDITTO_AGENT_BUDGET", buf, 1);
+            sdi_config_reload();
         }
         sdi_agent_config probe;
         if (sdi_agent_config_from_env(&probe) != SD_OK) {
@@ -276,6 +277,7 @@ int cmd_compile(int argc, char **argv)
                     sd_last_error());
         } else {
             setenv("SPARSEDITTO_LOWERING", "agent", 1);
+            sdi_config_reload();
             o.use_cache = 0;
             memset(probe.key, 0, sizeof probe.key);
         }

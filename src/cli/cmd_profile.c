@@ -496,9 +496,7 @@ int cmd_profile(int argc, char **argv)
     if (args.present[O_EXEC])
         return exec_mode(&t, args.value[O_EXEC], args.value[O_VARIANT]);
 
-    const char *ncu = getenv("SPARSEDITTO_NCU");
-    if (ncu == NULL || ncu[0] == '\0')
-        ncu = "ncu";
+    const char *ncu = sdi_config_get()->ncu;
     if ((rc = check_ncu(ncu)) != SDC_EXIT_OK)
         return rc;
     const char *src = t.gen ? t.gen : t.file;

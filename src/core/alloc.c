@@ -113,13 +113,9 @@ long long sdi_host_mem_available(void)
         if (pages > 0 && page > 0)
             avail = (long long)pages * page;
     }
-    const char *cap = getenv("SPARSEDITTO_HOST_MEM_LIMIT");
-    if (cap != NULL && *cap) {
-        char *end = NULL;
-        double v = strtod(cap, &end);
-        if (end != cap && v >= 0 && (avail < 0 || v < (double)avail))
-            avail = (long long)v;
-    }
+    const double cap = sdi_config_get()->host_mem_limit;
+    if (sdi_config_is_set("SPARSEDITTO_HOST_MEM_LIMIT") && (avail < 0 || cap < (double)avail))
+        avail = (long long)cap;
     return avail;
 }
 

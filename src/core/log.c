@@ -1,23 +1,10 @@
-/* src/core/log.c: verbosity from SPARSEDITTO_VERBOSE, stage logging, a monotonic clock. */
+/* src/core/log.c: verbosity (SPARSEDITTO_VERBOSE), stage logging, a monotonic clock. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include "sdi.h"
 
-int sdi_log_level(void)
-{
-    static _Atomic int level = -1;
-    int l = level;
-    if (l < 0) {
-        const char *v = getenv("SPARSEDITTO_VERBOSE");
-        l = (v != NULL) ? atoi(v) : 0;
-        if (l < 0)
-            l = 0;
-        level = l;
-    }
-    return l;
-}
+int sdi_log_level(void) { return sdi_config_get()->verbose; }
 
 void sdi_log(int level, const char *fmt, ...)
 {

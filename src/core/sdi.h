@@ -99,4 +99,6 @@ SDI_HIDDEN void sdi_log(int level, const char *fmt, ...) SDI_PRINTF(2, 3);
 /* Wall-clock seconds from a monotonic clock (host-side timings of stages). */
 SDI_HIDDEN double sdi_now(void);
 
+#include "config.h" /* the environment, typed: every room reads its knobs there */
+
 #endif /* SDI_H */

@@ -61,8 +61,8 @@ void sdi_file_tail(const char *path, size_t max, char *out, size_t cap)
 
 void sdi_worker_exe(char *out, size_t cap)
 {
-    const char *env = getenv("SPARSEDITTO_WORKER");
-    if (env != NULL && env[0]) {
+    const char *env = sdi_config_get()->worker;
+    if (env[0]) {
         snprintf(out, cap, "%s", env);
         return;
     }

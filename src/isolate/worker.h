@@ -95,9 +95,6 @@ SDI_HIDDEN int sdi_worker_serve_once(const char *request_path, const char *reply
  * An LLM-written candidate is one CUDA file exporting the extern "C" entry points of
  * SDI_AGENT_ABI (src/lower/agent/agent.h: the text the model is given and the header
  * its file is compiled with). */
-/* nvcc path: $SPARSEDITTO_NVCC, else the toolkit's nvcc found at build time, else
- * "nvcc" (PATH). */
-SDI_HIDDEN const char *sdi_nvcc_path(void);
 /* nvcc -shared -Xcompiler -fPIC -O3 -arch=<arch> src -o so, log into log_path;
  * SD_ERR_COMPILE with the log's first lines on failure. */
 SDI_HIDDEN sd_status sdi_nvcc_shared(const char *src, const char *so, const char *arch,

@@ -10,19 +10,9 @@
 #include "../gen/gen.h"
 #include "worker.h"
 
-#ifndef SD_NVCC_DEFAULT
-#define SD_NVCC_DEFAULT "nvcc"
-#endif
-
 /* The tuner's operand seed (tune.c): a candidate is measured on the same operand in the
  * worker as in the tuner's process, so times and validation compare. */
 #define CANDIDATE_SEED 0x5d1770
-
-const char *sdi_nvcc_path(void)
-{
-    const char *env = getenv("SPARSEDITTO_NVCC");
-    return env != NULL && env[0] ? env : SD_NVCC_DEFAULT;
-}
 
 sd_status sdi_nvcc_shared(const char *src, const char *so, const char *arch, const char *log_path,
                           double timeout_s, double *compile_ms)
@@ -30,7 +20,7 @@ sd_status sdi_nvcc_shared(const char *src, const char *so, const char *arch, con
     char archopt[32];
     /* sm_90 → -arch=sm_90 (SASS for the device, no PTX JIT at load). */
     snprintf(archopt, sizeof archopt, "-arch=%s", arch && arch[0] ? arch : SD_NVRTC_ARCH_DEFAULT);
-    char *argv[] = {(char *)sdi_nvcc_path(), (char *)"-shared", (char *)"-Xcompiler", (char *)"-fPIC",
+    char *argv[] = {(char *)sdi_config_get()->nvcc, (char *)"-shared", (char *)"-Xcompiler", (char *)"-fPIC",
                     (char *)"-O3", (char *)"-std=c++17", archopt, (char *)src, (char *)"-o", (char *)so, NULL};
     int code = -1;
     double t0 = sdi_now();

@@ -445,9 +445,7 @@ void sdi_ncu_profile(const char *worker_exe, const char *request_path, const cha
                      sdi_profile_diag *d)
 {
     memset(d, 0, sizeof *d);
-    const char *ncu = getenv("SPARSEDITTO_NCU");
-    if (ncu == NULL || ncu[0] == '\0')
-        ncu = "ncu";
+    const char *ncu = sdi_config_get()->ncu;
     char csv[1100], log[1100], reply[1100];
     snprintf(csv, sizeof csv, "%s/ncu.csv", dir);
     snprintf(log, sizeof log, "%s/ncu.log", dir);

@@ -557,13 +557,6 @@ static void stage_order(sdi_spgemm_exec *e)
     }
 }
 
-/* SPARSEDITTO_SG_STREAMS=0 keeps every launch on the caller's stream (measurements). */
-static bool side_streams_enabled(void)
-{
-    const char *v = getenv("SPARSEDITTO_SG_STREAMS");
-    return v == NULL || strcmp(v, "0") != 0;
-}
-
 /* Side streams (non-blocking) and fork / join events for a schedule whose stages have
  * independent launches; none otherwise. */
 static sd_status side_streams_create(sdi_spgemm_exec *e)
@@ -572,7 +565,7 @@ static sd_status side_streams_create(sdi_spgemm_exec *e)
     int want = (e->nind[0] > e->nind[1] ? e->nind[0] : e->nind[1]) - 1;
     if (want > SG_SIDE_STREAMS)
         want = SG_SIDE_STREAMS;
-    if (want < 1 || !side_streams_enabled())
+    if (want < 1 || !sdi_config_get()->sg_streams) /* SPARSEDITTO_SG_STREAMS=0: the caller's stream only */
         return SD_OK;
 #define SD_FREE_ALL /* the executor's destroy releases what was created */
     SD_TRY(sdi_cuda_status(e->ctx, cudaEventCreateWithFlags(&e->fork, cudaEventDisableTiming),
@@ -1013,11 +1006,6 @@ static sd_status run_stage(sdi_spgemm_exec *e, int stage, cudaStream_t st)
  * (SPARSEDITTO_SG_GRAPH=0 or SPARSEDITTO_GRAPHS=0, for measurements), where they cannot be
  * built (from then on), and on a stream the caller is capturing. */
 #define SD_FREE_ALL /* what the graphs hold, the executor's destroy releases */
-static bool sg_graphs_enabled(void)
-{
-    const char *v = getenv("SPARSEDITTO_SG_GRAPH");
-    return sdi_program_graphs_enabled() && !(v != NULL && strcmp(v, "0") == 0);
-}
 
 static void gnode_params(const sg_gnode *n, void **params, struct cudaKernelNodeParams *np)
 {
@@ -1164,7 +1152,7 @@ static sd_status graph_ready(sdi_spgemm_exec *e, cudaStream_t st, bool *use)
     *use = false;
     if (e->graph_state == 0) {
         e->graph_state = -1;
-        if (!sg_graphs_enabled() || e->sched.m == 0)
+        if (!sdi_config_get()->graphs || !sdi_config_get()->sg_graph || e->sched.m == 0)
             return SD_OK;
         sd_status s = graph_build(e);
         if (s != SD_OK)

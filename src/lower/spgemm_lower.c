@@ -91,28 +91,16 @@ static void variant_name(char *buf, size_t cap, int kind, int g, int p, int phas
              p < 0 ? -p : p, phase, threads);
 }
 
-bool sdi_spgemm_warp_brow_disabled(void)
-{
-    const char *e = getenv("SPARSEDITTO_SG_WARP_BROW");
-    return e != NULL && strcmp(e, "0") == 0;
-}
-
 /* The define every row-kernel source of a schedule starts with: the configuration's
  * warp_brow (sdi_spgemm_config), or SG_WARP_BROW 0 under SPARSEDITTO_SG_WARP_BROW=0 (for
  * side-by-side measurements); nothing for the template's default, so that the default
  * sources (and their JIT cache entries) stay as they were. */
 static void warp_brow_define(text *t, int32_t warp_brow)
 {
-    if (sdi_spgemm_warp_brow_disabled() || warp_brow < 0)
+    if (!sdi_config_get()->sg_warp_brow || warp_brow < 0)
         text_add(t, "#define SG_WARP_BROW 0\n");
     else if (warp_brow > 0)
         text_add(t, "#define SG_WARP_BROW %d\n", (int)warp_brow);
-}
-
-bool sdi_spgemm_link_enabled(void)
-{
-    const char *e = getenv("SPARSEDITTO_SG_LINK");
-    return e != NULL && strcmp(e, "1") == 0;
 }
 
 /* One kernel: segments in order, block b goes to the first segment whose end exceeds b. */
@@ -306,7 +294,7 @@ sd_status sdi_spgemm_lower(const sdi_sg_schedule *s, sdi_sg_lowered *out)
     SD_CHECK_ALLOC(out->unit_of, "launch units");
     SD_CHECK_ALLOC(out->units, "launch units");
     out->nkernels = s->nlaunches;
-    const bool link = sdi_spgemm_link_enabled();
+    const bool link = sdi_config_get()->sg_link;
     for (int l = 0; l < s->nlaunches; l++) {
         /* A shape seen earlier in this schedule reuses its unit (exact comparison, not
          * the hash: a collision must not merge two kernels). */

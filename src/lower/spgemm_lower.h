@@ -16,7 +16,7 @@ typedef struct {
     char name[SDI_SG_KERNEL_NAME]; /* "sd_sg_<16 hex of the shape>": the unit's only kernel */
     char *source;                  /* NVRTC source (owned): every segment's template inline;
                                       the unit's identity (JIT key) in both forms */
-    /* The linked form (sdi_spgemm_link_enabled): a dispatch kernel calling one relocatable
+    /* The linked form (SPARSEDITTO_SG_LINK=1): a dispatch kernel calling one relocatable
      * function per segment, each in a source of its own (parts), so that a segment variant
      * is compiled once for every unit, configuration and product that uses it; NULL and 0
      * without it. maxrreg: the parts' register cap under the unit's launch bounds. */
@@ -36,16 +36,6 @@ typedef struct {
                            schedule's */
 } sdi_sg_lowered;
 
-/* Whether units are lowered in the linked form too: only with SPARSEDITTO_SG_LINK=1. Off by
- * default: on the H200 the linked units halve the quick set's median SpGEMM compile
- * (5.3 -> 2.9 s) but their kernels run slower (SpGEMM geomean 2.32x -> 1.73x:
- * `SPARSEDITTO_SG_LINK=1 sparseditto bench --set quick --ops spgemm` against the default;
- * Belcastro_human_gene1's twin 420 -> 551 ms), and kernel speed ranks before compile time
- * (docs/ARCHITECTURE.md "Overview"). */
-SDI_HIDDEN bool sdi_spgemm_link_enabled(void);
-/* SPARSEDITTO_SG_WARP_BROW=0: every unit compiled without the warp-per-B-row path,
- * whatever its configuration says (and the search does not try it). */
-SDI_HIDDEN bool sdi_spgemm_warp_brow_disabled(void);
 
 /* The units of every launch of s; a shape repeated in s is one unit. The scan kernel is
  * not part of any unit (sdi_spgemm_scan_request compiles it once). On failure *out is

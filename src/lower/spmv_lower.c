@@ -539,7 +539,7 @@ sd_status sdi_spmv_exec_create(sd_context *ctx, const sdi_spmv_plan *p, sdi_spmv
         SD_TRY(sdi_program_add_launch(&out->prog, fn, grid, block, l->dyn_smem, args, l->nargs));
     }
     /* A graph issues in 1.3 us what a plain launch issues in 3.5 (runtime.h). */
-    out->prog.use_graph = sdi_program_graphs_enabled();
+    out->prog.use_graph = sdi_config_get()->graphs;
     return SD_OK;
 #undef SD_FREE_ALL
 }

@@ -44,7 +44,7 @@ int sdi_model_find(const char *file, char *path, size_t path_cap, char *why, siz
         path[0] = '\0';
     if (why != NULL && why_cap > 0)
         why[0] = '\0';
-    const char *env = getenv("SPARSEDITTO_MODELS");
+    const char *env = sdi_config_is_set("SPARSEDITTO_MODELS") ? sdi_config_get()->models : NULL;
     if (env != NULL) {
         if (env[0] == '\0') {
             if (why != NULL && why_cap > 0)

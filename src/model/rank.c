@@ -115,7 +115,7 @@ static void rank_spmm(const sd_features *f, int k, sdi_rank_entry *e, const char
         add(e, f, "dense_tile_nnz_frac", -2.0 * dense, "nonzeros in dense 16×16 tiles");
         if (k < 16)
             add(e, f, "prior", 0.5, "small K: block reuse of B rows is small");
-    } else if (strcmp(label, "tc") == 0 && !sdi_spmm_tc_in_search()) {
+    } else if (strcmp(label, "tc") == 0 && !sdi_config_get()->tc) {
         /* Validated on the H200 (gpu/test_spmm, 96 configurations) but the oracle best on only 2 of
          * 308 real-set tasks (K = 256) and no paper-60 twin (`bench_spmm --set real`, `--set paper60`). */
         add(e, f, "prior", 10.0, "the tensor-core template (bsr_tc) is off by default: it was the oracle best on 2 of 308 "
@@ -188,8 +188,7 @@ static void search_model(void)
 {
     char path[512], why[256];
     if (!sdi_model_find("energy.json", path, sizeof path, why, sizeof why)) {
-        const char *env = getenv("SPARSEDITTO_MODELS");
-        if (env != NULL && env[0] == '\0')
+        if (sdi_config_is_set("SPARSEDITTO_MODELS") && sdi_config_get()->models[0] == '\0')
             snprintf(model_note, sizeof model_note, "%s", why); /* no model wanted */
         else
             snprintf(model_note, sizeof model_note, "%.240s: rules-v1", why);

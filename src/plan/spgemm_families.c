@@ -51,8 +51,7 @@ void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out)
     out->mem_bytes = p != NULL && p->global_mem_bytes > 0 ? p->global_mem_bytes : (16ll << 30);
     /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (such rows go to global stripes), for
      * side-by-side measurements; read here, once per search, not per row */
-    const char *e = getenv("SPARSEDITTO_SG_WIDE");
-    out->no_wide = e != NULL && strcmp(e, "0") == 0;
+    out->no_wide = !sdi_config_get()->sg_wide;
 }
 
 int32_t sdi_sg_resident_ctas(const sdi_sg_limits *lim, int threads, int64_t smem)
@@ -527,18 +526,11 @@ static int heavy_registers(const sdi_sg_segment *g)
     return g->kind == SDI_SG_TINY && g->p > 8 && g->phase != SD_SG_PH_SYM;
 }
 
-/* Segments one fused launch holds at most: SPARSEDITTO_SG_FUSE_MAX (1 to SD_SG_MAX_SEGS),
- * else SD_SG_MAX_SEGS. A fused launch is one NVRTC unit whose compile time grows with its
+/* Segments one fused launch holds at most: SPARSEDITTO_SG_FUSE_MAX (1 to SD_SG_MAX_SEGS,
+ * the default). A fused launch is one NVRTC unit whose compile time grows with its
  * segments (dblp-2010's 14-segment unit: 4 s on the 2-core VM, 348 KB of cubin) and which
  * no other candidate shares; a cap trades launches for smaller, shared units. */
-static int fuse_max(void)
-{
-    const char *e = getenv("SPARSEDITTO_SG_FUSE_MAX");
-    if (e == NULL || e[0] == '\0')
-        return SD_SG_MAX_SEGS;
-    const int v = atoi(e);
-    return v < 1 ? 1 : (v > SD_SG_MAX_SEGS ? SD_SG_MAX_SEGS : v);
-}
+_Static_assert(SDI_CONFIG_SG_FUSE_MAX == SD_SG_MAX_SEGS, "the configuration's range of SG_FUSE_MAX");
 
 /* Adds a segment to the stage's launches under the fusion rule (at most max_segs a launch). */
 static sd_status add_segment(sdi_sg_schedule *s, int fuse, int max_segs, int stage, int threads,
@@ -892,7 +884,7 @@ sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits 
         }
     }
     int any_two = 0, any_one = 0;
-    const int max_segs = fuse_max();
+    const int max_segs = sdi_config_get()->sg_fuse_max;
     for (int b = 0; b < s->nbins; b++) {
         const sdi_sg_bin *bn = &s->bins[b];
         sdi_sg_segment seg = {.kind = bn->kind, .g = bn->g, .p = bn->p, .bin = b,

@@ -84,10 +84,6 @@ SDI_HIDDEN void sdi_spmm_stats_compute(const sd_csr *a, sdi_spmm_stats *out);
 SDI_HIDDEN const char *sdi_spmm_template_name(int tmpl);
 /* Template by label; -1 when unknown. */
 SDI_HIDDEN int sdi_spmm_template_from_name(const char *name);
-/* Whether the search (and the corpus builder) may try bsr_tc. Off by default: validated on
- * the H200 but rarely the fastest (src/model/rank.c gives the figures); SPARSEDITTO_TC=1
- * turns it on (the GPU lane and benchmarks force the template directly either way). */
-SDI_HIDDEN bool sdi_spmm_tc_in_search(void);
 /* One-line description of c, e.g. "csr_row k=32 w=4 kl=8 nz=1 v=4 co=1". A buffer of
  * SDI_SPMM_CONFIG_TEXT holds any configuration's line: every field at its widest
  * (-2147483648) makes 148 characters. */

@@ -24,12 +24,6 @@ int sdi_spmm_template_from_name(const char *name)
     return -1;
 }
 
-bool sdi_spmm_tc_in_search(void)
-{
-    const char *v = getenv("SPARSEDITTO_TC");
-    return v != NULL && strcmp(v, "1") == 0;
-}
-
 void sdi_spmm_stats_compute(const sd_csr *a, sdi_spmm_stats *out)
 {
     memset(out, 0, sizeof *out);

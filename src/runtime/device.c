@@ -78,7 +78,7 @@ void sdi_no_device_cause(cudaError_t e, const char *dl_error, int driver_version
                  CUDA_MAJOR(driver_version), CUDA_MINOR(driver_version),
                  CUDA_MAJOR(runtime_version), CUDA_MINOR(runtime_version), cudaGetErrorName(e));
     } else {
-        const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+        const char *visible = sdi_config_is_set("CUDA_VISIBLE_DEVICES") ? sdi_config_get()->cuda_visible_devices : NULL;
         snprintf(buf, cap, "the NVIDIA driver (CUDA %d.%d) reports no GPU%s%.64s%s (%s)",
                  CUDA_MAJOR(driver_version), CUDA_MINOR(driver_version),
                  visible != NULL ? " with CUDA_VISIBLE_DEVICES='" : "",

@@ -113,20 +113,6 @@ static bool valid_arch(const char *a)
 
 static const char *const fast_levels[] = {"min", "mid", "max"};
 
-sd_status sdi_jit_fast_level_env(const char *var, int *level)
-{
-    *level = 0;
-    const char *v = getenv(var);
-    if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0)
-        return SD_OK;
-    for (int i = 0; i < 3; i++)
-        if (strcmp(v, fast_levels[i]) == 0) {
-            *level = i + 1;
-            return SD_OK;
-        }
-    return SDI_ERR(SD_ERR_INVALID_ARG, "%s='%.40s': expected min, mid, max or 0", var, v);
-}
-
 /* The --Ofast-compile level of req, NULL for full optimisation. SPARSEDITTO_NVRTC_FAST=min|
  * mid|max sets it for every request that does not say (less optimisation for a shorter
  * compile: on a 5-segment SpGEMM unit 0.95 s → 0.49 / 0.33 / 0.27 s, 2-core VM); opt-in:
@@ -136,11 +122,8 @@ static sd_status fast_compile_level(const sdi_jit_request *req, const char **lev
 {
     *level = NULL;
     int l = req->fast;
-    if (l == 0) {
-        sd_status s = sdi_jit_fast_level_env("SPARSEDITTO_NVRTC_FAST", &l);
-        if (s != SD_OK)
-            return s;
-    }
+    if (l == 0)
+        l = sdi_config_get()->nvrtc_fast;
     if (l < -1 || l > 3)
         return SDI_ERR(SD_ERR_INVALID_ARG, "fast-compile level %d (-1..3)", l);
     *level = l > 0 ? fast_levels[l - 1] : NULL;
@@ -236,7 +219,10 @@ static sd_status jit_text_build(const sdi_jit_request *req, const char *arch, ji
     }
     snprintf(t->program_name, sizeof t->program_name, "%s.cu", t->label);
     /* Full key: options, the link mark (a linked kernel), then source, NUL-separated
-     * (exact comparison on memo hits). */
+     * (exact comparison on memo hits). The knobs that change what is compiled reach it
+     * through these: SPARSEDITTO_NVRTC_FAST and _SEARCH_FAST as --Ofast-compile,
+     * _SG_WARP_BROW as a define in the source, _SG_LINK as the link mark and the parts'
+     * own keys, _TC as the choice of template. */
     static const char link_mark[] = "(linked from relocatable parts)";
     size_t klen = strlen(t->source) + 1 + (req->link ? sizeof link_mark : 0);
     for (int i = 0; i < t->nopts; i++)
@@ -535,7 +521,7 @@ static sd_status compile_or_load(const jit_text *t, const char *arch, sd_context
                                  sdi_cubin *out, bool *from_disk)
 {
     *from_disk = false;
-    const bool disk = dir != NULL && dir[0] && sdi_jit_cache_enabled();
+    const bool disk = dir != NULL && dir[0] && sdi_config_get()->jit_cache;
     if (disk) {
         void *stored = NULL;
         size_t size = 0;
@@ -582,7 +568,7 @@ sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
     const char *arch = req->arch ? req->arch : SD_NVRTC_ARCH_DEFAULT;
     jit_text t;
     sd_status s = jit_text_build(req, arch, &t);
-    if (s == SD_OK && sdi_jit_cache_enabled()) {
+    if (s == SD_OK && sdi_config_get()->jit_cache) {
         /* No context (the offline pipeline): the default cache directory. */
         char *dir = sdi_cache_base_dir(NULL);
         bool from_disk = false;

@@ -54,9 +54,6 @@ SDI_HIDDEN sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
  * cap): the one the link itself issues, so that a batch compiling parts ahead (the SpGEMM
  * precompile) fills the memo with the very keys the link looks up. */
 SDI_HIDDEN void sdi_jit_part_request(const sdi_jit_request *link, int i, sdi_jit_request *out);
-/* A fast-compile level from the environment variable var: unset, empty or "0" → 0; "min",
- * "mid", "max" → 1, 2, 3; anything else an error naming var. */
-SDI_HIDDEN sd_status sdi_jit_fast_level_env(const char *var, int *level);
 SDI_HIDDEN void sdi_cubin_free(sdi_cubin *c);
 /* "major.minor" of the NVRTC in use. */
 SDI_HIDDEN sd_status sdi_nvrtc_version(int *major, int *minor);

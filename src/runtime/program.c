@@ -1,7 +1,6 @@
 /* src/runtime/program.c: launch programs: an ordered list of kernel launches (function,
  * grid, block, dynamic shared memory, arguments bound to named device buffers), the
  * buffers they need, and optional replay through a CUDA graph built from the launches. */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +21,6 @@ static void drop_graph(sdi_program *p)
     p->graph = NULL;
     p->graph_tmpl = NULL;
     p->graph_nodes = NULL;
-}
-
-bool sdi_program_graphs_enabled(void)
-{
-    static _Atomic int enabled = -1; /* concurrent first reads agree: the environment is fixed */
-    int e = atomic_load(&enabled);
-    if (e < 0) {
-        const char *v = getenv("SPARSEDITTO_GRAPHS");
-        e = !(v != NULL && strcmp(v, "0") == 0);
-        atomic_store(&enabled, e);
-    }
-    return e != 0;
 }
 
 void sdi_program_free(sdi_program *p)

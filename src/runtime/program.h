@@ -90,9 +90,6 @@ SDI_HIDDEN sd_status sdi_program_add_launch(sdi_program *p, sdi_function *fn,
 /* Enqueues every launch in order on `stream` (or replays the graph when use_graph).
  * Asynchronous; launch-time errors name the kernel. */
 SDI_HIDDEN sd_status sdi_program_run(sd_context *ctx, sdi_program *p, cudaStream_t stream);
-/* Whether the search and the public API replay their programs as CUDA graphs: on unless
- * SPARSEDITTO_GRAPHS=0 (read once; for A/B measurements). */
-SDI_HIDDEN bool sdi_program_graphs_enabled(void);
 /* Whether `stream` is being captured into a graph (the caller's): then launches go into
  * the caller's graph as they are. An unanswerable query counts as capturing. */
 SDI_HIDDEN bool sdi_stream_capturing(cudaStream_t stream);

@@ -202,7 +202,7 @@ static sd_status measure_launch(sd_context *ctx)
     SD_TRY(sdi_program_add_launch(&a.prog, &m.functions[0], grid, block, 0, NULL, 0));
     /* The way our SpMV/SpMM programs launch: the floor of the ceilings (bench_suite.c)
      * is the cheapest launch we use (a graph: 3.1 us on the H200, a plain launch 5.2). */
-    a.prog.use_graph = sdi_program_graphs_enabled();
+    a.prog.use_graph = sdi_config_get()->graphs;
     sdi_timing t;
     SD_TRY(sdi_measure(ctx, "sd_empty_kernel", run_empty, &a, NULL, NULL, &t));
     ctx->launch_us_mean = t.mean_us;

@@ -206,12 +206,6 @@ static void mirror_fill(const sdi_reference *r, int64_t e0, int64_t e1, float *h
 /* The mirror's parts belong to d: on failure the caller releases them (mirror_release). */
 #define SD_FREE_ALL ((void)0)
 
-static bool streamed_mirror_forced(void)
-{
-    const char *e = getenv("SPARSEDITTO_STREAMED_MIRROR");
-    return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
-}
-
 /* Two host slots of `chunk` entries (want, tol and, SpGEMM, col) and their events, in d. */
 static sd_status mirror_stage_alloc(sd_context *ctx, struct sdi_ref_device *d, int64_t chunk,
                                     bool sparse, bool try_pinned)
@@ -287,7 +281,7 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
         const size_t rp_bytes = ((size_t)r->c.rows + 1) * 8;
         const size_t bytes = rp_bytes + (size_t)n * 12, slots = rp_bytes + 2 * (size_t)chunk * 12;
         const size_t free_b = sdi_device_free_bytes();
-        d->streamed = (bytes > free_b / 4 || streamed_mirror_forced()) && n > 0;
+        d->streamed = (bytes > free_b / 4 || sdi_config_get()->streamed_mirror) && n > 0;
         if (d->streamed && slots > free_b / 4)
             return SDI_ERR(SD_ERR_OUT_OF_MEMORY,
                            "a mirror of %zu bytes, or %zu streamed, exceeds a quarter of the %zu "
@@ -322,12 +316,6 @@ static sd_status ref_device_build(sd_context *ctx, const sdi_reference *r,
     return sdi_module_build(ctx, &req, req.kernel_name, &d->mod);
 }
 #undef SD_FREE_ALL
-
-static bool host_validation_forced(void)
-{
-    const char *e = getenv("SPARSEDITTO_HOST_VALIDATION");
-    return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
-}
 
 /* The mirror of r, built on first use (d->lock held): *ready when it can check in ctx.
  * No mirror (out of device memory, ...) is not an error: the host path needs none. */
@@ -480,7 +468,7 @@ sd_status sdi_check_dense_output(sd_context *ctx, const sdi_reference *r, const 
     if (r == NULL || d_out == NULL || (r->op != SD_OP_SPMV && r->op != SD_OP_SPMM))
         return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_check_dense_output: bad arguments");
     size_t n = (size_t)r->rows * (size_t)r->k;
-    if (r->dev != NULL && n >= SDI_DEVICE_CHECK_MIN && !host_validation_forced()) {
+    if (r->dev != NULL && n >= SDI_DEVICE_CHECK_MIN && !sdi_config_get()->host_validation) {
         bool passed = false;
         sd_status s = device_check(ctx, r, d_out, val, &passed);
         if (s != SD_OK || passed)
@@ -518,7 +506,7 @@ sd_status sdi_check_spgemm_output(sd_context *ctx, const sdi_reference *r, int32
     /* Large outputs of the reference's shape: on the device first (structure and values
      * against the mirror); what it flags, and everything else, on the host. */
     if (r->dev != NULL && nnz >= SDI_DEVICE_CHECK_MIN && nnz == r->c.nnz && rows == r->c.rows &&
-        cols == r->c.cols && !host_validation_forced()) {
+        cols == r->c.cols && !sdi_config_get()->host_validation) {
         struct sdi_ref_device *d = r->dev;
         bool ready = false, passed = false;
         pthread_mutex_lock(&d->lock);

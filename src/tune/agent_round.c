@@ -19,15 +19,6 @@
 #include "../plan/plan.h"
 #include "agent_round.h"
 
-#define WORKER_TIMEOUT_DEFAULT_S 300  /* one request: nvcc + load + validate + time */
-
-static double env_seconds(const char *name, double dflt)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    double d = v ? strtod(v, &end) : 0;
-    return (v != NULL && end != v && *end == '\0' && d > 0) ? d : dflt;
-}
 
 /* ------------------------------------------------------------------ replies → trials */
 
@@ -167,7 +158,7 @@ static void env_free(round_env *e)
 {
     sdi_worker_destroy(e->w);
     e->w = NULL;
-    if (getenv("SPARSEDITTO_AGENT_KEEP") == NULL)
+    if (!sdi_config_get()->agent_keep)
         remove_dir(e->dir);
     else if (e->dir[0])
         sdi_log(1, "agent: scratch files kept in %s", e->dir);
@@ -177,10 +168,10 @@ static void env_free(round_env *e)
 /* Scratch directory, the matrix as .sdm for the worker, the worker handle. */
 static sd_status env_open(round_env *e)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(e->dir, sizeof e->dir, "%s/sd-agent-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(e->dir) == NULL) {
-        int err = errno;
+    int n = snprintf(e->dir, sizeof e->dir, "%s/sd-agent-XXXXXX", sdi_config_get()->tmpdir);
+    const bool fits = n >= 0 && (size_t)n < sizeof e->dir;
+    if (!fits || mkdtemp(e->dir) == NULL) {
+        int err = fits ? errno : ENAMETOOLONG;
         e->dir[0] = '\0';
         return SDI_ERR(SD_ERR_IO, "cannot create a scratch directory (%s)", strerror(err));
     }
@@ -190,7 +181,7 @@ static sd_status env_open(round_env *e)
         return s;
     char log[PATH_MAX + 16];
     snprintf(log, sizeof log, "%s/worker.log", e->dir);
-    e->timeout_s = env_seconds("SPARSEDITTO_WORKER_TIMEOUT_S", WORKER_TIMEOUT_DEFAULT_S);
+    e->timeout_s = sdi_config_get()->worker_timeout_s;
     return sdi_worker_create(NULL, log, &e->w);
 }
 
@@ -504,7 +495,7 @@ static sd_status store_winner(round_env *e, sdi_cache *cache, const sdi_cache_ke
     sdi_json_key(&j, "validated");
     sdi_json_bool(&j, true);
     sdi_json_key(&j, "nvcc");
-    sdi_json_string(&j, sdi_nvcc_path());
+    sdi_json_string(&j, sdi_config_get()->nvcc);
     sdi_json_key(&j, "arch");
     sdi_json_string(&j, e->ctx->arch);
     sdi_json_end_object(&j);
@@ -694,9 +685,8 @@ static sd_status agent_loop(round_env *e, sdi_agent_conversation *sess, const ch
 
 sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_options *opt, sdi_tune_result *r)
 {
-    const char *iso = getenv("SPARSEDITTO_ISOLATE");
-    bool isolate = iso != NULL && strcmp(iso, "1") == 0;
-    bool agent = sdi_agent_requested();
+    bool isolate = sdi_config_get()->isolate;
+    bool agent = sdi_config_get()->lowering == SDI_LOWERING_AGENT;
     if (!isolate && !agent)
         return SD_OK;
     if (r->op != SD_OP_SPMV && r->op != SD_OP_SPMM) {
@@ -843,7 +833,8 @@ sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_op op, int 
     memset(out, 0, sizeof *out);
     *record_json = NULL;
     *used = false;
-    if (!sdi_agent_requested() || (op != SD_OP_SPMV && op != SD_OP_SPMM) || (opt != NULL && opt->deterministic))
+    if (sdi_config_get()->lowering != SDI_LOWERING_AGENT || (op != SD_OP_SPMV && op != SD_OP_SPMM) ||
+        (opt != NULL && opt->deterministic))
         return SD_OK;
     round_env e;
     memset(&e, 0, sizeof e);

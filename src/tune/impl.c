@@ -207,7 +207,7 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
         /* The caller's B and C may change per call: the graph's node arguments are
          * updated in place, and a stream the caller captures gets plain launches
          * (sdi_program_run). */
-        SD_TRY(sdi_spmm_load(ctx, &im->spmm_low, sdi_program_graphs_enabled(), &im->spmm_ld));
+        SD_TRY(sdi_spmm_load(ctx, &im->spmm_low, sdi_config_get()->graphs, &im->spmm_ld));
         im->compile_ms = im->spmm_ld.compile_ms;
         im->cubin_hit = im->spmm_ld.compile_ms == 0;
         break;
@@ -258,12 +258,6 @@ sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *im, const v
     im->built = 1;
     return SD_OK;
 #undef SD_FREE_ALL
-}
-
-bool sdi_impl_precompile_enabled(void)
-{
-    const char *v = getenv("SPARSEDITTO_PARALLEL_JIT");
-    return v != NULL && strcmp(v, "1") == 0;
 }
 
 /* One candidate's kernel into the memo, through a private lowering. */

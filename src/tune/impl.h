@@ -91,12 +91,11 @@ SDI_HIDDEN sd_status sdi_impl_build(sd_context *ctx, const sd_csr *a, sdi_impl *
  * (freed again: the candidates are untouched), so their later sdi_impl_build finds its
  * cubin in the memo. A candidate that fails is skipped (its build reports the cause).
  * SD_ERR_CUDA only when the context broke. *wall_ms (may be NULL): the batch's wall time.
- * The switch: SPARSEDITTO_PARALLEL_JIT=1 (sdi_impl_precompile_enabled). Off by default:
+ * The switch: SPARSEDITTO_PARALLEL_JIT=1. Off by default:
  * on the H200's quick set searches with it compile no faster (45.5 s vs 42.9 s for 42
  * tasks, median 0.81 vs 0.61 s: `sparseditto bench --set quick --ops spmv,spmm8,spmm256`
  * with SPARSEDITTO_PARALLEL_JIT=1 and without): the memo already
  * shares most kernels across tasks, and the private lowerings repeat format building. */
-SDI_HIDDEN bool sdi_impl_precompile_enabled(void);
 SDI_HIDDEN sd_status sdi_impl_precompile(sd_context *ctx, const sd_csr *a, const sdi_impl *const *list, int n,
                                          int threads, double *wall_ms);
 /* y = A·x or C = A·B on stream: asynchronous, allocates nothing. */

@@ -210,7 +210,7 @@ static bool seed_spgemm_units(sd_context *ctx, const sdi_cache_entry *e, int fas
         req.source = src->data;
         req.kernel_name = "a cached SpGEMM unit";
         req.fast = fast; /* the level the units were compiled at: part of the memo key */
-        req.link = sdi_spgemm_link_enabled(); /* linked units are keyed apart (jit.c) */
+        req.link = sdi_config_get()->sg_link; /* linked units are keyed apart (jit.c) */
         if (sdi_jit_memo_put(ctx, &req, bin->data, bin->size) != SD_OK)
             sdi_error_clear(); /* compiled again if needed */
     }

@@ -108,11 +108,11 @@ static void label_families(const tuner *t, const char *label, int *list, int *n)
         } else if (strncmp(label, "bsr", 3) == 0) {
             push_family(list, n, SDI_SPMM_BSR);
             /* dense 8×8 blocks: the same tiles on tensor cores */
-            if (sdi_spmm_tc_in_search() && feature(f, "rho_bsr8") > 0 && feature(f, "rho_bsr8") <= 3.0)
+            if (sdi_config_get()->tc && feature(f, "rho_bsr8") > 0 && feature(f, "rho_bsr8") <= 3.0)
                 push_family(list, n, SDI_SPMM_BSR_TC);
         } else if (strncmp(label, "bell", 4) == 0) {
             push_family(list, n, SDI_SPMM_BELL);
-        } else if (strcmp(label, "tc") == 0 && sdi_spmm_tc_in_search()) {
+        } else if (strcmp(label, "tc") == 0 && sdi_config_get()->tc) {
             push_family(list, n, SDI_SPMM_BSR_TC);
         }
     }
@@ -400,7 +400,7 @@ static sd_status measure_winner_in_full(tuner *t)
  * that their private lowerings (about two copies of A each) stay within 4 GiB. */
 static sd_status precompile_round(tuner *t, const int *fams, int nfams, int level, int take)
 {
-    if (!sdi_impl_precompile_enabled() || nfams < 1 || take < 1)
+    if (!sdi_config_get()->parallel_jit || nfams < 1 || take < 1)
         return SD_OK;
     sdi_impl *arrays[MAX_FAMILIES];
     const sdi_impl *list[SDI_TUNE_MAX_TRIALS];
@@ -721,7 +721,7 @@ sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_
     /* cuSPARSE: measured for the report and as a candidate. */
     if (opt->allow_vendor || opt->measure_vendor) {
         SD_TRY(vendor_round(t, host_in));
-        if (out->vendor_best >= 0 && sdi_program_graphs_enabled())
+        if (out->vendor_best >= 0 && sdi_config_get()->graphs)
             SD_TRY(measure_vendor_graph(t));
     }
     /* Agent lowering / isolated re-check (agent_round.c): a no-op unless asked for. */

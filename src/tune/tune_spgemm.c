@@ -185,16 +185,20 @@ static int deterministic_configs(const sg_tuner *t, sdi_spgemm_config *out, int 
  * optimisation. */
 static sd_status search_fast_level(const sdi_sg_summary *sm, int *level)
 {
-    const char *v = getenv("SPARSEDITTO_SEARCH_FAST");
-    if (v == NULL || v[0] == '\0') {
-        const char *all = getenv("SPARSEDITTO_NVRTC_FAST");
+    *level = 0;
+    /* a search without a context (the offline plans) reports a bad knob here */
+    sd_status s = sdi_config_status();
+    if (s != SD_OK)
+        return s;
+    if (!sdi_config_is_set("SPARSEDITTO_SEARCH_FAST")) {
         /* Large products: NVRTC is a small part of their search (af_shell10's twin: 2.4 s of
          * 113 s) and min-built candidates ran 24 % slower than the winner rebuilt at full
          * (380 vs 289 ms), so they are ranked as they will run. */
-        *level = (all != NULL && all[0] != '\0') || sm->u_total > SG_BIG_PRODUCTS ? 0 : 1;
+        *level = sdi_config_is_set("SPARSEDITTO_NVRTC_FAST") || sm->u_total > SG_BIG_PRODUCTS ? 0 : 1;
         return SD_OK;
     }
-    return sdi_jit_fast_level_env("SPARSEDITTO_SEARCH_FAST", level);
+    *level = sdi_config_get()->search_fast;
+    return SD_OK;
 }
 
 /* ------------------------------------------------------------------ candidates */
@@ -488,19 +492,11 @@ int sdi_tune_finalists(const sdi_trial *trials, int ntrials, int winner, double 
     return n;
 }
 
-/* SPARSEDITTO_SG_FINALISTS=0: the search's own winner stands (for side-by-side
- * measurements, and for tests of what the search did before the final rounds). */
-static bool finalists_enabled(void)
-{
-    const char *e = getenv("SPARSEDITTO_SG_FINALISTS");
-    return !(e != NULL && strcmp(e, "0") == 0);
-}
-
 static sd_status retime_finalists(sg_tuner *t)
 {
     sdi_tune_result *r = t->r;
     if (r->ours_trial < 0 || !(t->best_ours_us > 0) || t->best_ours_us > SG_FINAL_MAX_US ||
-        !finalists_enabled())
+        !sdi_config_get()->sg_finalists) /* =0: the search's own winner stands (measurements, tests) */
         return SD_OK;
     int fin[SG_FINALISTS];
     const int nfin = sdi_tune_finalists(r->trials, r->ntrials, r->ours_trial, SG_FINAL_WITHIN,
@@ -682,7 +678,7 @@ static int winner_edits(const sg_tuner *t, sdi_spgemm_config *out, sg_edit *why)
         return 0;
     int n = 0;
     const sdi_spgemm_config *w = &r->best.spgemm_cfg;
-    if (!sdi_spgemm_warp_brow_disabled() &&
+    if (sdi_config_get()->sg_warp_brow &&
         has_rows_of(s, 1u << SDI_SG_CHASH | 1u << SDI_SG_CDENSE | 1u << SDI_SG_GLOBAL, INT32_MIN)) {
         out[n] = *w;
         out[n].warp_brow = w->warp_brow < 0 ? 0 : -1;

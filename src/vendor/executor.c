@@ -312,7 +312,7 @@ sd_status sdi_vendor_create_ex(sd_context *ctx, const sd_csr *a, sd_op op, int k
     v->rows = a->rows;
     v->cols = a->cols;
     v->nnz = a->nnz;
-    v->use_graph = sdi_program_graphs_enabled() && !(opt != NULL && opt->no_graph);
+    v->use_graph = sdi_config_get()->graphs && !(opt != NULL && opt->no_graph);
     double t0 = sdi_now();
     s = create_body(v, a, def->preprocess && !(opt != NULL && opt->no_preprocess));
     if (s != SD_OK) {

@@ -35,9 +35,10 @@ static void set_env_common(int port)
     setenv("SPARSEDITTO_AGENT_KEY", "test-key-123", 1);
     setenv("SPARSEDITTO_AGENT_TIMEOUT_S", "1.5", 1);
     setenv("SPARSEDITTO_WORKER", SD_CLI_PATH, 1);
+    sdi_config_reload();
 }
 
-static bool have_nvcc(void) { return access(sdi_nvcc_path(), X_OK) == 0; }
+static bool have_nvcc(void) { return access(sdi_config_get()->nvcc, X_OK) == 0; }
 
 /* ------------------------------------------------------------------ protocol pieces */
 
@@ -137,6 +138,7 @@ static void test_prompts(void)
 static void test_config_messages(void)
 {
     unsetenv("SPARSEDITTO_AGENT_URL");
+    sdi_config_reload();
     sdi_agent_config c;
     if (!sdi_agent_built()) { /* without libcurl no configuration is accepted: the message says why */
         SDT_STATUS(sdi_agent_config_from_env(&c), SD_ERR_UNSUPPORTED);
@@ -149,15 +151,18 @@ static void test_config_messages(void)
     setenv("SPARSEDITTO_AGENT_MODEL", "m", 1);
     unsetenv("SPARSEDITTO_AGENT_KEY");
     unsetenv("OPENAI_API_KEY");
+    sdi_config_reload();
     SDT_STATUS(sdi_agent_config_from_env(&c), SD_ERR_UNSUPPORTED);
     SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_AGENT_KEY") != NULL, "remote endpoint needs a key: %s",
               sd_last_error());
     setenv("SPARSEDITTO_AGENT_KEY", "k", 1);
     setenv("SPARSEDITTO_AGENT_BUDGET", "7", 1);
+    sdi_config_reload();
     SDT_OK(sdi_agent_config_from_env(&c));
     SDT_CHECK(strcmp(c.url, "https://api.example.com/v1/chat/completions") == 0, "url %s", c.url);
     SDT_CHECK(c.max_calls == 7, "budget from the environment: %d", c.max_calls);
     unsetenv("SPARSEDITTO_AGENT_BUDGET");
+    sdi_config_reload();
 }
 
 /* ------------------------------------------------------------------ the client */
@@ -174,9 +179,11 @@ static void test_client_replay(void)
     SDT_CHECK(replay_start(&srv) == 0, "server");
     set_env_common(srv.port);
     setenv("SPARSEDITTO_AGENT_BUDGET", "3", 1);
+    sdi_config_reload();
     sdi_agent_config cfg;
     SDT_OK(sdi_agent_config_from_env(&cfg));
     unsetenv("SPARSEDITTO_AGENT_BUDGET");
+    sdi_config_reload();
     sdi_agent_conversation s;
     SDT_OK(sdi_agent_conversation_init(&s, &cfg));
     SDT_OK(sdi_agent_add(&s, "system", "be brief"));
@@ -219,8 +226,10 @@ static void test_client_replay(void)
     sdi_agent_conversation_free(&s);
     /* The token budget: one answer of 40 tokens against a budget of 30. */
     setenv("SPARSEDITTO_AGENT_TOKENS", "30", 1);
+    sdi_config_reload();
     SDT_OK(sdi_agent_config_from_env(&cfg));
     unsetenv("SPARSEDITTO_AGENT_TOKENS");
+    sdi_config_reload();
     SDT_OK(sdi_agent_conversation_init(&s, &cfg));
     SDT_OK(sdi_agent_add(&s, "user", "x"));
     SDT_CHECK(!sdi_agent_budget_spent(&s, why, sizeof why), "budget left before the call");
@@ -392,6 +401,7 @@ static bool no_unreaped_children(void)
 static void test_worker_survives_crashes(void)
 {
     setenv("SPARSEDITTO_WORKER", SD_CLI_PATH, 1);
+    sdi_config_reload();
     sd_csr a;
     memset(&a, 0, sizeof a);
     SDT_OK(sdi_gen("uniform:rows=300,deg=5", 5, &a));
@@ -439,10 +449,12 @@ static void test_worker_survives_crashes(void)
     SDT_CHECK(build_host_so("envcheck", "if (getenv(\"SPARSEDITTO_AGENT_KEY\") || getenv(\"OPENAI_API_KEY\")) abort();",
                             so_env, sizeof so_env) == 0, "cc envcheck");
     setenv("SPARSEDITTO_AGENT_KEY", "secret-key", 1);
+    sdi_config_reload();
     SDT_OK(sdi_worker_call(w, agent_req("envcheck", so_env, matrix), 60, &rep));
     SDT_CHECK(rep.outcome == SDI_WORKER_REPLIED, "the key is not in the worker's environment: %s", rep.cause);
     sdi_worker_reply_free(&rep);
     unsetenv("SPARSEDITTO_AGENT_KEY");
+    sdi_config_reload();
 
     /* A fresh worker after each fault, and the tuner's side goes on. */
     SDT_OK(sdi_worker_call(w, "{\"name\":\"ping2\",\"kind\":\"ping\"}", 30, &rep));
@@ -525,9 +537,11 @@ static void test_ncu_parse(void)
     SDT_STATUS(sdi_ncu_parse_csv("==ERROR== ERR_NVGPUCTRPERM\n", &d), SD_ERR_PARSE);
     /* ncu absent: skipped with a reason, never an error. */
     setenv("SPARSEDITTO_NCU", "/nonexistent/ncu", 1);
+    sdi_config_reload();
     sdi_ncu_profile(SD_CLI_PATH, "/nonexistent/req.json", g_tmp, 10, &d);
     SDT_CHECK(!d.available && strstr(d.why, "not available"), "skipped: %s", d.why);
     unsetenv("SPARSEDITTO_NCU");
+    sdi_config_reload();
 }
 
 /* ------------------------------------------------------------------ a whole agent round */
@@ -566,6 +580,7 @@ static void test_agent_round_unconfigured(void)
     fixture_init(&f, g_tmp);
     setenv("SPARSEDITTO_LOWERING", "agent", 1);
     unsetenv("SPARSEDITTO_AGENT_URL");
+    sdi_config_reload();
     sdi_tune_options opt = {0};
     SDT_OK(sdi_tune_agent(&f.ctx, &f.a, &opt, f.r));
     SDT_CHECK(strstr(f.r->diagnosis, "agent lowering skipped") &&
@@ -574,6 +589,7 @@ static void test_agent_round_unconfigured(void)
               "clear message: %s", f.r->diagnosis);
     SDT_CHECK(f.r->ntrials == 0, "no attempts");
     unsetenv("SPARSEDITTO_LOWERING");
+    sdi_config_reload();
     f.r->diagnosis[0] = '\0';
     SDT_OK(sdi_tune_agent(&f.ctx, &f.a, &opt, f.r));
     SDT_CHECK(f.r->diagnosis[0] == '\0' && f.r->ntrials == 0, "not requested: nothing happens");
@@ -583,7 +599,7 @@ static void test_agent_round_unconfigured(void)
 static void test_agent_round(void)
 {
     if (!have_nvcc()) {
-        printf("  (nvcc not found at %s: the agent round is not exercised)\n", sdi_nvcc_path());
+        printf("  (nvcc not found at %s: the agent round is not exercised)\n", sdi_config_get()->nvcc);
         return;
     }
     char cache[300];
@@ -604,6 +620,7 @@ static void test_agent_round(void)
     setenv("SPARSEDITTO_LOWERING", "agent", 1);
     setenv("SPARSEDITTO_AGENT_BUDGET", "5", 1);
     setenv("SPARSEDITTO_WORKER_TIMEOUT_S", "120", 1);
+    sdi_config_reload();
     sdi_tune_options opt = {0};
     long long live0 = sdi_alloc_live_bytes();
     SDT_OK(sdi_tune_agent(&f.ctx, &f.a, &opt, f.r));
@@ -678,6 +695,7 @@ static void test_agent_round(void)
     replay_stop(&srv);
     unsetenv("SPARSEDITTO_LOWERING");
     unsetenv("SPARSEDITTO_AGENT_BUDGET");
+    sdi_config_reload();
     SDT_CHECK(no_unreaped_children(), "no zombies after the round");
     fixture_free(&f);
 }

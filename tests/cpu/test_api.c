@@ -183,6 +183,7 @@ int main(void)
     /* These checks time NVRTC itself: the on-disk JIT cache (on by default) would serve
      * the kernels a previous run compiled. */
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
+    sdi_config_reload();
     SDT_RUN(test_contract_basics);
     SDT_RUN(test_compile_argument_checks);
     SDT_RUN(test_no_device);

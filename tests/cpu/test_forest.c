@@ -469,6 +469,7 @@ static void test_search_preset(void)
     mkdir(dir, 0777);
     SDT_OK(sdi_paramspmm_deciders_save(&d, path));
     setenv("SPARSEDITTO_MODELS", dir, 1);
+    sdi_config_reload();
     sdi_paramspmm_shipped_reload();
     int decided = -1;
     SDT_OK(sdi_paramspmm_preset(&a, 32, &st, NULL, &c, &decided, why, sizeof why));
@@ -514,11 +515,13 @@ static void test_search_preset(void)
     SDT_OK(sdi_paramspmm_preset(&a, 32, &st, NULL, &c, &decided, why, sizeof why));
     SDT_CHECK(decided == 0 && strstr(why, "no paramspmm.json found") != NULL, "none: %s", why);
     setenv("SPARSEDITTO_MODELS", "", 1);
+    sdi_config_reload();
     sdi_paramspmm_shipped_reload();
     SDT_OK(sdi_paramspmm_preset(&a, 32, &st, NULL, &c, &decided, why, sizeof why));
     SDT_CHECK(decided == 0 && strstr(why, "SPARSEDITTO_MODELS is empty") != NULL, "empty: %s", why);
     SDT_CHECK(sdi_alloc_live_bytes() == live, "leak");
     unsetenv("SPARSEDITTO_MODELS");
+    sdi_config_reload();
     sdi_paramspmm_shipped_reload();
     rmdir(dir);
     sdi_paramspmm_deciders_free(&d);

@@ -80,11 +80,14 @@ static void test_round_trip_and_damage(void)
 static void test_switch(void)
 {
     unsetenv("SPARSEDITTO_JIT_CACHE");
-    SDT_CHECK(sdi_jit_cache_enabled(), "on by default");
+    sdi_config_reload();
+    SDT_CHECK(sdi_config_get()->jit_cache, "on by default");
     setenv("SPARSEDITTO_JIT_CACHE", "1", 1);
-    SDT_CHECK(sdi_jit_cache_enabled(), "on with SPARSEDITTO_JIT_CACHE=1");
+    sdi_config_reload();
+    SDT_CHECK(sdi_config_get()->jit_cache, "on with SPARSEDITTO_JIT_CACHE=1");
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
-    SDT_CHECK(!sdi_jit_cache_enabled(), "off with =0");
+    sdi_config_reload();
+    SDT_CHECK(!sdi_config_get()->jit_cache, "off with =0");
 }
 
 /* sdi_jit_get needs only the context's JIT state: a host-only context stands in. */
@@ -97,6 +100,7 @@ static void test_through_jit_get(void)
     ctx.cache_dir = g_dir;
     pthread_mutex_init(&ctx.memo_lock, NULL);
     setenv("SPARSEDITTO_JIT_CACHE", "1", 1);
+    sdi_config_reload();
     sdi_macro m[2] = {{"SD_TPR", "4"}, {"SD_BLOCK", "128"}};
     sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 2,
                            .kernel_name = "sd_spmv_csr_vector"};
@@ -118,12 +122,14 @@ static void test_through_jit_get(void)
     /* Switched off: compiled again, never read. */
     sdi_memo_clear(&ctx);
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
+    sdi_config_reload();
     SDT_OK(sdi_jit_get(&ctx, &req, &c2, &hit));
     SDT_CHECK(c2 != NULL && !hit, "off: compiled");
     free(first);
     sdi_memo_clear(&ctx);
     pthread_mutex_destroy(&ctx.memo_lock);
     unsetenv("SPARSEDITTO_JIT_CACHE");
+    sdi_config_reload();
 }
 
 /* The context-free compile (the offline pipeline) uses the default cache directory. */
@@ -131,6 +137,7 @@ static void test_offline_compile(void)
 {
     setenv("SPARSEDITTO_CACHE", g_dir, 1);
     setenv("SPARSEDITTO_JIT_CACHE", "1", 1);
+    sdi_config_reload();
     sdi_macro m[2] = {{"SD_TPR", "8"}, {"SD_BLOCK", "256"}};
     sdi_jit_request req = {.source = g_vector_src, .macros = m, .nmacros = 2, .arch = "sm_90",
                            .kernel_name = "sd_spmv_csr_vector"};
@@ -143,11 +150,14 @@ static void test_offline_compile(void)
     sdi_cubin_free(&c1);
     sdi_cubin_free(&c2);
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
+    sdi_config_reload();
     SDT_OK(sdi_jit_compile(&req, &c1));
     SDT_CHECK(c1.compile_ms > 0, "switched off: compiled again");
     unsetenv("SPARSEDITTO_JIT_CACHE");
+    sdi_config_reload();
     sdi_cubin_free(&c1);
     unsetenv("SPARSEDITTO_CACHE");
+    sdi_config_reload();
 }
 
 /* Bytes of the .cubin files under dir (a fresh folder of this test). */
@@ -176,6 +186,7 @@ static void test_size_cap(void)
     for (size_t i = 0; i < sizeof blob; i++)
         blob[i] = (unsigned char)(i * 7);
     setenv("SPARSEDITTO_JIT_CACHE_MB", "0", 1); /* no cap while filling */
+    sdi_config_reload();
     char key[10][32];
     for (int i = 0; i < 10; i++) {
         snprintf(key[i], sizeof key[i], "sm_90 cap test %d", i);
@@ -189,6 +200,7 @@ static void test_size_cap(void)
     sdi_free(got);
     SDT_CHECK(cubin_bytes(dir) > 200000, "%lld bytes stored", cubin_bytes(dir));
     setenv("SPARSEDITTO_JIT_CACHE_MB", "0.1", 1);
+    sdi_config_reload();
     SDT_OK(sdi_jit_cache_evict(dir));
     const long long left = cubin_bytes(dir);
     SDT_CHECK(left > 0 && left <= 94372, "%lld bytes left (cap 104857, goal 90 %%)", left);
@@ -200,10 +212,15 @@ static void test_size_cap(void)
     SDT_OK(sdi_jit_cache_load(dir, key[9], strlen(key[9]), 7, &got, &size));
     SDT_CHECK(got != NULL, "the last stored entry stayed");
     sdi_free(got);
-    setenv("SPARSEDITTO_JIT_CACHE_MB", "bogus", 1); /* not a number: no cap, nothing removed */
+    setenv("SPARSEDITTO_JIT_CACHE_MB", "bogus", 1); /* not a number: an error, the default cap */
+    sdi_config_reload();
+    SDT_STATUS(sdi_config_status(), SD_ERR_INVALID_ARG);
+    SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_JIT_CACHE_MB") != NULL, "names the variable: %s", sd_last_error());
+    sdi_error_clear();
     SDT_OK(sdi_jit_cache_evict(dir));
     SDT_CHECK(cubin_bytes(dir) == left, "an unparsable cap removes nothing");
     unsetenv("SPARSEDITTO_JIT_CACHE_MB");
+    sdi_config_reload();
 }
 
 int main(void)

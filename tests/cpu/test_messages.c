@@ -175,7 +175,7 @@ static void test_rank_reasons_whole(void)
         SDT_OK(sdi_rank(&f, ops[o], ks[o], &r));
         check_reasons(what, &r);
     }
-    if (!sdi_spmm_tc_in_search())
+    if (!sdi_config_get()->tc)
         SDT_CHECK(tc_seen, "the tensor-core template's reason was not ranked");
 }
 

@@ -158,6 +158,7 @@ static void test_fast_compile_levels(void)
     static const char *const levels[] = {"min", "mid", "max", "0"};
     for (int i = 0; i < 4; i++) {
         setenv("SPARSEDITTO_NVRTC_FAST", levels[i], 1);
+        sdi_config_reload();
         sdi_cubin c;
         SDT_OK(sdi_jit_compile(&req, &c));
         SDT_CHECK(is_elf(&c), "SPARSEDITTO_NVRTC_FAST=%s: a CUBIN", levels[i]);
@@ -167,29 +168,37 @@ static void test_fast_compile_levels(void)
      * cubin as without the variable. */
     sdi_cubin full, forced;
     unsetenv("SPARSEDITTO_NVRTC_FAST");
+    sdi_config_reload();
     SDT_OK(sdi_jit_compile(&req, &full));
     setenv("SPARSEDITTO_NVRTC_FAST", "max", 1);
+    sdi_config_reload();
     req.fast = -1;
     SDT_OK(sdi_jit_compile(&req, &forced));
     SDT_CHECK(full.size == forced.size && memcmp(full.cubin, forced.cubin, full.size) == 0,
               "fast = -1 compiles as without SPARSEDITTO_NVRTC_FAST");
+    const size_t full_size = full.size;
     sdi_cubin_free(&full);
     sdi_cubin_free(&forced);
     req.fast = 5;
     SDT_STATUS(sdi_jit_compile(&req, &full), SD_ERR_INVALID_ARG);
     sdi_error_clear();
     req.fast = 0;
-    int level = -7;
     setenv("SPARSEDITTO_NVRTC_FAST", "mid", 1);
-    SDT_OK(sdi_jit_fast_level_env("SPARSEDITTO_NVRTC_FAST", &level));
-    SDT_CHECK(level == 2, "mid is level 2 (%d)", level);
+    sdi_config_reload();
+    SDT_CHECK(sdi_config_get()->nvrtc_fast == 2, "mid is level 2 (%d)", sdi_config_get()->nvrtc_fast);
+    /* a bad level is a configuration error; the compile meanwhile runs at the default */
     setenv("SPARSEDITTO_NVRTC_FAST", "fastest", 1);
-    sdi_cubin c;
-    SDT_STATUS(sdi_jit_compile(&req, &c), SD_ERR_INVALID_ARG);
+    sdi_config_reload();
+    SDT_STATUS(sdi_config_status(), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_NVRTC_FAST") != NULL, "the error names the variable: %s",
               sd_last_error());
     sdi_error_clear();
+    sdi_cubin c;
+    SDT_OK(sdi_jit_compile(&req, &c));
+    SDT_CHECK(c.size == full_size, "compiled at full optimisation (%zu vs %zu bytes)", c.size, full_size);
+    sdi_cubin_free(&c);
     unsetenv("SPARSEDITTO_NVRTC_FAST");
+    sdi_config_reload();
 }
 
 /* Every host allocation of the JIT may fail: the status says so and nothing leaks. */
@@ -294,6 +303,7 @@ int main(void)
      * the kernels a previous run compiled. */
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
     g_vector_src = sdt_data_text("spmv_csr_vector.cuh");
+    sdi_config_reload();
     SDT_RUN(test_embedded_templates);
     SDT_RUN(test_nvrtc_version);
     SDT_RUN(test_spmv_template_variants);

@@ -39,6 +39,7 @@ static sd_status rank_with(const char *value, sd_op op, sdi_ranking *r)
         setenv("SPARSEDITTO_MODELS", value, 1);
     else
         unsetenv("SPARSEDITTO_MODELS");
+    sdi_config_reload();
     sdi_rank_model_reload();
     sd_features f;
     some_features(op, &f);

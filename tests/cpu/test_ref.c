@@ -402,6 +402,7 @@ static void test_spgemm_host_memory_guard(void)
     char cap[32];
     snprintf(cap, sizeof cap, "%lld", need / 2);
     setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+    sdi_config_reload();
     long long base = sdi_alloc_live_bytes();
     sd_status s = sdi_ref_spgemm(&a, &a, &c);
     SDT_STATUS(s, SD_ERR_OUT_OF_MEMORY);
@@ -409,9 +410,11 @@ static void test_spgemm_host_memory_guard(void)
     SDT_CHECK(c.rowptr == NULL && c.nnz == 0 && sdi_alloc_live_bytes() == base, "state after the refusal");
     snprintf(cap, sizeof cap, "%lld", need * 4);
     setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+    sdi_config_reload();
     SDT_OK(sdi_ref_spgemm(&a, &a, &c));
     sdi_ref_csr_free(&c);
     unsetenv("SPARSEDITTO_HOST_MEM_LIMIT");
+    sdi_config_reload();
     SDT_CHECK(sdi_host_mem_available() != 0, "available host memory reads as 0");
     sd_csr_free(&a);
     dense_free(&A);
@@ -435,6 +438,7 @@ static void test_dense_host_memory_guard(void)
         char cap[32];
         snprintf(cap, sizeof cap, "%lld", need / 2);
         setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+        sdi_config_reload();
         long long base = sdi_alloc_live_bytes();
         sdi_reference r;
         SDT_STATUS(sdi_reference_dense(&a, SD_OP_SPMM, b, k, 0, &r), SD_ERR_OUT_OF_MEMORY);
@@ -444,9 +448,11 @@ static void test_dense_host_memory_guard(void)
         SDT_CHECK(r.want == NULL && sdi_alloc_live_bytes() == base, "state after the refusal");
         snprintf(cap, sizeof cap, "%lld", need * 4);
         setenv("SPARSEDITTO_HOST_MEM_LIMIT", cap, 1);
+        sdi_config_reload();
         SDT_OK(sdi_reference_dense(&a, SD_OP_SPMM, b, k, 0, &r));
         sdi_reference_free(&r);
         unsetenv("SPARSEDITTO_HOST_MEM_LIMIT");
+        sdi_config_reload();
     }
     free(b);
     sd_csr_free(&a);

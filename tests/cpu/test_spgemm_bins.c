@@ -660,8 +660,10 @@ static void test_wide_stripe(void)
     }
     /* SPARSEDITTO_SG_WIDE=0 turns it off: global stripes, as before */
     setenv("SPARSEDITTO_SG_WIDE", "0", 1);
+    sdi_config_reload();
     const sdi_sg_limits lim_off = h200_limits(); /* the switch is read with the limits */
     unsetenv("SPARSEDITTO_SG_WIDE");
+    sdi_config_reload();
     sdi_sg_classify(&hy, &lim_off, 45101, 5000000, 45101, 0, &kind, &g, &p);
     SDT_CHECK(kind == SDI_SG_GLOBAL, "SPARSEDITTO_SG_WIDE=0: %s p=%d", sdi_sg_kind_name(kind), p);
     sdi_sg_classify(&hy, &lim_off, 22283, 5000000, 22283, 0, &kind, &g, &p);
@@ -754,8 +756,10 @@ static void test_fuse_cap(void)
     sdi_sg_schedule_free(&s);
     SDT_CHECK(most > 3, "uncapped: a launch of %d segments", most);
     setenv("SPARSEDITTO_SG_FUSE_MAX", "3", 1);
+    sdi_config_reload();
     SDT_OK(sdi_sg_schedule_build(&c, &lim, &r.ri, &s));
     unsetenv("SPARSEDITTO_SG_FUSE_MAX");
+    sdi_config_reload();
     for (int l = 0; l < s.nlaunches; l++)
         SDT_CHECK(s.launches[l].nsegs <= 3, "launch %d: %d segments", l, s.launches[l].nsegs);
     SDT_CHECK(s.nlaunches > nl, "capped: %d launches, uncapped %d", s.nlaunches, nl);

@@ -337,6 +337,7 @@ static void test_linked_units(void)
     if (!synth_make(&t, 4096))
         goto out;
     setenv("SPARSEDITTO_SG_LINK", "1", 1);
+    sdi_config_reload();
     int units = 0, parts = 0;
     double link_ms = 0, whole_ms = 0;
     for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++) {
@@ -408,6 +409,7 @@ static void test_linked_units(void)
             unsetenv("SPARSEDITTO_SG_LINK");
         else
             setenv("SPARSEDITTO_SG_LINK", off_env[k], 1);
+        sdi_config_reload();
         sdi_sg_lowered off;
         sdi_spgemm_config c;
         SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &c));
@@ -425,6 +427,7 @@ static void test_linked_units(void)
     }
 out:
     unsetenv("SPARSEDITTO_SG_LINK");
+    sdi_config_reload();
     for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
         sdi_sg_lowered_free(&low[f]);
     synth_free(&t);
@@ -446,8 +449,10 @@ static void test_warp_brow_switch(void)
     sdi_sg_lowered on, off;
     SDT_OK(sdi_spgemm_lower(&s, &on));
     setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
+    sdi_config_reload();
     sd_status st = sdi_spgemm_lower(&s, &off);
     unsetenv("SPARSEDITTO_SG_WARP_BROW");
+    sdi_config_reload();
     SDT_OK(st);
     if (st != SD_OK) {
         sdi_sg_lowered_free(&on);
@@ -476,9 +481,11 @@ static void test_warp_brow_switch(void)
         s.warp_brow = cases[i].wb;
         if (cases[i].env != NULL)
             setenv("SPARSEDITTO_SG_WARP_BROW", cases[i].env, 1);
+        sdi_config_reload();
         sdi_sg_lowered low;
         st = sdi_spgemm_lower(&s, &low);
         unsetenv("SPARSEDITTO_SG_WARP_BROW");
+        sdi_config_reload();
         SDT_OK(st);
         if (st != SD_OK)
             continue;

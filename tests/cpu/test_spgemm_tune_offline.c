@@ -152,30 +152,39 @@ static void test_search_fast(void)
     if (r != NULL) {
         unsetenv("SPARSEDITTO_SEARCH_FAST");
         unsetenv("SPARSEDITTO_NVRTC_FAST");
+        sdi_config_reload();
         expect_level(&a, r, "min", "unset");
         setenv("SPARSEDITTO_SEARCH_FAST", "mid", 1);
+        sdi_config_reload();
         expect_level(&a, r, "mid", "mid");
         setenv("SPARSEDITTO_SEARCH_FAST", "0", 1);
+        sdi_config_reload();
         expect_level(&a, r, NULL, "0");
         unsetenv("SPARSEDITTO_SEARCH_FAST");
         setenv("SPARSEDITTO_NVRTC_FAST", "max", 1);
+        sdi_config_reload();
         expect_level(&a, r, NULL, "NVRTC_FAST alone");
         unsetenv("SPARSEDITTO_NVRTC_FAST");
+        sdi_config_reload();
         /* A product of more than 5e8 multiplications: full optimisation unless asked. */
         sd_csr big;
         SDT_OK(sdi_gen("uniform:rows=20000,deg=200", 5, &big));
         if (big.rowptr != NULL) {
             expect_level(&big, r, NULL, "8e8 products, unset");
             setenv("SPARSEDITTO_SEARCH_FAST", "min", 1);
+            sdi_config_reload();
             expect_level(&big, r, "min", "8e8 products, min asked");
             unsetenv("SPARSEDITTO_SEARCH_FAST");
+            sdi_config_reload();
         }
         sd_csr_free(&big);
         setenv("SPARSEDITTO_SEARCH_FAST", "fastest", 1);
+        sdi_config_reload();
         SDT_STATUS(sdi_tune_spgemm_offline(&a, NULL, -1, &gpu, 3, 0, r, NULL), SD_ERR_INVALID_ARG);
         SDT_CHECK(strstr(sd_last_error(), "SPARSEDITTO_SEARCH_FAST") != NULL, "error: %s", sd_last_error());
         sdi_error_clear();
         unsetenv("SPARSEDITTO_SEARCH_FAST");
+        sdi_config_reload();
         sdi_tune_result_free(r);
         free(r);
     }
@@ -271,6 +280,7 @@ int main(void)
     /* These checks time NVRTC itself: the on-disk JIT cache (on by default) would serve
      * the kernels a previous run compiled. */
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
+    sdi_config_reload();
     if (sdi_gpu_profile("H200", &gpu) != SD_OK) {
         printf("no H200 profile\n");
         return 1;

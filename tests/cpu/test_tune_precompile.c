@@ -100,10 +100,13 @@ static void test_precompile_spmv_spmm(void)
 static void test_switch(void)
 {
     unsetenv("SPARSEDITTO_PARALLEL_JIT");
-    SDT_CHECK(!sdi_impl_precompile_enabled(), "off by default (no gain on the H200's quick set)");
+    sdi_config_reload();
+    SDT_CHECK(!sdi_config_get()->parallel_jit, "off by default (no gain on the H200's quick set)");
     setenv("SPARSEDITTO_PARALLEL_JIT", "1", 1);
-    SDT_CHECK(sdi_impl_precompile_enabled(), "on with =1");
+    sdi_config_reload();
+    SDT_CHECK(sdi_config_get()->parallel_jit, "on with =1");
     unsetenv("SPARSEDITTO_PARALLEL_JIT");
+    sdi_config_reload();
 }
 
 int main(void)

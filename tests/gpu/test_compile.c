@@ -59,7 +59,7 @@ static sd_kernel *compile_and_check(const char *what, const sd_csr *a, sd_op op,
     SDT_CHECK(strcmp(wfam, "none") != 0 && strcmp(wfam, "?") != 0, "%s: search winner family '%s'", what, wfam);
     /* A fresh search also times cuSPARSE's best captured into a graph (the report's second
      * baseline), validated first. */
-    if (!from_cache && a->rows > 0 && sdi_program_graphs_enabled()) {
+    if (!from_cache && a->rows > 0 && sdi_config_get()->graphs) {
         double g = sdi_jget_number(sdi_jget(sdi_jget(sdi_jget(&v, "search"), "cusparse_best"), "graph_time"),
                                    "mean_us", 0);
         SDT_CHECK(g > 0, "%s: cuSPARSE's best in a graph was not measured", what);
@@ -227,7 +227,7 @@ static void test_search_brief(void)
                       "%s: cuSPARSE's fastest timed in full", what);
             /* cuSPARSE's fallback timed through its executor, replaying its graph
              * (SpMV / SpMM with graphs on; this test's matrix has entries). */
-            if (tasks[q].op != SD_OP_SPGEMM && sdi_program_graphs_enabled())
+            if (tasks[q].op != SD_OP_SPGEMM && sdi_config_get()->graphs)
                 SDT_CHECK(r->vendor_graph_t.mean_us > 0,
                           "%s: cuSPARSE's best measured replayed as a graph", what);
             /* A cuSPARSE winner is timed as its executor runs: replayed as a graph where

@@ -346,9 +346,11 @@ static void test_winner_edits(void)
                 setenv("SPARSEDITTO_SG_WARP_BROW", "0", 1);
             /* the edits are the search winner's: no final rounds may swap it */
             setenv("SPARSEDITTO_SG_FINALISTS", "0", 1);
+            sdi_config_reload();
             sd_kernel *k = compile(what, &a, NULL, &o, 0);
             unsetenv("SPARSEDITTO_SG_WARP_BROW");
             unsetenv("SPARSEDITTO_SG_FINALISTS");
+            sdi_config_reload();
             if (k == NULL)
                 continue;
             sdi_jvalue d;
@@ -502,6 +504,7 @@ static void test_linked_products(void)
     sd_compile_options o = quick();
     o.use_cache = 0;
     setenv("SPARSEDITTO_SG_LINK", "1", 1);
+    sdi_config_reload();
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
         sd_csr a;
         make(specs[i], &a);
@@ -514,6 +517,7 @@ static void test_linked_products(void)
         sd_csr_free(&a);
     }
     unsetenv("SPARSEDITTO_SG_LINK");
+    sdi_config_reload();
 }
 
 /* A single dense-ish row: one row of C reaches every column. */

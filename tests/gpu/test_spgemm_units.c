@@ -180,8 +180,10 @@ static void test_side_streams(void)
     int side1 = -1, side0 = -1;
     int ok1 = op && product_host(op, &cfg, &c_side, &side1);
     setenv("SPARSEDITTO_SG_STREAMS", "0", 1);
+    sdi_config_reload();
     int ok0 = op && product_host(op, &cfg, &c_one, &side0);
     unsetenv("SPARSEDITTO_SG_STREAMS");
+    sdi_config_reload();
     SDT_CHECK(side1 > 0 && side0 == 0, "side streams: %d by default, %d when switched off", side1, side0);
     if (ok1 && ok0) {
         int same = csr_same(&c_side, &c_one);
@@ -371,10 +373,12 @@ static void graph_case(const char *what, sdi_spgemm_operands *op, const sdi_spge
     memset(&want, 0, sizeof want);
     memset(&got, 0, sizeof got);
     setenv("SPARSEDITTO_SG_GRAPH", "0", 1);
+    sdi_config_reload();
     sd_status s = sdi_spgemm_exec_create(g_ctx, op, cfg, &plain);
     if (s == SD_OK)
         s = sdi_spgemm_exec_run(plain, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
     unsetenv("SPARSEDITTO_SG_GRAPH");
+    sdi_config_reload();
     if (s == SD_OK)
         s = csr_to_host(&c, &want);
     sd_device_csr_free(&c);
@@ -473,6 +477,7 @@ int main(void)
 {
     sdt_init("test_spgemm_units");
     setenv("SPARSEDITTO_JIT_CACHE", "0", 1);
+    sdi_config_reload();
     sd_context_options o = {.device = 0, .cache_dir = NULL, .verbose = 0};
     sd_status s = sd_context_create(&o, &g_ctx);
     if (s != SD_OK) {

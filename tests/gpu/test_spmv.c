@@ -145,7 +145,7 @@ static void run_plan(const char *mname, task *t, const sdi_spmv_config *c,
         if (!ok)
             g_fail_runs++;
         /* Every plan ran as its program's graph (what the search and the API run). */
-        if (ok && e.prog.nlaunches > 0 && sdi_program_graphs_enabled())
+        if (ok && e.prog.nlaunches > 0 && sdi_config_get()->graphs)
             SDT_CHECK(e.prog.graph_runs == (c->xsmem ? 3 : 2) && !e.prog.graph_failed,
                       "%s: [%s] %ld of %d runs replayed the graph", mname, cline,
                       e.prog.graph_runs, c->xsmem ? 3 : 2);

@@ -96,9 +96,11 @@ static void test_bound_mode(void)
 
     /* The host path gives the same verdict. */
     setenv("SPARSEDITTO_HOST_VALIDATION", "1", 1);
+    sdi_config_reload();
     SDT_OK(check(&t, &v));
     SDT_CHECK(v.ok && v.row >= 0, "host path used when forced (row %lld)", (long long)v.row);
     unsetenv("SPARSEDITTO_HOST_VALIDATION");
+    sdi_config_reload();
 
     /* A wrong entry: the host's message names it. */
     const int64_t bad_row = 12345, bad_col = 3;
@@ -226,11 +228,13 @@ static void test_spgemm_mirror(void)
     SDT_OK(CHECK_C(d_rp32, 4));
     SDT_CHECK(v.ok && v.row == -1, "4-byte row pointers pass on the device");
     setenv("SPARSEDITTO_HOST_VALIDATION", "1", 1);
+    sdi_config_reload();
     SDT_OK(CHECK_C(d_rp, 8));
     SDT_CHECK(v.ok && v.row >= 0 && !v.device, "host path when forced (row %lld)", (long long)v.row);
     SDT_OK(sdi_spgemm_check(g_ctx, &ref, &dc, &v));
     SDT_CHECK(v.ok && !v.device, "sdi_spgemm_check: correct C passes on the host when forced");
     unsetenv("SPARSEDITTO_HOST_VALIDATION");
+    sdi_config_reload();
 
     /* A wrong value in row r. */
     const int32_t r = 23456;
@@ -331,6 +335,7 @@ static void staged_spgemm(bool streamed)
     const char *mode = streamed ? "streamed" : "staged";
     if (streamed)
         setenv("SPARSEDITTO_STREAMED_MIRROR", "1", 1);
+    sdi_config_reload();
     sd_csr a;
     SDT_OK(sdi_gen("uniform:rows=1200000,deg=4", 7, &a));
     sdi_reference ref;
@@ -406,6 +411,7 @@ static void staged_spgemm(bool streamed)
     sd_csr_free(&a);
     if (streamed)
         unsetenv("SPARSEDITTO_STREAMED_MIRROR");
+    sdi_config_reload();
 }
 
 static void test_streamed_mirror(void) { staged_spgemm(true); }

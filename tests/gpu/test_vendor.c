@@ -327,7 +327,7 @@ static vres run_variant(task *t, const char *variant, bool no_pre, bool *pre, si
     /* 5. The executor's own graph (vendor.h): after a run on other pointers, three runs on
      * (x1, out_a) are plain, captured + replayed, replayed; new values need no recapture;
      * other pointers run plainly and are right. (Without entries a run is a memset.) */
-    if (sdi_program_graphs_enabled() && t->a.nnz > 0 && !graph_steps(t, v, why, cap))
+    if (sdi_config_get()->graphs && t->a.nnz > 0 && !graph_steps(t, v, why, cap))
         goto done;
     res = V_OK;
 done:

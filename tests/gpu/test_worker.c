@@ -253,6 +253,7 @@ static void test_agent_end_to_end(void)
     setenv("SPARSEDITTO_AGENT_BUDGET", "1", 1);
     setenv("SPARSEDITTO_LOWERING", "agent", 1);
     setenv("SPARSEDITTO_CACHE", cache, 1);
+    sdi_config_reload();
 
     /* The round with no built-in competitor (nothing else validated): the agent kernel
      * wins when it validates, and is cached. */
@@ -336,6 +337,7 @@ static void test_agent_end_to_end(void)
              "--agent-budget 1 2>&1",
              SD_CLI_PATH);
     unsetenv("SPARSEDITTO_LOWERING"); /* the CLI sets it from --lowering */
+    sdi_config_reload();
     FILE *p = popen(cmd, "r");
     char out[8192] = "";
     size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
@@ -347,6 +349,7 @@ static void test_agent_end_to_end(void)
     SDT_CHECK(replay_requests(&srv) == 2, "the CLI called the model once: %d", replay_requests(&srv));
     replay_stop(&srv);
     unsetenv("SPARSEDITTO_AGENT_BUDGET");
+    sdi_config_reload();
 }
 
 int main(void)
@@ -359,9 +362,10 @@ int main(void)
         printf("context: %s\n", sd_last_error());
         return 1;
     }
-    if (access(sdi_nvcc_path(), X_OK) != 0 && strchr(sdi_nvcc_path(), '/') != NULL)
+    if (access(sdi_config_get()->nvcc, X_OK) != 0 && strchr(sdi_config_get()->nvcc, '/') != NULL)
         return sdt_skip("nvcc not found (SPARSEDITTO_NVCC)");
     setenv("SPARSEDITTO_WORKER", SD_CLI_PATH, 1);
+    sdi_config_reload();
     snprintf(g_tmp, sizeof g_tmp, "%s/sd-test-worker-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (mkdtemp(g_tmp) == NULL)
         return sdt_skip("cannot create a temporary directory");

@@ -476,7 +476,7 @@ static int spmm_label_families(const char *label, const sdi_spmm_stats *st, int 
     } else if (strncmp(label, "bell", 4) == 0) {
         fam[n++] = SDI_SPMM_BELL;
         *b = atoi(label + 4);
-    } else if (strcmp(label, "tc") == 0 && sdi_spmm_tc_in_search()) {
+    } else if (strcmp(label, "tc") == 0 && sdi_config_get()->tc) {
         fam[n++] = SDI_SPMM_BSR_TC; /* tile height: whichever the sweep finds dense */
     }
     return n;

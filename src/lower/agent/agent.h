@@ -53,11 +53,6 @@ typedef struct {
     int profile;     /* run ncu on validated candidates (profile-guided refinement) */
 } sdi_agent_config;
 
-/* Defaults (4 calls, 200 000 tokens, 900 s, 180 s per request, no profile). */
-#define SDI_AGENT_DEFAULT_CALLS 4
-
-/* True when SPARSEDITTO_LOWERING=agent (the CLI's --lowering agent sets it). */
-SDI_HIDDEN bool sdi_agent_requested(void);
 /* True when the library was built with libcurl. */
 SDI_HIDDEN bool sdi_agent_built(void);
 /* Reads SPARSEDITTO_AGENT_URL (a base such as https://host/v1, or the full

@@ -15,12 +15,6 @@
 
 #define MAX_RESPONSE_BYTES (16u << 20) /* a reply larger than this is not a kernel */
 
-bool sdi_agent_requested(void)
-{
-    const char *v = getenv("SPARSEDITTO_LOWERING");
-    return v != NULL && strcmp(v, "agent") == 0;
-}
-
 bool sdi_agent_built(void)
 {
 #ifdef SD_HAVE_CURL
@@ -28,20 +22,6 @@ bool sdi_agent_built(void)
 #else
     return false;
 #endif
-}
-
-static double env_num(const char *name, double dflt, double lo, double hi)
-{
-    const char *v = getenv(name);
-    if (v == NULL || v[0] == '\0')
-        return dflt;
-    char *end = NULL;
-    double d = strtod(v, &end);
-    if (end == v || *end != '\0' || d < lo || d > hi) {
-        sdi_log(1, "agent: ignoring %s='%s' (expected a number in [%g, %g])", name, v, lo, hi);
-        return dflt;
-    }
-    return d;
 }
 
 static bool local_endpoint(const char *url)
@@ -57,16 +37,14 @@ sd_status sdi_agent_config_from_env(sdi_agent_config *c)
     if (!sdi_agent_built())
         return SDI_ERR(SD_ERR_UNSUPPORTED, "the agent lowering backend is not available: this library "
                                            "was built without libcurl (install libcurl4-openssl-dev and rebuild)");
-    const char *url = getenv("SPARSEDITTO_AGENT_URL"), *model = getenv("SPARSEDITTO_AGENT_MODEL");
-    const char *key = getenv("SPARSEDITTO_AGENT_KEY");
-    if (key == NULL || key[0] == '\0')
-        key = getenv("OPENAI_API_KEY");
-    if (url == NULL || url[0] == '\0')
+    const sdi_config *cfg = sdi_config_get();
+    const char *url = cfg->agent_url, *model = cfg->agent_model, *key = cfg->agent_key;
+    if (url[0] == '\0')
         return SDI_ERR(SD_ERR_UNSUPPORTED, "agent lowering needs an endpoint: set SPARSEDITTO_AGENT_URL "
                                            "(an OpenAI-compatible base URL such as https://api.openai.com/v1)");
-    if (model == NULL || model[0] == '\0')
+    if (model[0] == '\0')
         return SDI_ERR(SD_ERR_UNSUPPORTED, "agent lowering needs a model: set SPARSEDITTO_AGENT_MODEL");
-    if ((key == NULL || key[0] == '\0') && !local_endpoint(url))
+    if (key[0] == '\0' && !local_endpoint(url))
         return SDI_ERR(SD_ERR_UNSUPPORTED, "agent lowering needs an API key for %s: set SPARSEDITTO_AGENT_KEY", url);
     size_t n = strlen(url);
     while (n > 0 && url[n - 1] == '/')
@@ -76,13 +54,15 @@ sd_status sdi_agent_config_from_env(sdi_agent_config *c)
     int w = snprintf(c->url, sizeof c->url, "%.*s%s", (int)n, url, full ? "" : suffix);
     if (w < 0 || (size_t)w >= sizeof c->url)
         return SDI_ERR(SD_ERR_INVALID_ARG, "SPARSEDITTO_AGENT_URL is too long");
-    snprintf(c->model, sizeof c->model, "%s", model);
-    snprintf(c->key, sizeof c->key, "%s", key ? key : "");
-    c->max_calls = (int)env_num("SPARSEDITTO_AGENT_BUDGET", SDI_AGENT_DEFAULT_CALLS, 1, 1000);
-    c->max_tokens = (long)env_num("SPARSEDITTO_AGENT_TOKENS", 200000, 1, 1e9);
-    c->max_wall_s = env_num("SPARSEDITTO_AGENT_WALL_S", 900, 1, 1e6);
-    c->request_timeout_s = env_num("SPARSEDITTO_AGENT_TIMEOUT_S", 180, 0.05, 1e5);
-    c->profile = (int)env_num("SPARSEDITTO_AGENT_PROFILE", 0, 0, 1);
+    if (snprintf(c->model, sizeof c->model, "%s", model) >= (int)sizeof c->model)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "SPARSEDITTO_AGENT_MODEL is too long");
+    if (snprintf(c->key, sizeof c->key, "%s", key) >= (int)sizeof c->key)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "the API key is too long (at most %zu bytes)", sizeof c->key - 1);
+    c->max_calls = cfg->agent_budget;
+    c->max_tokens = cfg->agent_tokens;
+    c->max_wall_s = cfg->agent_wall_s;
+    c->request_timeout_s = cfg->agent_timeout_s;
+    c->profile = cfg->agent_profile;
     return SD_OK;
 }
 
