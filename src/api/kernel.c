@@ -229,13 +229,7 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
     else
         sdi_impl_record_json(im, kern->has_b, &j);
     sdi_json_end_object(&j);
-    sd_status s = sdi_json_finish(&j);
-    if (s == SD_OK) {
-        *out = j.buf;
-        j.buf = NULL;
-    }
-    sdi_json_free(&j);
-    return s;
+    return sdi_json_take(&j, out);
 }
 
 static void fill_key(const sd_kernel *kern, const sd_compile_options *o, sdi_cache_key *key)

@@ -80,6 +80,9 @@ SDI_HIDDEN void sdi_json_null(sdi_json *j);
 SDI_HIDDEN void sdi_json_raw(sdi_json *j, const char *text);
 /* Returns SD_OK and leaves the NUL-terminated text in j->buf (owned by j). */
 SDI_HIDDEN sd_status sdi_json_finish(sdi_json *j);
+/* Finishes and hands the text to *out (the caller's, sdi_free), releasing the writer
+ * either way; *out is NULL on failure. */
+SDI_HIDDEN sd_status sdi_json_take(sdi_json *j, char **out);
 SDI_HIDDEN void sdi_json_free(sdi_json *j);
 
 /* ------------------------------------------------------------------ hashing */

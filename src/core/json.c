@@ -176,6 +176,18 @@ sd_status sdi_json_finish(sdi_json *j)
     return j->failed ? SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory writing JSON") : SD_OK;
 }
 
+sd_status sdi_json_take(sdi_json *j, char **out)
+{
+    *out = NULL;
+    sd_status s = sdi_json_finish(j);
+    if (s == SD_OK) {
+        *out = j->buf;
+        j->buf = NULL;
+    }
+    sdi_json_free(j);
+    return s;
+}
+
 void sdi_json_free(sdi_json *j)
 {
     if (j == NULL)

@@ -36,13 +36,7 @@ sd_status sdi_worker_builtin_request(const sdi_impl *cand, const char *name, con
     sdi_json_key(&j, "config");
     sdi_impl_record_json(cand, 0, &j);
     sdi_json_end_object(&j);
-    sd_status s = sdi_json_finish(&j);
-    if (s == SD_OK) {
-        *out = j.buf;
-        j.buf = NULL;
-    }
-    sdi_json_free(&j);
-    return s;
+    return sdi_json_take(&j, out);
 }
 
 /* ------------------------------------------------------------------ the worker's handler */

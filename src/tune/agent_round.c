@@ -273,13 +273,7 @@ static sd_status plan_for_prompt(const round_env *e, char **out)
         sdi_json_string(&j, r->ranking.e[0].label);
     }
     sdi_json_end_object(&j);
-    sd_status s = sdi_json_finish(&j);
-    if (s == SD_OK) {
-        *out = j.buf;
-        j.buf = NULL;
-    }
-    sdi_json_free(&j);
-    return s;
+    return sdi_json_take(&j, out);
 }
 
 static sd_status write_text(const char *path, const char *a, const char *b)
@@ -348,13 +342,7 @@ static sd_status agent_request(const round_env *e, const char *name, const char 
         sdi_json_bool(&j, true);
     }
     sdi_json_end_object(&j);
-    sd_status s = sdi_json_finish(&j);
-    if (s == SD_OK) {
-        *out = j.buf;
-        j.buf = NULL;
-    }
-    sdi_json_free(&j);
-    return s;
+    return sdi_json_take(&j, out);
 }
 
 /* What the re-check of a cached agent kernel found. */

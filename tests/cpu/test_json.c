@@ -91,6 +91,42 @@ static void test_alloc_failures(void)
     SDT_CHECK(ok, "never succeeded");
 }
 
+/* sdi_json_take hands the text over, or nothing (and no leak) when the writer failed. */
+static void test_take(void)
+{
+    long long base = sdi_alloc_live_bytes();
+    int ok = 0;
+    for (long n = 0; n < 20 && !ok; n++) {
+        sdi_json j;
+        char *text = (char *)1;
+        sdi_alloc_fail_after(n);
+        sdi_json_init(&j, 0);
+        sdi_json_begin_object(&j);
+        sdi_json_key(&j, "k");
+        sdi_json_string(&j, "a value long enough to grow the buffer more than once, past its first size");
+        sdi_json_end_object(&j);
+        sd_status s = sdi_json_take(&j, &text);
+        sdi_alloc_fail_after(-1);
+        if (s == SD_OK) {
+            ok = 1;
+            SDT_CHECK(text != NULL && strncmp(text, "{\"k\":\"a value", 12) == 0, "text %s", text ? text : "(null)");
+            sdi_free(text);
+        } else {
+            SDT_CHECK(s == SD_ERR_OUT_OF_MEMORY && text == NULL, "status %s at %ld", sd_status_string(s), n);
+            sdi_error_clear();
+        }
+        SDT_CHECK(sdi_alloc_live_bytes() == base, "leak at %ld", n);
+    }
+    SDT_CHECK(ok, "never succeeded");
+    sdi_json j;
+    char *text = NULL;
+    sdi_json_init(&j, 0);
+    sdi_json_begin_object(&j);
+    SDT_STATUS(sdi_json_take(&j, &text), SD_ERR_INTERNAL); /* an unclosed object */
+    SDT_CHECK(text == NULL, "no text for an unclosed object");
+    sdi_error_clear();
+}
+
 int main(void)
 {
     sdt_init("test_json");
@@ -98,5 +134,6 @@ int main(void)
     SDT_RUN(test_unicode_escape);
     SDT_RUN(test_errors);
     SDT_RUN(test_alloc_failures);
+    SDT_RUN(test_take);
     return sdt_finish();
 }

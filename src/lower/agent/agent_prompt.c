@@ -83,13 +83,7 @@ sd_status sdi_agent_request_json(const char *model, const sdi_agent_msg *msgs, i
     sdi_json_key(&j, "temperature");
     sdi_json_number(&j, 0.2);
     sdi_json_end_object(&j);
-    sd_status s = sdi_json_finish(&j);
-    if (s == SD_OK) {
-        *out = j.buf;
-        j.buf = NULL;
-    }
-    sdi_json_free(&j);
-    return s;
+    return sdi_json_take(&j, out);
 }
 
 sd_status sdi_agent_parse_response(const char *body, char **content, long *prompt_tokens,
