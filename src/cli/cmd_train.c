@@ -14,6 +14,7 @@
 #include "corpus/pcsr_data.h"
 #include "energy_opts.h"
 #include "train/energy_train.h"
+#include "train/forest_fit.h"
 
 static const sdc_option train_options[] = {
     {"output", 'o', true, "weights file to write (JSON), e.g. models/energy.json (required)"},

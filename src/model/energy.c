@@ -1,12 +1,11 @@
-/* src/model/energy.c: the additive energy model (energy.h): inputs, inference, the
- * listwise + margin loss with its analytic gradient, and ranking with per-feature reasons
- * ("energy-v1"). Training on a corpus is a tool: tools/train/energy_train.h. */
+/* src/model/energy.c: the additive energy model (energy.h): inputs, inference and
+ * ranking with per-feature reasons ("energy-v1"). The loss, its gradient and training
+ * are a tool: tools/train/energy_loss.h, tools/train/energy_train.h. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../analysis/analysis.h"
-#include "../core/rng.h"
 #include "energy.h"
 
 #define NIN SDI_EM_NIN
@@ -108,47 +107,22 @@ sd_status sdi_energy_model_alloc_layout(sdi_energy_model *m, int hidden, int mem
     return SD_OK;
 }
 
-/* ------------------------------------------------------------------ random numbers */
+/* ------------------------------------------------------------------ parameters */
 
-/* The parameter blocks of member i. */
-typedef struct {
-    const double *w1, *b1, *w2, *beta;
-} member_view;
-
-static member_view member_of(const sdi_energy_model *m, int i)
+sdi_energy_member_view sdi_energy_member_of(const sdi_energy_model *m, int i)
 {
     long nh = (long)NIN * m->hidden;
     const double *base = m->theta + (long)i * m->nparams;
-    member_view v = {base, base + nh, base + 2 * nh, base + 2 * nh + (long)m->nrows * nh};
+    sdi_energy_member_view v = {base, base + nh, base + 2 * nh,
+                                base + 2 * nh + (long)m->nrows * nh};
     return v;
-}
-
-void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed)
-{
-    long nh = (long)NIN * m->hidden;
-    for (int i = 0; i < m->members; i++) {
-        double *w1 = m->theta + (long)i * m->nparams, *b1 = w1 + nh, *w2 = b1 + nh;
-        double *beta = w2 + (long)m->nrows * nh;
-        sdi_rng s;
-        sdi_rng_seed(&s, seed, 0x1417 /* stream: initial weights */, (uint64_t)i);
-        /* h_j spans the standardised range: slopes ~ N(0,1), thresholds ~ N(0,1). */
-        for (long k = 0; k < nh; k++)
-            w1[k] = sdi_rng_normal(&s);
-        for (long k = 0; k < nh; k++)
-            b1[k] = sdi_rng_normal(&s);
-        for (long k = 0; k < (long)m->nrows * nh; k++)
-            w2[k] = 0.05 * sdi_rng_normal(&s);
-        for (int t = 0; t < m->nrows; t++)
-            beta[t] = 0;
-    }
-    m->seed = seed;
 }
 
 double sdi_energy_prior(const sdi_energy_model *m, int r)
 {
     double b = 0;
     for (int i = 0; i < m->members; i++)
-        b += member_of(m, i).beta[r];
+        b += sdi_energy_member_of(m, i).beta[r];
     return b / m->members;
 }
 
@@ -222,7 +196,8 @@ static inline double fast_tanh(double z)
     return z < 0 ? -r : r;
 }
 
-static void hidden_of(const sdi_energy_model *m, member_view v, const double *x, double *h)
+void sdi_energy_hidden(const sdi_energy_model *m, sdi_energy_member_view v, const double *x,
+                       double *h)
 {
     int H = m->hidden;
     for (int j = 0; j < NIN; j++)
@@ -232,8 +207,8 @@ static void hidden_of(const sdi_energy_model *m, member_view v, const double *x,
 
 /* E of row t (a head's template) from h (β included); contrib (NIN) may be NULL, else
  * it is incremented by scale × the per-input contributions. */
-static double energy_of(const sdi_energy_model *m, member_view v, const double *h, int t,
-                        double *contrib, double scale)
+double sdi_energy_row_energy(const sdi_energy_model *m, sdi_energy_member_view v, const double *h,
+                             int t, double *contrib, double scale)
 {
     int H = m->hidden;
     const double *w = v.w2 + (long)t * NIN * H;
@@ -257,134 +232,17 @@ void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_op op, doubl
     if (contrib != NULL)
         memset(contrib, 0, sizeof(double) * (size_t)nt * NIN);
     for (int i = 0; i < m->members; i++) {
-        member_view v = member_of(m, i);
-        hidden_of(m, v, x, h);
+        sdi_energy_member_view v = sdi_energy_member_of(m, i);
+        sdi_energy_hidden(m, v, x, h);
         for (int s = 0; s < nt; s++) {
-            double e = energy_of(m, v, h, r0 + s,
-                                 contrib != NULL ? contrib + (long)s * NIN : NULL, inv);
+            double e = sdi_energy_row_energy(
+                m, v, h, r0 + s, contrib != NULL ? contrib + (long)s * NIN : NULL, inv);
             out[s] = i == 0 ? e : out[s] + e;
         }
     }
     if (m->members > 1)
         for (int s = 0; s < nt; s++)
             out[s] *= inv;
-}
-
-/* ------------------------------------------------------------------ loss */
-static double softplus(double z)
-{
-    return (z > 0 ? z : 0) + log1p(exp(-fabs(z)));
-}
-
-static double sigmoid(double z)
-{
-    if (z >= 0)
-        return 1.0 / (1.0 + exp(-z));
-    double e = exp(z);
-    return e / (1.0 + e);
-}
-
-double sdi_rank_loss(const double *E, const double *us, int n, double baseline_us, double lambda,
-                     double temperature, double *gE)
-{
-    int nm = 0;
-    int idx[SDI_RANK_MAX_TEMPLATES];
-    double t[SDI_RANK_MAX_TEMPLATES], p[SDI_RANK_MAX_TEMPLATES], q[SDI_RANK_MAX_TEMPLATES];
-    for (int s = 0; s < n; s++) {
-        if (gE != NULL)
-            gE[s] = 0;
-        if (us[s] > 0 && isfinite(us[s])) {
-            idx[nm] = s;
-            t[nm] = log2(baseline_us / us[s]);
-            nm++;
-        }
-    }
-    if (nm == 0)
-        return 0.0;
-    double emin = INFINITY, tmax = -INFINITY;
-    for (int a = 0; a < nm; a++) {
-        emin = E[idx[a]] < emin ? E[idx[a]] : emin;
-        tmax = t[a] > tmax ? t[a] : tmax;
-    }
-    /* p = softmax(−E), q = softmax(t/T), both shifted for stability. */
-    double zp = 0, zq = 0;
-    for (int a = 0; a < nm; a++) {
-        p[a] = exp(-(E[idx[a]] - emin));
-        q[a] = exp((t[a] - tmax) / temperature);
-        zp += p[a];
-        zq += q[a];
-    }
-    double logz = -emin + log(zp), loss = 0;
-    for (int a = 0; a < nm; a++) {
-        p[a] /= zp;
-        q[a] /= zq;
-        loss += q[a] * (E[idx[a]] + logz); /* −q log p */
-        if (gE != NULL)
-            gE[idx[a]] = q[a] - p[a];
-    }
-    for (int a = 0; a < nm; a++)
-        for (int b = 0; b < nm; b++)
-            if (t[a] > t[b]) {
-                double d = t[a] - t[b], z = E[idx[a]] - E[idx[b]];
-                loss += lambda * d * softplus(z);
-                if (gE != NULL) {
-                    double g = lambda * d * sigmoid(z);
-                    gE[idx[a]] += g;
-                    gE[idx[b]] -= g;
-                }
-            }
-    return loss;
-}
-
-double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op, const double *us,
-                            double baseline_us, double lambda, double temperature, double scale,
-                            double *grad)
-{
-    int H = m->hidden, nt = m->ntemp[op], r0 = sdi_energy_row0(m, op, x);
-    double E[SDI_RANK_MAX_TEMPLATES], gE[SDI_RANK_MAX_TEMPLATES];
-    if (grad != NULL && m->members != 1)
-        return NAN; /* the gradient of one member's parameters only: train members alone */
-    int any = 0;
-    for (int s = 0; s < nt; s++)
-        any |= us[s] > 0 && isfinite(us[s]);
-    if (!any)
-        return 0.0;
-    if (grad == NULL) {
-        sdi_energy_eval(m, x, op, E, NULL);
-        return sdi_rank_loss(E, us, nt, baseline_us, lambda, temperature, NULL);
-    }
-    double h[NIN * 64];
-    member_view v = member_of(m, 0);
-    hidden_of(m, v, x, h);
-    for (int s = 0; s < nt; s++)
-        E[s] = energy_of(m, v, h, r0 + s, NULL, 0);
-    double loss = sdi_rank_loss(E, us, nt, baseline_us, lambda, temperature, gE);
-    long nh = (long)NIN * H;
-    double *gw1 = grad, *gb1 = grad + nh, *gw2 = grad + 2 * nh;
-    double *gbeta = gw2 + (long)m->nrows * nh;
-    double gh[NIN * 64];
-    memset(gh, 0, sizeof(double) * (size_t)nh);
-    for (int a = 0; a < nt; a++) {
-        if (!(us[a] > 0 && isfinite(us[a])))
-            continue;
-        int tg = r0 + a;
-        double g = gE[a];
-        gbeta[tg] += scale * g;
-        const double *w = m->w2 + (long)tg * nh;
-        double *gw = gw2 + (long)tg * nh;
-        for (long i = 0; i < nh; i++) {
-            gw[i] += scale * g * h[i];
-            gh[i] += g * w[i];
-        }
-    }
-    for (int j = 0; j < NIN; j++)
-        for (int q2 = 0; q2 < H; q2++) {
-            long i = (long)j * H + q2;
-            double ga = gh[i] * (1.0 - h[i] * h[i]);
-            gw1[i] += scale * ga * x[j];
-            gb1[i] += scale * ga;
-        }
-    return loss;
 }
 
 /* ------------------------------------------------------------------ ranking */

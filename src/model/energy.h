@@ -1,7 +1,8 @@
 /* src/model/energy.h: the learned additive energy model (docs/ARCHITECTURE.md "Energy model"):
- * inputs, inference with per-feature contributions, the ranking loss with its analytic
- * gradient and weights I/O (energy_io.c). Training on a corpus and the evaluation metrics
- * are a tool: tools/train/energy_train.h.
+ * inputs, inference with per-feature contributions and loading the weights (energy_io.c).
+ * Initialisation, the ranking loss with its analytic gradient and saving
+ * (tools/train/energy_loss.h), training on a corpus and the evaluation metrics
+ * (tools/train/energy_train.h) are a tool.
  *
  * Input x (SDI_EM_NIN = 45 values, each its own "feature j"):
  *   x[0..35]  the 36 features in canonical order; the size features (rows, cols, nnz,
@@ -90,9 +91,6 @@ SDI_HIDDEN sd_status sdi_energy_model_alloc_members(sdi_energy_model *m, int hid
 SDI_HIDDEN sd_status sdi_energy_model_alloc_layout(sdi_energy_model *m, int hidden, int members,
                                                    int k_heads);
 SDI_HIDDEN void sdi_energy_model_free(sdi_energy_model *m);
-/* Random initial parameters (deterministic in seed; member i from the stream of index i);
- * standardisation left as is. */
-SDI_HIDDEN void sdi_energy_model_init(sdi_energy_model *m, unsigned long long seed);
 /* The K bucket (0..SDI_EM_NKB−1: K = 8, 32, 128, 256) of K ≥ 1: nearest in log2 K, ties
  * to the larger bucket. sdi_energy_k_bucket_value(b) is the bucket's K. */
 SDI_HIDDEN int sdi_energy_k_bucket(int k);
@@ -109,27 +107,23 @@ SDI_HIDDEN int sdi_energy_is_size_feature(int i);
 /* The input vector x (SDI_EM_NIN) of features f (f->op is ignored: op is given). */
 SDI_HIDDEN void sdi_energy_inputs(const sdi_energy_model *m, const double *features,
                                   sd_shape_class shape, sd_op op, int k, double *x);
+/* One member's parameter blocks, its hidden layer h (NIN·H values) for inputs x, and
+ * the energy of row t from h (β included; contrib (NIN) may be NULL, else incremented
+ * by scale × the per-input contributions): the pieces the training gradient reuses. */
+typedef struct {
+    const double *w1, *b1, *w2, *beta;
+} sdi_energy_member_view;
+SDI_HIDDEN sdi_energy_member_view sdi_energy_member_of(const sdi_energy_model *m, int i);
+SDI_HIDDEN void sdi_energy_hidden(const sdi_energy_model *m, sdi_energy_member_view v,
+                                  const double *x, double *h);
+SDI_HIDDEN double sdi_energy_row_energy(const sdi_energy_model *m, sdi_energy_member_view v,
+                                        const double *h, int t, double *contrib, double scale);
 /* Energies of every template of op (out[s], s < ntemp[op]); contrib may be NULL or
  * receive ntemp[op]*SDI_EM_NIN per-input contributions h_j(x_j)ᵀ w2_{o,j,s} (β excluded).
  * Ensembles: the mean energy and the mean contributions over the members, so that
  * out[s] = sdi_energy_prior(sdi_energy_row0(m, op, x) + s) + Σ_j contrib[s·NIN + j]. */
 SDI_HIDDEN void sdi_energy_eval(const sdi_energy_model *m, const double *x, sd_op op,
                                 double *out, double *contrib);
-/* Loss of one task (inputs x, op, times us[s] per template, us ≤ 0 / non-finite = not
- * measured, baseline > 0) with λ_o and T, on the (ensemble's mean) energies; grad
- * (nparams, may be NULL) is incremented by scale × ∂loss/∂θ — single-member models
- * only (members are trained alone): with members > 1 and grad != NULL it returns NaN
- * and leaves grad alone. */
-SDI_HIDDEN double sdi_energy_task_loss(const sdi_energy_model *m, const double *x, sd_op op,
-                                       const double *us, double baseline_us, double lambda,
-                                       double temperature, double scale, double *grad);
-/* The ranking loss (docs/ARCHITECTURE.md "Energy model") on energies E[0..n) of one task
- * (any ranker: energy
- * model, MLP): −Σ q_s log p_s + λ Σ_{t_s > t_s'} (t_s − t_s')·softplus(E_s − E_s') over
- * the measured templates (us > 0, finite). gE (may be NULL) receives ∂loss/∂E_s (0 for
- * unmeasured s). 0 when nothing is measured. */
-SDI_HIDDEN double sdi_rank_loss(const double *E, const double *us, int n, double baseline_us,
-                                double lambda, double temperature, double *gE);
 /* Ranks V_o with the model: model name "energy-v1"; reasons = the largest per-input
  * contributions by magnitude (shape one-hots reported as "shape_class", operator
  * one-hots folded into "prior" with β). k is K for spmm (ignored otherwise). */
@@ -139,8 +133,6 @@ SDI_HIDDEN sd_status sdi_rank_energy(const sdi_energy_model *m, const sd_feature
 /* ---- energy_io.c: weights as JSON (format documented there). */
 SDI_HIDDEN sd_status sdi_energy_to_json(const sdi_energy_model *m, sdi_json *j);
 SDI_HIDDEN sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m);
-/* Atomic write (temporary + rename). */
-SDI_HIDDEN sd_status sdi_energy_save(const sdi_energy_model *m, const char *path);
 /* SD_ERR_IO when unreadable, SD_ERR_PARSE naming what is wrong; *m zeroed on failure. */
 SDI_HIDDEN sd_status sdi_energy_load(const char *path, sdi_energy_model *m);
 

@@ -346,19 +346,6 @@ sd_status sdi_energy_from_json(const sdi_jvalue *v, sdi_energy_model *m)
 #undef SD_FREE_ALL
 }
 
-sd_status sdi_energy_save(const sdi_energy_model *m, const char *path)
-{
-    sdi_json j;
-    sdi_json_init(&j, 0);
-    sd_status s = sdi_energy_to_json(m, &j);
-    if (s == SD_OK)
-        s = sdi_json_finish(&j);
-    if (s == SD_OK)
-        s = sdi_model_write_file(path, j.buf, strlen(j.buf));
-    sdi_json_free(&j);
-    return s;
-}
-
 sd_status sdi_energy_load(const char *path, sdi_energy_model *m)
 {
     memset(m, 0, sizeof *m);

@@ -39,10 +39,6 @@ typedef struct {
 } sdi_forest_opts;
 
 SDI_HIDDEN sdi_forest_opts sdi_forest_opts_default(void);
-/* Fits on X (n rows of p features, row-major) and targets y (class indices 0..nclass-1
- * when nclass ≥ 2). *out owned by the caller (sdi_forest_free) on success. */
-SDI_HIDDEN sd_status sdi_forest_fit(const double *X, const double *y, int n, int p, int nclass,
-                                    const sdi_forest_opts *opts, sdi_forest *out);
 /* Regression: mean of the trees; classification: the majority vote (lowest class on ties). */
 SDI_HIDDEN double sdi_forest_predict(const sdi_forest *f, const double *x);
 SDI_HIDDEN void sdi_forest_free(sdi_forest *f);
@@ -87,18 +83,12 @@ typedef struct {
  * F ∈ {1,2,4}, V ∈ {1,2}, S ∈ {0,1}. */
 SDI_HIDDEN const int *sdi_paramspmm_values(int param, int *n);
 SDI_HIDDEN const char *sdi_paramspmm_feature_name(int i);
+/* "W", "F", "V", "S": the parameters' keys in the decider files. */
+SDI_HIDDEN extern const char *const sdi_paramspmm_param_names[4];
 SDI_HIDDEN sd_status sdi_paramspmm_features(const sd_csr *a, double out[SDI_PSPMM_NFEAT]);
-/* Fits the four forests on n examples (X: n × SDI_PSPMM_NFEAT; y: the best measured
- * parameters of each, which must lie in the value sets). */
-SDI_HIDDEN sd_status sdi_paramspmm_decider_fit(const double *X, const sdi_paramspmm_params *y,
-                                               int n, const sdi_forest_opts *opts,
-                                               sdi_paramspmm_decider *out);
 SDI_HIDDEN void sdi_paramspmm_decide(const sdi_paramspmm_decider *d,
                                      const double x[SDI_PSPMM_NFEAT], sdi_paramspmm_params *out);
 SDI_HIDDEN void sdi_paramspmm_decider_free(sdi_paramspmm_decider *d);
-/* {"format": "sparseditto-paramspmm", "version": 1, "features": [18 names],
- *  "values": {"W": [...], ...}, "forests": {"W": forest, "F": ..., "V": ..., "S": ...}} */
-SDI_HIDDEN sd_status sdi_paramspmm_decider_save(const sdi_paramspmm_decider *d, const char *path);
 SDI_HIDDEN sd_status sdi_paramspmm_decider_load(const char *path, sdi_paramspmm_decider *out);
 
 /* ------------------------------------------------------------------ the shipped decider
@@ -114,23 +104,18 @@ typedef struct {
     int k[SDI_PSPMM_MAX_KS];                   /* each member's K, ascending; 0 = every K */
     sdi_paramspmm_decider d[SDI_PSPMM_MAX_KS];
 } sdi_paramspmm_deciders;
-/* Fits one decider per distinct K of ks[0..n) (K ≥ 1, at most SDI_PSPMM_MAX_KS values).
- * *out owned by the caller (sdi_paramspmm_deciders_free) on success. */
-SDI_HIDDEN sd_status sdi_paramspmm_deciders_fit(const double *X, const sdi_paramspmm_params *y,
-                                                const int *ks, int n,
-                                                const sdi_forest_opts *opts,
-                                                sdi_paramspmm_deciders *out);
 /* The member for K: the one trained on that K (or on every K), else the nearest in
  * log2 K (ties to the smaller K). */
 SDI_HIDDEN const sdi_paramspmm_decider *sdi_paramspmm_deciders_for(const sdi_paramspmm_deciders *d,
                                                                    int k);
 SDI_HIDDEN void sdi_paramspmm_deciders_free(sdi_paramspmm_deciders *d);
-/* Version 2: {"format": "sparseditto-paramspmm", "version": 2, "features", "values",
+/* Version 1: {"format": "sparseditto-paramspmm", "version": 1, "features": [18 names],
+ *  "values": {"W": [...], ...}, "forests": {"W": forest, "F": ..., "V": ..., "S": ...}}.
+ * Version 2: {"format": "sparseditto-paramspmm", "version": 2, "features", "values",
  *  "members": [{"k": K, "forests": {"W": ..., "F": ..., "V": ..., "S": ...}}, ...]}. Load
  * also reads a version-1 file as one member for every K (k 0). SD_ERR_PARSE names what is
- * wrong (members out of order or repeated, a missing forest, other features). */
-SDI_HIDDEN sd_status sdi_paramspmm_deciders_save(const sdi_paramspmm_deciders *d,
-                                                 const char *path);
+ * wrong (members out of order or repeated, a missing forest, other features). Fitting and
+ * writing: tools/train/forest_fit.h. */
 SDI_HIDDEN sd_status sdi_paramspmm_deciders_load(const char *path, sdi_paramspmm_deciders *out);
 
 #endif /* SDI_FOREST_H */

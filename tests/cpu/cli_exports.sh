@@ -2,8 +2,9 @@
 # tests/cpu/cli_exports.sh: what the libraries hold. The shared library exports the public
 # API and nothing else (cmake/sparseditto.map): every SD_API function of
 # include/sparseditto.h, no other symbol. Neither library holds the research tools
-# (tools/: corpus builder, ranker evaluation, benchmark suite): no object of tools/ is in
-# the static archive and no symbol the tools define is defined in either library.
+# (tools/: corpus builder, model training, ranker evaluation, benchmark suite): no object
+# of tools/ is in the static archive and no symbol the tools define is defined in either
+# library.
 # Usage (ctest): bash cli_exports.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>,
 # with SD_SHARED_LIBRARY, SD_STATIC_LIBRARY and SD_TOOLS_LIBRARY naming the three libraries.
 set -euo pipefail
@@ -40,7 +41,12 @@ both=$(comm -12 "$tmp/objects" "$tmp/tool_objects")
 # 3. No symbol the tools define is defined in either library (the shared library's full
 # symbol table, hidden symbols included).
 nm --defined-only "$tools" 2>/dev/null | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort -u >"$tmp/tool_syms"
-grep -qx 'sdi_corpus_build' "$tmp/tool_syms" || fail "the tools archive does not define sdi_corpus_build"
+# The training side of the models too: the library only loads and evaluates them.
+for sym in sdi_corpus_build sdi_forest_fit sdi_paramspmm_decider_fit sdi_paramspmm_deciders_fit \
+  sdi_paramspmm_decider_save sdi_paramspmm_deciders_save sdi_energy_model_init sdi_rank_loss \
+  sdi_energy_task_loss sdi_energy_save; do
+  grep -qx "$sym" "$tmp/tool_syms" || fail "the tools archive does not define $sym"
+done
 for lib in "$archive" "$so"; do
   nm --defined-only "$lib" 2>/dev/null | awk '{print $NF}' | sort -u >"$tmp/lib_syms"
   both=$(comm -12 "$tmp/lib_syms" "$tmp/tool_syms")

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "core/json_parse.h"
-#include "model/forest.h"
+#include "train/forest_fit.h"
 #include "model/pcsr_shipped.h"
 #include "sdt.h"
 

@@ -8,6 +8,7 @@
 
 #include "plan/spmm.h"
 #include "corpus/corpus.h"
+#include "train/forest_fit.h"
 #include "pcsr_eval.h"
 
 static const char *const method_names[SDI_PE_N] = {"decider", "decider-k", "default",

@@ -18,7 +18,7 @@
 #define SDI_RANKERS_H
 
 #include "train/energy_train.h"
-#include "model/forest.h"
+#include "train/forest_fit.h"
 
 #define SDI_EM_MAX_TOTAL 32 /* Σ |V_o| at most (20 today) */
 

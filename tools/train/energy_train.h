@@ -5,7 +5,7 @@
 #define SDI_ENERGY_TRAIN_H
 
 #include "corpus/corpus.h"
-#include "model/energy.h"
+#include "energy_loss.h"
 
 typedef struct {
     unsigned long long seed; /* initialisation and shuffling */
