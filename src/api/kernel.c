@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache/cache.h"
-#include "core/io.h"
-#include "plan/plan.h"
 #include "cache/tiers.h"
+#include "core/io.h"
+#include "model/model_files.h"
+#include "plan/plan.h"
 #include "tune/impl_cache.h"
 #include "tune/tune.h"
 #include "tune/agent_round.h"
@@ -179,7 +179,7 @@ static sd_status plan_json(const sd_kernel *kern, char **out)
     char buf[SDI_IMPL_CONFIG_TEXT];
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "op");
-    sdi_json_string(&j, kern->op == SD_OP_SPMV ? "spmv" : kern->op == SD_OP_SPMM ? "spmm" : "spgemm");
+    sdi_json_string(&j, sdi_op_name(kern->op));
     sdi_json_key(&j, "k");
     sdi_json_int(&j, kern->k);
     sdi_impl_family(im, buf, sizeof buf);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../model/model_files.h"
 #include "impl_cache.h"
 
 #define SD_FREE_ALL ((void)0) /* nothing here owns memory across an SD_TRY */
@@ -17,11 +18,6 @@ static const char *kind_name(sdi_impl_kind k)
     }
 }
 
-static const char *op_name(sd_op op)
-{
-    return op == SD_OP_SPMV ? "spmv" : op == SD_OP_SPMM ? "spmm" : op == SD_OP_SPGEMM ? "spgemm" : "none";
-}
-
 void sdi_impl_record_json(const sdi_impl *im, int general_b, sdi_json *j)
 {
     sdi_json_begin_object(j);
@@ -30,7 +26,7 @@ void sdi_impl_record_json(const sdi_impl *im, int general_b, sdi_json *j)
     sdi_json_key(j, "kind");
     sdi_json_string(j, kind_name(im->kind));
     sdi_json_key(j, "op");
-    sdi_json_string(j, op_name(im->op));
+    sdi_json_string(j, sdi_op_name(im->op));
     sdi_json_key(j, "k");
     sdi_json_int(j, im->k);
     sdi_json_key(j, "config");
@@ -70,15 +66,10 @@ sd_status sdi_impl_record_read(const sdi_jvalue *v, sdi_impl *out, int *general_
             out->kind = (sdi_impl_kind)k;
     if (out->kind == SDI_IMPL_NONE)
         return SDI_ERR(SD_ERR_PARSE, "implementation record: unknown kind '%s'", kind);
-    const sd_op ops[3] = {SD_OP_SPMV, SD_OP_SPMM, SD_OP_SPGEMM};
-    int found = 0;
-    for (int i = 0; i < 3; i++)
-        if (strcmp(op, op_name(ops[i])) == 0) {
-            out->op = ops[i];
-            found = 1;
-        }
-    if (!found)
+    const int opv = sdi_op_from_name(op);
+    if (opv < 0)
         return SDI_ERR(SD_ERR_PARSE, "implementation record: unknown operator '%s'", op);
+    out->op = (sd_op)opv;
     const double k = sdi_jget_number(v, "k", -1);
     if (k != (double)(int)k || k < 0)
         return SDI_ERR(SD_ERR_PARSE, "implementation record: bad K");
