@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# tests/gpu/python_torch.sh: the GPU lane of the Python package: python/tests/test_gpu_torch.py
-# against the library of this build (no pip install: the GPU machine has no network).
+# tests/gpu/python_torch.sh: the GPU lane of the Python package against the library of this
+# build (no pip install: the GPU machine has no network). With pytest, every file of
+# python/tests runs (CPU-visible and GPU tests alike: torch.compile, CUDA graphs, PyG, CuPy,
+# torch.distributed on gloo and NCCL); without it, python/tests/test_gpu_torch.py runs as a
+# script. Skips inside pytest are listed with their reasons (-rs).
 # Usage (ctest): bash python_torch.sh <libsparseditto.so>
 # Exit 77 (skipped, visibly) when python3, numpy, PyTorch or a CUDA device is missing.
 set -euo pipefail
@@ -19,5 +22,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-python-gpu.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # A private kernel cache: the searches run (and are timed) instead of hitting old entries.
 cd "$tmp"
-SPARSEDITTO_LIBRARY=$lib SPARSEDITTO_CACHE=$tmp/cache PYTHONPATH=$repo/python \
-  PYTHONDONTWRITEBYTECODE=1 "$py" "$repo/python/tests/test_gpu_torch.py"
+export SPARSEDITTO_LIBRARY=$lib SPARSEDITTO_CACHE=$tmp/cache PYTHONPATH=$repo/python \
+  PYTHONDONTWRITEBYTECODE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+if "$py" -c "import pytest" 2>/dev/null; then
+  exec "$py" -m pytest -q -rs -p no:cacheprovider --rootdir "$repo" -c "$repo/pyproject.toml" \
+    "$repo/python/tests"
+fi
+echo "python_torch: pytest is not installed: python/tests/test_gpu_torch.py alone, as a script"
+"$py" "$repo/python/tests/test_gpu_torch.py"
