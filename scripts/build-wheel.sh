@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# scripts/build-wheel.sh: builds the Python package's two wheels and prints their paths:
+#   <out>/source/  the source-build wheel: libsparseditto.so finds NVRTC, nvJitLink and
+#                  cuSPARSE in the CUDA toolkit it was built with (what `pip install .` installs);
+#   <out>/driver/  the driver-only wheel (SD_WHEEL_RUNTIME=pip, pyproject.toml): it finds them
+#                  in NVIDIA's nvidia-* CUDA 13 wheels, which its metadata requires, so the
+#                  target machine needs only the NVIDIA driver.
+# Both are named sparseditto-<version>-py3-none-linux_x86_64.whl, hence one folder each.
+# Building either needs the CUDA 13 toolkit, CMake, zlib and libxxhash-dev (scripts/deps.sh).
+# Offline (python has scikit-build-core): pip wheel --no-build-isolation --no-index, with
+# python's own scikit-build-core; otherwise pip fetches it into an isolated build environment.
+# Usage: build-wheel.sh [out-dir (default out/wheels)] [source|driver|both (default both)]
+# Environment: SD_PYTHON (default python3), SD_WHEEL_BUILD_DIR (the CMake build folders'
+# parent, default the checkout: build-wheel-source, build-wheel-driver).
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:-$repo/out/wheels}
+which=${2:-both}
+py=${SD_PYTHON:-python3}
+case $which in
+  source | driver | both) ;;
+  *) echo "build-wheel: the variant must be source, driver or both, not '$which'" >&2; exit 2 ;;
+esac
+if ! "$py" -m pip --version >/dev/null 2>&1; then
+  echo "build-wheel: $py has no pip (Debian: apt-get install python3-pip)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+builds=${SD_WHEEL_BUILD_DIR:-$repo}
+# CMake finds the CUDA toolkit through nvcc; the default install is not always on PATH.
+[ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+if "$py" -c "import scikit_build_core" >/dev/null 2>&1; then
+  isolation=(--no-build-isolation --no-index)
+else
+  isolation=()
+fi
+
+# <variant> <SD_WHEEL_RUNTIME>: one wheel into $out/<variant>, its path on stdout.
+build() {
+  local variant=$1 runtime=$2 dest=$out/$1
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  echo "build-wheel: $variant wheel (SD_WHEEL_RUNTIME=$runtime, CMake build in $builds/build-wheel-$variant)" >&2
+  if ! SD_WHEEL_RUNTIME=$runtime "$py" -m pip wheel -q --no-deps "${isolation[@]}" \
+       -C build-dir="$builds/build-wheel-$variant" -w "$dest" "$repo" >"$dest.log" 2>&1; then
+    echo "build-wheel: pip wheel failed ($variant); the end of its log ($dest.log):" >&2
+    tail -n 40 "$dest.log" >&2
+    exit 1
+  fi
+  rm -f "$dest.log"
+  ls "$dest"/sparseditto-*.whl
+}
+
+[ "$which" = driver ] || build source toolkit
+[ "$which" = source ] || build driver pip
