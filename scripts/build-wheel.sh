@@ -8,7 +8,8 @@
 # Both are named sparseditto-<version>-py3-none-linux_x86_64.whl, hence one folder each.
 # Building either needs the CUDA 13 toolkit, CMake, zlib and libxxhash-dev (scripts/deps.sh).
 # Offline (python has scikit-build-core): pip wheel --no-build-isolation --no-index, with
-# python's own scikit-build-core; otherwise pip fetches it into an isolated build environment.
+# python's own scikit-build-core (or python -m build --no-isolation where python has no pip,
+# as in venvs made by uv); otherwise pip fetches it into an isolated build environment.
 # Usage: build-wheel.sh [out-dir (default out/wheels)] [source|driver|both (default both)]
 # Environment: SD_PYTHON (default python3), SD_WHEEL_BUILD_DIR (the CMake build folders'
 # parent, default the checkout: build-wheel-source, build-wheel-driver).
@@ -21,10 +22,6 @@ case $which in
   source | driver | both) ;;
   *) echo "build-wheel: the variant must be source, driver or both, not '$which'" >&2; exit 2 ;;
 esac
-if ! "$py" -m pip --version >/dev/null 2>&1; then
-  echo "build-wheel: $py has no pip (Debian: apt-get install python3-pip)" >&2
-  exit 1
-fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 builds=${SD_WHEEL_BUILD_DIR:-$repo}
@@ -32,10 +29,20 @@ builds=${SD_WHEEL_BUILD_DIR:-$repo}
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-if "$py" -c "import scikit_build_core" >/dev/null 2>&1; then
-  isolation=(--no-build-isolation --no-index)
+# The front end: pip wheel, or python -m build offline where python has no pip.
+if "$py" -m pip --version >/dev/null 2>&1; then
+  if "$py" -c "import scikit_build_core" >/dev/null 2>&1; then
+    frontend=(-m pip wheel -q --no-deps --no-build-isolation --no-index)
+  else
+    frontend=(-m pip wheel -q --no-deps)
+  fi
+  outopt=-w
+elif "$py" -c "import build, scikit_build_core" >/dev/null 2>&1; then
+  frontend=(-m build --wheel --no-isolation --skip-dependency-check)
+  outopt=-o
 else
-  isolation=()
+  echo "build-wheel: $py has no pip, nor build and scikit-build-core (Debian: apt-get install python3-pip)" >&2
+  exit 1
 fi
 
 # <variant> <SD_WHEEL_RUNTIME>: one wheel into $out/<variant>, its path on stdout.
@@ -44,9 +51,9 @@ build() {
   rm -rf "$dest"
   mkdir -p "$dest"
   echo "build-wheel: $variant wheel (SD_WHEEL_RUNTIME=$runtime, CMake build in $builds/build-wheel-$variant)" >&2
-  if ! SD_WHEEL_RUNTIME=$runtime "$py" -m pip wheel -q --no-deps "${isolation[@]}" \
-       -C build-dir="$builds/build-wheel-$variant" -w "$dest" "$repo" >"$dest.log" 2>&1; then
-    echo "build-wheel: pip wheel failed ($variant); the end of its log ($dest.log):" >&2
+  if ! SD_WHEEL_RUNTIME=$runtime "$py" "${frontend[@]}" \
+       -C build-dir="$builds/build-wheel-$variant" "$outopt" "$dest" "$repo" >"$dest.log" 2>&1; then
+    echo "build-wheel: the build failed ($variant, $py ${frontend[*]}); the end of its log ($dest.log):" >&2
     tail -n 40 "$dest.log" >&2
     exit 1
   fi

@@ -179,6 +179,11 @@ def _load(path):
             f"wheels lists it), or install the CUDA 13 toolkit and add its lib64 to "
             f"LD_LIBRARY_PATH ({err})"
         ) from err
+    if "libgomp.so.1" in str(err):  # slim images lack the OpenMP runtime the library links
+        raise ImportError(
+            f"sparseditto: cannot load {path!r}: it needs libgomp.so.1, the GNU OpenMP "
+            f"runtime (Debian/Ubuntu: apt-get install libgomp1) ({err})"
+        ) from err
     raise ImportError(
         f"sparseditto: cannot load the C library {path!r} ({err}); install the package "
         "with pip (which builds it) or set SPARSEDITTO_LIBRARY to a libsparseditto.so"

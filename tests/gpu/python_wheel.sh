@@ -48,20 +48,44 @@ whl=$(SD_PYTHON=$py SD_WHEEL_BUILD_DIR=$bindir bash "$repo/scripts/build-wheel.s
   fail "scripts/build-wheel.sh failed"
 echo "python_wheel: built $(basename "$whl") in $(($(date +%s) - start)) s"
 
-"$py" -m venv "$tmp/venv" >"$tmp/venv.log" 2>&1 || skip "$py -m venv failed: $(tail -n 1 "$tmp/venv.log")"
+# A venv of its own (no --system-site-packages); without ensurepip (Debian's python3 without
+# python3-venv, uv's Pythons), one without pip, filled by $py's pip through --python.
+if ! "$py" -m venv "$tmp/venv" >"$tmp/venv.log" 2>&1; then
+  rm -rf "$tmp/venv"
+  "$py" -m venv --without-pip "$tmp/venv" >>"$tmp/venv.log" 2>&1 ||
+    skip "$py -m venv failed: $(tail -n 1 "$tmp/venv.log")"
+fi
 vpy=$tmp/venv/bin/python
+if "$vpy" -m pip --version >/dev/null 2>&1; then
+  pip=("$vpy" -m pip)
+elif "$py" -m pip --version >/dev/null 2>&1; then
+  pip=("$py" -m pip --python "$vpy")
+else
+  skip "no pip to install the wheel with (neither in the venv nor in $py)"
+fi
 site=$("$vpy" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 # What pip would have installed from the index, lent by the building Python.
 ln -s "$nvidia_dir" "$site/nvidia"
 ln -s "$numpy_dir" "$site/numpy"
 [ -d "$numpy_dir.libs" ] && ln -s "$numpy_dir.libs" "$site/numpy.libs"
-"$vpy" -m pip install -q --no-index --no-deps "$whl" >"$tmp/pip.log" 2>&1 ||
+PIP_DISABLE_PIP_VERSION_CHECK=1 "${pip[@]}" install -q --no-index --no-deps "$whl" >"$tmp/pip.log" 2>&1 ||
   fail "pip install of the wheel failed: $(tail -n 5 "$tmp/pip.log")"
 
-# No toolkit in sight: neither on PATH nor LD_LIBRARY_PATH (the driver's own folders stay).
-strip_cuda() { tr ':' '\n' <<<"$1" | grep -v -e '^$' -e 'cuda' | paste -sd: -; }
-export PATH=$(strip_cuda "$PATH")
-export LD_LIBRARY_PATH=$(strip_cuda "${LD_LIBRARY_PATH:-}")
+# No toolkit in sight: the folders holding nvcc leave PATH, those holding NVRTC, nvJitLink
+# or cuSPARSE leave LD_LIBRARY_PATH (the driver's own, e.g. cuda/compat, stay).
+# <list> <file...>: the list's folders that hold none of the files.
+without() {
+  local list=$1 d f keep
+  shift
+  tr ':' '\n' <<<"$list" | while IFS= read -r d; do
+    [ -n "$d" ] || continue
+    keep=1
+    for f; do [ -e "$d/$f" ] && keep=0; done
+    [ "$keep" = 0 ] || echo "$d"
+  done | paste -sd: -
+}
+export PATH=$(without "$PATH" nvcc)
+export LD_LIBRARY_PATH=$(without "${LD_LIBRARY_PATH:-}" libnvrtc.so.13 libnvJitLink.so.13 libcusparse.so.12)
 [ -n "$LD_LIBRARY_PATH" ] || unset LD_LIBRARY_PATH
 unset SPARSEDITTO_LIBRARY PYTHONPATH CUDA_HOME CUDA_PATH
 export SPARSEDITTO_CACHE=$tmp/cache PYTHONDONTWRITEBYTECODE=1  # the search runs NVRTC
