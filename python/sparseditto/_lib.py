@@ -1,8 +1,10 @@
 # python/sparseditto/_lib.py: ctypes declarations of include/sparseditto.h and the error type.
 """Low-level ctypes binding of the C API (one declaration per public function and struct).
 
-Nothing here has logic of its own: it loads libsparseditto.so, declares argument and
-result types, and turns a failed sd_status into SparseDittoError carrying sd_last_error().
+Nothing here has logic of its own besides finding the CUDA libraries: it loads
+libsparseditto.so (with NVRTC, nvJitLink and cuSPARSE from the toolkit or from NVIDIA's
+nvidia-* wheels), declares argument and result types, and turns a failed sd_status into
+SparseDittoError carrying sd_last_error().
 """
 import ctypes
 import enum
@@ -11,7 +13,7 @@ import os
 __all__ = [
     "Status", "Op", "ShapeClass", "SparseDittoError", "lib", "check", "last_error",
     "SdCsr", "SdFeatures", "SdContextOptions", "SdCompileOptions", "SdDeviceCsr",
-    "NUM_FEATURES", "library_path",
+    "NUM_FEATURES", "library_path", "CUDA_LIBRARIES", "cuda_library_paths",
 ]
 
 NUM_FEATURES = 36  # SD_NUM_FEATURES
@@ -111,14 +113,109 @@ def _find_library():
     return os.path.join(here, "libsparseditto.so")
 
 
-library_path = _find_library()
-try:
-    lib = ctypes.CDLL(library_path)
-except OSError as e:  # a clear message instead of a bare dlopen error
+# The CUDA libraries libsparseditto.so links (sonames of CUDA 13), what each is, and the
+# NVIDIA wheel that ships it in site-packages/nvidia/cu13/lib. The versions are pinned
+# once, in pyproject.toml; tests/cpu/cli_wheel.sh checks that both name the same wheels.
+# nvJitLink first: libcusparse.so.12 needs it.
+CUDA_LIBRARIES = (
+    ("libnvJitLink.so.13", "nvJitLink", "nvidia-nvjitlink"),
+    ("libnvrtc.so.13", "NVRTC", "nvidia-cuda-nvrtc"),
+    ("libcusparse.so.12", "cuSPARSE", "nvidia-cusparse"),
+)
+
+
+def _nvidia_lib_dirs():
+    """The lib folders of NVIDIA's CUDA 13 wheels on sys.path (nvidia is a namespace
+    package, so it may span several site-packages)."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    dirs = [os.path.join(d, "cu13", "lib") for d in spec.submodule_search_locations]
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def _preload_nvidia():
+    """Loads each CUDA library found in the nvidia wheels with RTLD_GLOBAL, so that loading
+    libsparseditto.so then finds it by soname (the dynamic loader matches a needed
+    library against those already loaded)."""
+    dirs = _nvidia_lib_dirs()
+    for soname, _, _ in CUDA_LIBRARIES:
+        for d in dirs:
+            path = os.path.join(d, soname)
+            if os.path.exists(path):
+                try:
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                    break
+                except OSError:
+                    pass  # a broken copy: the next folder, else the load names it
+
+
+def _load(path):
+    """dlopen the library. The driver-only wheel finds NVIDIA's wheels through its RUNPATH
+    ($ORIGIN/../nvidia/cu13/lib), a source build through the toolkit it was built with;
+    where neither holds a CUDA library (the nvidia wheels in another site-packages, or a
+    moved toolkit), the copies in the nvidia wheels on sys.path are loaded first."""
+    try:
+        return ctypes.CDLL(path)
+    except OSError:
+        pass
+    _preload_nvidia()
+    try:
+        return ctypes.CDLL(path)
+    except OSError as e:
+        err = e
+    # dlopen names the first library it could not find.
+    named = [c for c in CUDA_LIBRARIES if c[0] in str(err)]
+    if named:
+        soname, what, package = named[0]
+        raise ImportError(
+            f"sparseditto: cannot load {path!r}: it needs {soname} ({what}), found neither on "
+            f"the library path nor in an installed nvidia wheel; install it with "
+            f"`pip install {package}` (CUDA 13; the sparseditto wheel built for NVIDIA's "
+            f"wheels lists it), or install the CUDA 13 toolkit and add its lib64 to "
+            f"LD_LIBRARY_PATH ({err})"
+        ) from err
+    if "libgomp.so.1" in str(err):  # slim images lack the OpenMP runtime the library links
+        raise ImportError(
+            f"sparseditto: cannot load {path!r}: it needs libgomp.so.1, the GNU OpenMP "
+            f"runtime (Debian/Ubuntu: apt-get install libgomp1) ({err})"
+        ) from err
     raise ImportError(
-        f"sparseditto: cannot load the C library {library_path!r} ({e}); install the package "
+        f"sparseditto: cannot load the C library {path!r} ({err}); install the package "
         "with pip (which builds it) or set SPARSEDITTO_LIBRARY to a libsparseditto.so"
-    ) from e
+    ) from err
+
+
+library_path = _find_library()
+lib = _load(library_path)
+
+
+def cuda_library_paths():
+    """{soname: the path the dynamic loader opened it by} for the CUDA libraries of
+    CUDA_LIBRARIES (None for one not loaded): which NVRTC, nvJitLink and cuSPARSE the
+    library runs with. The path is glibc's link map name (dlinfo RTLD_DI_LINKMAP)."""
+    libdl = ctypes.CDLL("libdl.so.2")  # dlinfo (in libc itself from glibc 2.34)
+    libdl.dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    rtld_di_linkmap = 2
+    out = {}
+    for soname, _, _ in CUDA_LIBRARIES:
+        try:
+            h = ctypes.CDLL(soname, mode=os.RTLD_NOLOAD)
+        except OSError:
+            out[soname] = None
+            continue
+        lm = ctypes.c_void_p()
+        if libdl.dlinfo(h._handle, rtld_di_linkmap, ctypes.byref(lm)) != 0 or not lm.value:
+            out[soname] = None
+            continue
+        # struct link_map starts with l_addr (an address), then char *l_name.
+        name = ctypes.c_char_p.from_address(lm.value + ctypes.sizeof(ctypes.c_void_p)).value
+        out[soname] = os.fsdecode(name) if name else None
+    return out
 
 _c_status = ctypes.c_int  # sd_status is a C enum
 _p_csr = ctypes.POINTER(SdCsr)
