@@ -13,9 +13,10 @@ directions with one kernel).
 
 - CUDA: the graph's compiled kernel runs on torch.cuda.current_stream(); the only
   allocation is the output (torch.empty, so a capture takes it from the graph's pool),
-  plus a contiguous copy of x when x is strided or misaligned. sd_spmm / sd_spmv allocate
-  and synchronise nothing. A kernel missing while the stream captures is an error (its
-  compile would break the capture): run once before capture or SparseGraph.prepare.
+  plus a contiguous copy of x when x is not contiguous or misaligned. sd_spmm / sd_spmv
+  allocate and synchronise nothing. A kernel missing while the stream captures is an
+  error (its compile would break the capture): run once before capture or call
+  SparseGraph.prepare.
 - CPU: torch.sparse on the graph's matrix (float32), for tracing and testing without a
   GPU and for models that run on the CPU.
 - Fake (torch.compile, FakeTensorMode): the output's shape from the graph, with the
