@@ -29,6 +29,10 @@ import torch
 
 from .torch_spmm import graph_from_id
 
+if not hasattr(torch.library, "custom_op"):
+    raise ImportError(f"sparseditto.torch_ops needs torch >= 2.4 (torch.library.custom_op); "
+                      f"this is torch {torch.__version__}")
+
 __all__ = ["spmm", "spmv"]
 
 

@@ -12,8 +12,9 @@ and of a training step, torch.compile(mode="reduce-overhead") with no cudagraph 
 clear error for a kernel missing during capture, and examples/gcn.py's compiled backend.
 
 Tolerance: our kernels are FP32; references are float64 (torch.sparse) or FP32 eager.
-|got − ref| ≤ 1e-5·max(1, max|ref|) + 1e-4·|ref| per entry: test_gpu_torch.py's FP32
-gradient tolerance (rtol 1e-4, atol 1e-5), with atol scaled to the data's magnitude.
+|got − ref| ≤ 1e-5·max|ref| + 1e-4·|ref| per entry: test_gpu_torch.py's FP32 gradient
+tolerance (rtol 1e-4, atol 1e-5), with atol relative to the largest reference entry
+(gradients of a mean loss are far below 1).
 The GCN uses tanh so that FP32 and float64 runs cannot fall on two sides of ReLU's kink.
 Seeds are in the bodies. GPU part: about 40-70 s on an H200, mostly torch.compile
 (inductor) and a few kernel searches with budget SD_TEST_BUDGET (default 4).
@@ -36,8 +37,10 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
 import sparseditto as sd  # noqa: E402
-from sparseditto import graphs, torch_ops  # noqa: E402,F401  (torch_ops registers the ops)
+from sparseditto import graphs  # noqa: E402
 from sparseditto import torch as sdt  # noqa: E402
+
+pytest.importorskip("sparseditto.torch_ops")  # registers the operators (torch >= 2.4)
 
 HAS_CUDA = torch.cuda.is_available()
 gpu = [pytest.mark.gpu, pytest.mark.skipif(not HAS_CUDA, reason="needs PyTorch with a CUDA device")]
@@ -87,10 +90,13 @@ def _close(got, ref, what=""):
     ref = ref.detach().double().cpu()
     assert got.shape == ref.shape, (what, got.shape, ref.shape)
     err = (got - ref).abs()
-    bound = 1e-5 * max(1.0, float(ref.abs().max()) if ref.numel() else 1.0) + 1e-4 * ref.abs()
+    scale = float(ref.abs().max()) if ref.numel() else 0.0
+    bound = 1e-5 * scale + 1e-4 * ref.abs()
     assert bool(torch.isfinite(got).all()), f"{what}: non-finite values"
-    worst = float((err / bound).max()) if err.numel() else 0.0
-    assert worst <= 1.0, f"{what}: worst |error| / bound = {worst:.3f} (max |error| {float(err.max()):.3e})"
+    if not bool((err <= bound).all()):
+        worst = float((err / bound.clamp_min(1e-300)).max())
+        raise AssertionError(f"{what}: worst |error| / bound = {worst:.3g} (max |error| "
+                             f"{float(err.max()):.3e}, largest reference entry {scale:.3e})")
 
 
 class TorchSparseAgg(torch.nn.Module):
