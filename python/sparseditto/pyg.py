@@ -40,8 +40,9 @@ at the narrower of its input and output widths (the map is linear, so the result
 same up to rounding), so the SpMM runs at min(in, out) columns.
 
 When the matrix is built (the cache rule).
-  cached=True (GCNConv): at the first forward, then reused whatever graph is passed later
-    (PyG's rule, for transductive training); reset_parameters() forgets it.
+  cached=True (GCNConv with normalize=True): at the first forward, then reused whatever
+    graph is passed later (PyG's rule, for transductive training); reset_parameters()
+    forgets it.
   otherwise: a process-wide table (CACHE_SIZE entries, least recently used out first)
     keyed by the layer's graph options (kind, improved, self loops, normalisation,
     aggregation, flow, sizes), the compile options and the identity of the graph inputs:
@@ -146,7 +147,8 @@ class Adjacency:
         """(A, Aᵀ) as torch sparse CSR tensors of dtype, on the graph's device."""
         with self._lock:
             if self._torch is None or self._torch[0].dtype != dtype:
-                idx = torch.int32 if self.nnz < 2**31 else torch.int64
+                # int32 indices halve cuSPARSE's index traffic; the CPU kernels get int64.
+                idx = torch.int32 if self.device.type == "cuda" and self.nnz < 2**31 else torch.int64
                 v = self.vals.to(dtype)
                 a = torch.sparse_csr_tensor(self.rowptr.to(idx), self.colind.to(idx), v,
                                             self.shape)
@@ -504,14 +506,15 @@ class GCNConv(torch.nn.Module):
         self._cached_adj = None
 
     def _adjacency(self, edge_index, edge_weight, n):
-        if self.cached and self._cached_adj is not None:
+        keep = self.cached and self.normalize  # PyG caches the normalisation only
+        if keep and self._cached_adj is not None:
             return self._cached_adj
         config = ("gcn", n, self.improved, self.add_self_loops, self.normalize, self.flow,
                   tuple(sorted((k, repr(v)) for k, v in self.compile_options.items())))
         adj = _lookup((edge_index, edge_weight), config, lambda: gcn_adjacency(
             edge_index, edge_weight, n, self.improved, self.add_self_loops, self.normalize,
             self.flow, self.compile_options))
-        if self.cached:
+        if keep:
             self._cached_adj = adj
         return adj
 
