@@ -114,6 +114,8 @@ def _from_cupyx(a):
         raise TypeError(f"{type(a).__name__} is not a cupyx.scipy.sparse matrix")
     if a.dtype.kind == "c":
         raise TypeError(f"cupyx matrix: dtype {a.dtype} is complex (FP32 real only)")
+    if len(a.shape) != 2:
+        raise ValueError(f"cupyx matrix: a matrix has 2 dimensions, got shape {a.shape}")
     fmt = a.format
     if fmt in ("csr", "csc"):
         arrays = (a.indptr, a.indices, a.data)
