@@ -7,8 +7,8 @@
                                       # or a cupyx.scipy.sparse matrix (csr / csc / coo / ...)
     x, info = cg(A, b, rtol=1e-5)     # every A·p of the solve runs our SpMV kernel
 
-The matrix is compiled once, when the operator is built (SpMV for A); a solver then
-runs thousands of products on the same pattern. matvec runs the SpMV kernel on CuPy's
+The SpMV kernel for A is compiled once, when the operator is built; a solver then runs
+thousands of products with it. matvec runs the SpMV kernel on CuPy's
 current stream (cupy.cuda.get_current_stream()) of the operator's device and allocates
 only its output; rmatvec runs a kernel compiled for Aᵀ at first use (the forward kernel
 when A is symmetric in pattern and values, checked once, O(nnz)); matmat / rmatmat run a
@@ -344,13 +344,19 @@ class LinearOperator(_CupyLinearOperator):
                                     cupy.cuda.get_current_stream().ptr))
         return Y
 
-    def _apply_vector(self, x, transposed, what):
+    def _vector_product(self, x, transposed, what):
         x1, column = self._vector(x, transposed, what)
-        y = self._on_device(self._mv, x1, transposed)
+        y = self._mv(x1, transposed)
         return y.reshape(y.shape[0], 1) if column else y
 
+    def _block_product(self, X, transposed, what):
+        return self._mm(self._block(X, transposed, what), transposed)
+
+    def _apply_vector(self, x, transposed, what):
+        return self._on_device(self._vector_product, x, transposed, what)
+
     def _apply_block(self, X, transposed, what):
-        return self._on_device(self._mm, self._block(X, transposed, what), transposed)
+        return self._on_device(self._block_product, X, transposed, what)
 
     # The public methods check their argument here (clear errors for host arrays, wrong
     # dtypes and shapes) instead of the base class's "dimension mismatch".
@@ -371,17 +377,7 @@ class LinearOperator(_CupyLinearOperator):
         return self._apply_block(X, True, "X")
 
     # The hooks the base class's adjoint / transpose operators call directly.
-    def _matvec(self, x):
-        return self._apply_vector(x, False, "x")
-
-    def _rmatvec(self, x):
-        return self._apply_vector(x, True, "x")
-
-    def _matmat(self, X):
-        return self._apply_block(X, False, "X")
-
-    def _rmatmat(self, X):
-        return self._apply_block(X, True, "X")
+    _matvec, _rmatvec, _matmat, _rmatmat = matvec, rmatvec, matmat, rmatmat
 
     def dot(self, x):
         if not (isinstance(x, _CupyLinearOperator) or cupy.isscalar(x) or hasattr(x, "ndim")):
