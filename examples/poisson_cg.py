@@ -7,8 +7,9 @@ matrices, Dirichlet boundary, unit grid spacing:
   3d   7-point stencil on an N×N×N grid (--n3d, default 128: 2.1 M unknowns, 14.6 M nonzeros)
 
 Each system is solved twice from x0 = 0 to the same relative tolerance (--rtol; cg stops
-when ‖r_k‖ ≤ rtol·‖b‖ on its recursive residual), with the same right-hand side
-b = A·x* (x* uniform in [-1, 1), seeded; A·x* in float64, then rounded to float32):
+when ‖r_k‖ ≤ rtol·‖b‖ on its recursive residual), with the same right-hand side b,
+uniform in [-1, 1) (seeded, float32; cg's iteration count grows with the grid side, so
+the default 2-D grid takes thousands of products):
 
   cupy         cupyx.scipy.sparse.csr_matrix, float32: cg's own cuSPARSE SpMV
   sparseditto  sparseditto.cupy_linalg.LinearOperator, float32 (our compiled SpMV kernel)
@@ -20,14 +21,17 @@ same-precision. Reported per system:
   - solve time: wall time between two synchronisations (perf_counter), and the CUDA
     event time between the same points; per-iteration time = wall time / iterations;
   - our compile time: building the LinearOperator (SpMV kernel search and compile; with
-    --use-cache a cache hit, which the report says);
+    --use-cache possibly a cache hit, which the row's note says);
   - speed-up per iteration, t_cupy / t_ours, and with compile included after 1,000
     iterations: S_1000 = (1000 · t_cupy) / (1000 · t_ours + T_compile);
     break-even iterations = T_compile / (t_cupy − t_ours) when t_ours < t_cupy;
   - SpMV alone: --spmv-reps back-to-back products with each (cg's cuSPARSE matvec
     and ours), CUDA events around the loop;
   - true relative residual ‖b − A·x‖ / ‖b‖ of both solutions, in float64 (cuSPARSE on a
-    float64 copy of A), and the relative error ‖x − x*‖ / ‖x*‖.
+    float64 copy of A); float32 CG stops on its recursive residual, so the true one can
+    stay above rtol on the large grids, for both operators alike.
+Checks (exit 1 when one fails): the iteration counts agree as above, both solves
+converged, and our residual is at most 10 × max(rtol, CuPy's residual).
 Warm-up: a 3-iteration solve with each operator before timing (cuBLAS handles, CuPy's
 memory pool and kernel caches). CuPy's own setup (building its csr_matrix) is not timed.
 
@@ -55,8 +59,7 @@ def parse_args(argv=None):
     p.add_argument("--n2d", type=int, default=2048, help="2-D grid side (2048)")
     p.add_argument("--n3d", type=int, default=128, help="3-D grid side (128)")
     p.add_argument("--rtol", type=float, default=1e-5, help="cg's relative tolerance (1e-5)")
-    p.add_argument("--maxiter", type=int, default=None,
-                   help="cg's iteration limit (default: cupyx's, 10 n)")
+    p.add_argument("--maxiter", type=int, default=50000, help="cg's iteration limit (50000)")
     p.add_argument("--iter-rtol", type=float, default=0.05,
                    help="accepted relative difference of the iteration counts (0.05)")
     p.add_argument("--spmv-reps", type=int, default=200,
@@ -82,7 +85,7 @@ def parse_args(argv=None):
         p.error("the grid is too large for 32-bit indices")
     if not 0 < a.rtol < 1:
         p.error("--rtol must be in (0, 1)")
-    if a.maxiter is not None and a.maxiter < 1:
+    if a.maxiter < 1:
         p.error("--maxiter must be at least 1")
     if a.iter_rtol < 0 or a.spmv_reps < 0:
         p.error("--iter-rtol and --spmv-reps must be >= 0")
@@ -174,15 +177,12 @@ def time_spmv(cupy, matvec, x, reps):
     return 1e3 * cupy.cuda.get_elapsed_time(start, end) / reps
 
 
-def quality(cupy, a64, b64, xstar, x):
-    """(‖b − A·x‖ / ‖b‖, ‖x − x*‖ / ‖x*‖) in float64."""
+def rel_residual(cupy, a64, b64, x):
+    """‖b − A·x‖ / ‖b‖ in float64 (None without a solution)."""
     if x is None:
-        return None, None
-    x64 = x.astype(cupy.float64)
-    r = b64 - a64 @ x64
-    res = float(cupy.linalg.norm(r) / cupy.linalg.norm(b64))
-    err = float(cupy.linalg.norm(x64 - xstar) / cupy.linalg.norm(xstar))
-    return res, err
+        return None
+    r = b64 - a64 @ x.astype(cupy.float64)
+    return float(cupy.linalg.norm(r) / cupy.linalg.norm(b64))
 
 
 # ---------------------------------------------------------------- report
@@ -202,7 +202,7 @@ def write_report(out, result):
         f"{result['versions']['sparseditto']}.",
         "",
         f"cupyx.scipy.sparse.linalg.cg, no preconditioner, x0 = 0, rtol {result['rtol']}, "
-        "b = A·x* (x* uniform in [-1, 1)); float32 for both. Per-iteration time = solve "
+        "b uniform in [-1, 1); float32 for both. Per-iteration time = solve "
         "wall time (synchronised, perf_counter) / iterations. Compile = building our "
         "LinearOperator"
         f"{' (kernel cache allowed)' if result['use_cache'] else ' (fresh compile, no cache)'}"
@@ -251,8 +251,7 @@ def run_system(args, name, cupy, cps, cg, sd, cl, deadline):
     a64 = cps.csr_matrix((cupy.asarray(vals.astype(np.float64)), cupy.asarray(colind),
                           cupy.asarray(rowptr.astype(np.int32))), shape=(n, n))
     rng = np.random.default_rng(args.seed)
-    xstar = cupy.asarray(rng.uniform(-1.0, 1.0, n))
-    b = (a64 @ xstar).astype(cupy.float32)
+    b = cupy.asarray(rng.uniform(-1.0, 1.0, n).astype(np.float32))
     b64 = b.astype(cupy.float64)
 
     t0 = time.perf_counter()
@@ -282,7 +281,7 @@ def run_system(args, name, cupy, cps, cg, sd, cl, deadline):
             results[label] = {"skipped": f"--time-limit {args.time_limit:.0f} s reached"}
             continue
         x, r = solve(cupy, cg, A, b, args.rtol, args.maxiter, deadline)
-        r["rel_residual"], r["rel_error"] = quality(cupy, a64, b64, xstar, x)
+        r["rel_residual"] = rel_residual(cupy, a64, b64, x)
         results[label] = r
         print(f"poisson_cg: {name} {label}: {r['iterations']} iterations, "
               f"{_f(r['per_iter_ms'], '%.3f')} ms/iter, residual "
