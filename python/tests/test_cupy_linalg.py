@@ -1,7 +1,8 @@
 # python/tests/test_cupy_linalg.py: sparseditto.cupy_linalg, the cupyx LinearOperator: argument checks (CPU) and products, solvers, streams, cupyx input and the CG example (GPU).
 """Skipped as a whole without CuPy (importing CuPy needs no GPU). Unmarked tests need no
 device: argument checks that come before any device use, the dtype rule, the host
-canonicalisation of CSR / CSC / COO arrays against scipy, and NO_DEVICE without a GPU.
+canonicalisation of CSR / CSC / COO arrays and the CG example's Poisson assembly against
+scipy, and NO_DEVICE without a GPU.
 Tests marked gpu need CuPy with a CUDA device and are skipped, with the reason, otherwise:
 
     SPARSEDITTO_LIBRARY=build-gpu/libsparseditto.so PYTHONPATH=python \\
@@ -174,6 +175,31 @@ def test_host_canonicalisation_matches_scipy():
     _raises(TypeError, cl._csr_from_host, "coo", r, c, v.astype(np.complex64), (rows, cols),
             match="complex")
     _raises(ValueError, cl._csr_from_host, "bsr", r, c, v, (rows, cols), match="unknown")
+
+
+@needs_scipy
+def test_poisson_assembly_matches_kronecker_sums():
+    """examples/poisson_cg.py's stencil assembly against sums of Kronecker products."""
+    poisson_csr = _example().poisson_csr
+    for dims in [(5, 5), (4, 7), (3, 4, 5), (2, 2, 2), (1, 3)]:
+        rp, ci, v = poisson_csr(np, dims)
+        n, d = int(np.prod(dims)), len(dims)
+        a = 2 * d * sp.identity(n)
+        for k in range(d):
+            parts = [sp.identity(s) for s in dims]
+            parts[k] = sp.diags([-np.ones(dims[k] - 1), -np.ones(dims[k] - 1)], [-1, 1],
+                                shape=(dims[k], dims[k]))
+            term = parts[0]
+            for p in parts[1:]:
+                term = sp.kron(term, p)
+            a = a + term
+        a = sp.csr_matrix(a)
+        a.eliminate_zeros()
+        a.sort_indices()
+        np.testing.assert_array_equal(rp, a.indptr, err_msg=str(dims))
+        np.testing.assert_array_equal(ci, a.indices, err_msg=str(dims))
+        np.testing.assert_array_equal(v, a.data.astype(np.float32), err_msg=str(dims))
+        assert rp.dtype == np.int64 and ci.dtype == np.int32 and v.dtype == np.float32
 
 
 @pytest.mark.skipif(HAS_CUDA, reason="checks the error raised without a CUDA device")
