@@ -9,8 +9,8 @@ kernels compiled on each rank; --replication c > 1 or auto: the 1.5-D layout).
     torchrun --nproc-per-node 4 examples/gcn_distributed.py --nodes 20000 --hidden 32 --out /tmp/gcnd
     python examples/gcn_distributed.py --nodes 20000 --hidden 32 --out /tmp/gcnd1   # one process
 
-Backend: NCCL with one GPU per rank (cuda:LOCAL_RANK) when CUDA has enough devices, else
-gloo on the CPU (--backend forces one). Without torchrun the script runs one process.
+Backend: NCCL with one GPU per rank (cuda:LOCAL_RANK) when the host has a GPU for each of
+its ranks, else gloo on the CPU (--backend forces one). Without torchrun the script runs one process.
 
 The graph: a generated power-law graph (sparseditto.graphs.powerlaw_graph, numpy, the
 same seed on every rank; checked by hash) or --matrix PATH (any file CSRMatrix.read
@@ -24,7 +24,8 @@ Measured per K (rank 0 writes gcn_distributed.json and .md under --out):
                a separate pass of --profile-epochs epochs with the exchange made
                synchronous (no overlap), the products and the exchanges (and the 1.5-D
                column all-gathers) bracketed by CUDA events or perf_counter on every rank:
-               share = phase time / epoch time of that pass (the slowest rank's shares);
+               share = phase time / epoch time of that pass, on the rank whose pass
+               was slowest (every rank's in the JSON);
   compile s    seconds each rank spent compiling (or loading) its shard's kernels;
   loss check   rank 0 then trains the same model in one process (sparseditto.torch.SpMM
                on the GPU, torch.sparse.mm on the CPU) and compares every epoch's loss:
@@ -133,8 +134,10 @@ def setup(args):
     world = int(os.environ.get("WORLD_SIZE", "1"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
     backend = args.backend
-    if backend == "auto":
-        backend = "nccl" if torch.cuda.is_available() and torch.cuda.device_count() > local else "gloo"
+    if backend == "auto":  # the same answer on every rank of the host
+        per_host = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        backend = ("nccl" if torch.cuda.is_available() and torch.cuda.device_count() >= per_host
+                   else "gloo")
     if backend == "nccl":
         if not torch.cuda.is_available():
             raise SystemExit("gcn_distributed: --backend nccl needs CUDA")
@@ -234,7 +237,7 @@ def write_report(out, result):
         f"{result['balance']}, order {result['order']}; layout {result['layout']}.",
         "",
         "Epoch time: the slowest rank's mean over the timed epochs. Shares: a separate pass "
-        "with the exchange synchronous; phase time / epoch time, the slowest rank's. Loss "
+        "with the exchange synchronous; phase time / epoch time on the rank slowest in it. Loss "
         "diff: max over epochs of |loss − loss_one_process| / loss_one_process.",
         "",
         "| K | epoch ms (mean / median / min) | SpMM share | comm share | compile s (max rank) "
@@ -374,9 +377,10 @@ def main(argv=None):
             comm = (rec.total_ms("exchange") + rec.total_ms("gather")) / len(pms)
             shares = [None] * world
             dist.all_gather_object(shares, {"epoch_ms": ep, "spmm_ms": spmm, "comm_ms": comm})
-            row["profile"] = {"per_rank": shares,
-                              "spmm_share": max(s["spmm_ms"] / s["epoch_ms"] for s in shares),
-                              "comm_share": max(s["comm_ms"] / s["epoch_ms"] for s in shares)}
+            slow = max(shares, key=lambda s: s["epoch_ms"])  # one rank's shares, both
+            row["profile"] = {"per_rank": shares, "rank": shares.index(slow),
+                              "spmm_share": slow["spmm_ms"] / slow["epoch_ms"],
+                              "comm_share": slow["comm_ms"] / slow["epoch_ms"]}
         if args.reference == "auto":
             if rank == 0:
                 row["loss_rel_diff"] = reference_diff(torch, sd, m, X, Y, init, args, dev,

@@ -228,9 +228,16 @@ def split_block(rowptr, colind, vals, lo, hi):
 
     local = csr(rows[own], ci[own] - lo, v[own])
     off_cols = ci[~own]
-    halo = np.unique(off_cols)
-    off = csr(rows[~own], np.searchsorted(halo, off_cols), v[~own])
-    return local, off, halo.astype(np.int64)
+    # Sorted unique halo ids and their positions through a mark array: O(nnz + columns),
+    # no sort of the entries.
+    ncols = int(off_cols.max()) + 1 if off_cols.size else 0
+    mark = np.zeros(ncols, dtype=bool)
+    mark[off_cols] = True
+    halo = np.flatnonzero(mark).astype(np.int64)
+    pos = np.zeros(ncols, dtype=np.int64)
+    pos[halo] = np.arange(halo.shape[0], dtype=np.int64)
+    off = csr(rows[~own], pos[off_cols], v[~own])
+    return local, off, halo
 
 
 def halo_rows_per_block(m, bounds):

@@ -366,6 +366,30 @@ def test_empty_rank_and_errors(runs):
         assert "rank(s) [0]" in msg, msg
 
 
+@needs_torch
+def test_example_two_ranks_cpu(tmp_path):
+    """examples/gcn_distributed.py under torchrun, 2 gloo ranks: it reports and its loss
+    curve matches the one-process run it makes itself."""
+    import json
+    import subprocess
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+           "2", str(REPO / "examples" / "gcn_distributed.py"), "--backend", "gloo",
+           "--nodes", "400", "--edges", "4000", "--features", "16", "--classes", "4",
+           "--hidden", "8", "--epochs", "3", "--warmup", "1", "--profile-epochs", "1",
+           "--replication", "auto", "--out", str(tmp_path)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=DEADLINE_S, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads((tmp_path / "gcn_distributed.json").read_text())
+    assert res["world_size"] == 2 and res["loss_check"] == "passed", res.get("loss_check")
+    row = res["rows"][0]
+    assert row["K"] == 8 and row["mean_ms"] > 0 and len(row["losses"]) == 4
+    assert 0 < row["profile"]["spmm_share"] < 1 and 0 < row["profile"]["comm_share"] < 1
+    assert res["replication"] == res["cost_model_choice"]
+    assert (tmp_path / "gcn_distributed.md").read_text().startswith("# Distributed")
+
+
 # ---------------------------------------------------------------- one GPU
 
 @pytest.mark.gpu
