@@ -266,9 +266,8 @@ def write_report(out, result):
 def main(argv=None):
     args = parse_args(argv)
     start = time.perf_counter()
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
         print("gcn_distributed: PyTorch is not installed", file=sys.stderr)
         return 77
     try:

@@ -395,7 +395,7 @@ def all_reduce_gradients(parameters, group=None):
     """Sums the gradients of `parameters` over the group (each rank's loss covers its
     rows, so the global gradient is the sum). Parameters without a gradient are skipped
     on every rank alike (they must agree)."""
-    torch, dist = _torch_parts()
+    _, dist = _torch_parts()
     for p in parameters:
         if p.grad is not None:
             dist.all_reduce(p.grad, op=dist.ReduceOp.SUM, group=group)
@@ -418,7 +418,6 @@ class DistributedGraph:
     def __init__(self, a, group=None, balance="nnz", order=None, device=None,
                  **compile_options):
         from .matrix import as_matrix
-        torch, dist = _torch_parts()
         self._init_group(group, device)
         m = as_matrix(a)
         if m.shape[0] != m.shape[1]:
@@ -442,7 +441,6 @@ class DistributedGraph:
     @classmethod
     def from_shard(cls, block, bounds, group=None, device=None, **compile_options):
         from .matrix import as_matrix
-        torch, dist = _torch_parts()
         self = cls.__new__(cls)
         self._init_group(group, device)
         bounds = [int(b) for b in bounds]
