@@ -17,7 +17,8 @@
 # as in venvs made by uv); otherwise pip fetches it into an isolated build environment.
 # Usage: build-wheel.sh [out-dir (default out/wheels)] [source|driver|manylinux|both (default both)]
 # Environment: SD_PYTHON (default python3), SD_WHEEL_BUILD_DIR (the CMake build folders'
-# parent, default the checkout: build-wheel-source, build-wheel-driver).
+# parent, default the checkout: build-wheel-source, build-wheel-driver), SD_EXTRA_PREFIX (a
+# prefix holding headers the system lacks, e.g. libxxhash-dev unpacked: CMake's option).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$repo/out/wheels}
@@ -61,7 +62,9 @@ build() {
   rm -rf "$dest"
   mkdir -p "$dest"
   echo "build-wheel: $variant wheel (SD_WHEEL_RUNTIME=$runtime, CMake build in $builds/build-wheel-$variant)" >&2
-  if ! SD_WHEEL_RUNTIME=$runtime "$py" "${frontend[@]}" \
+  local extra=()
+  [ -n "${SD_EXTRA_PREFIX:-}" ] && extra=(-C "cmake.define.SD_EXTRA_PREFIX=$SD_EXTRA_PREFIX")
+  if ! SD_WHEEL_RUNTIME=$runtime "$py" "${frontend[@]}" "${extra[@]}" \
        -C build-dir="$builds/build-wheel-$variant" "$outopt" "$dest" "$repo" >"$dest.log" 2>&1; then
     echo "build-wheel: the build failed ($variant, $py ${frontend[*]}); the end of its log ($dest.log):" >&2
     tail -n 40 "$dest.log" >&2

@@ -310,11 +310,8 @@ class _Block:
         if self.nnz == 0 or K == 0:
             return torch.zeros((rows, K), dtype=torch.float32, device=x.device)
         if self.graph is not None:
-            from .torch_spmm import _prepare
-            x = _prepare(torch, x, "H")
-            y = torch.empty((rows, K), dtype=torch.float32, device=x.device)
-            self.graph.kernel(K, x.device.index, transposed=transposed)(x, out=y)
-            return y
+            from .torch_ops import _run_cuda  # alignment and the capture rule of the operators
+            return _run_cuda("SpMM", self.graph, x, (rows, K), transposed)
         return torch.sparse.mm(self.cpu[1] if transposed else self.cpu[0], x.contiguous())
 
     def compile_seconds(self):

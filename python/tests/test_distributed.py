@@ -242,7 +242,7 @@ def _worker(rank, world, tmp, device_kind):
     results = {}
     try:
         device = "cuda:0" if device_kind == "cuda" else "cpu"
-        cases = _cases(world) if device_kind == "cpu" else [("random", {}, _random(300, 3000, seed=4), 15)]
+        cases = _cases(world) if device_kind == "cpu" else [("random", {"balance": "nnz"}, _random(300, 3000, seed=4), 15)]
         for name, how, m, seed in cases:
             opts = {"budget": 4, "deterministic": True} if device_kind == "cuda" else {}
             if "shard" in how:

@@ -33,6 +33,11 @@ if ! python3 -c "import scikit_build_core" >/dev/null 2>&1 &&
 fi
 
 # The CMake build stays in the build tree (build-wheel-driver): incremental on later runs.
+# The build's own prefix for headers the system lacks (gpu-lane.sh unpacks libxxhash-dev there).
+if [ -z "${SD_EXTRA_PREFIX:-}" ] && [ -f "$bindir/CMakeCache.txt" ]; then
+  SD_EXTRA_PREFIX=$(sed -n 's/^SD_EXTRA_PREFIX:[A-Z]*=//p' "$bindir/CMakeCache.txt")
+  export SD_EXTRA_PREFIX
+fi
 whl=$(SD_WHEEL_BUILD_DIR=$bindir bash "$repo/scripts/build-wheel.sh" "$tmp/wheels" driver) ||
   fail "scripts/build-wheel.sh failed"
 [ -f "$whl" ] || fail "scripts/build-wheel.sh printed no wheel ('$whl')"

@@ -21,12 +21,17 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-python-gpu.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # A private kernel cache: the searches run (and are timed) instead of hitting old entries.
+# Temporary files of pytest, torch (inductor, elastic) and PyG go into it too, and leave with it.
+mkdir -p "$tmp/tmp"
 cd "$tmp"
-export SPARSEDITTO_LIBRARY=$lib SPARSEDITTO_CACHE=$tmp/cache PYTHONPATH=$repo/python \
+export TMPDIR=$tmp/tmp SPARSEDITTO_LIBRARY=$lib SPARSEDITTO_CACHE=$tmp/cache PYTHONPATH=$repo/python \
   PYTHONDONTWRITEBYTECODE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+# The CLI beside the library, for the tests that compare with it.
+[ -x "$(dirname "$lib")/sparseditto" ] && export SPARSEDITTO_CLI=$(dirname "$lib")/sparseditto
 if "$py" -c "import pytest" 2>/dev/null; then
-  exec "$py" -m pytest -q -rs -p no:cacheprovider --rootdir "$repo" -c "$repo/pyproject.toml" \
+  "$py" -m pytest -q -rs -p no:cacheprovider --rootdir "$repo" -c "$repo/pyproject.toml" \
     "$repo/python/tests"
+  exit $?
 fi
 echo "python_torch: pytest is not installed: python/tests/test_gpu_torch.py alone, as a script"
 "$py" "$repo/python/tests/test_gpu_torch.py"

@@ -44,6 +44,11 @@ done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-python-wheel.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# The build's own prefix for headers the system lacks (gpu-lane.sh unpacks libxxhash-dev there).
+if [ -z "${SD_EXTRA_PREFIX:-}" ] && [ -f "$bindir/CMakeCache.txt" ]; then
+  SD_EXTRA_PREFIX=$(sed -n 's/^SD_EXTRA_PREFIX:[A-Z]*=//p' "$bindir/CMakeCache.txt")
+  export SD_EXTRA_PREFIX
+fi
 whl=$(SD_PYTHON=$py SD_WHEEL_BUILD_DIR=$bindir bash "$repo/scripts/build-wheel.sh" "$tmp/wheels" driver) ||
   fail "scripts/build-wheel.sh failed"
 echo "python_wheel: built $(basename "$whl") in $(($(date +%s) - start)) s"
