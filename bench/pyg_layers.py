@@ -117,9 +117,11 @@ def build_graph(args, torch, dev, ex):
         e = args.edges if args.edges is not None else ex.default_edges(n)
         t0 = time.perf_counter()
         rowptr, colind = graphs.powerlaw_graph(n, e, seed=args.seed, device=dev)
+        size = ("of Reddit's size" if n == graphs.REDDIT["nodes"]
+                else f"of Reddit's mean degree ({n} of Reddit's {graphs.REDDIT['nodes']} nodes)")
         torch.cuda.synchronize()
         info.update(source="generated", generated=True, generation_s=round(time.perf_counter() - t0, 3),
-                    name=f"GENERATED power-law graph of Reddit's size ({n} nodes, {e} directed "
+                    name=f"GENERATED power-law graph {size} ({n} nodes, {e} directed "
                          "edges), NOT the real Reddit graph")
         g = torch.Generator(device=dev)
         g.manual_seed(args.seed + 1)

@@ -163,9 +163,11 @@ def build_graph(args, torch, dev):
         e = args.edges if args.edges is not None else default_edges(n)
         t0 = time.perf_counter()
         rowptr, colind = graphs.powerlaw_graph(n, e, seed=args.seed, device=dev)
+        size = ("of Reddit's size" if n == graphs.REDDIT["nodes"]
+                else f"of Reddit's mean degree ({n} of Reddit's {graphs.REDDIT['nodes']} nodes)")
         torch.cuda.synchronize()
         info.update(source="generated", generated=True,
-                    name=f"GENERATED power-law graph of Reddit's size ({n} nodes, {e} directed "
+                    name=f"GENERATED power-law graph {size} ({n} nodes, {e} directed "
                          "edges), NOT the real Reddit graph",
                     generator="sparseditto.graphs.powerlaw_graph (Chung-Lu, Zipf weights, "
                               f"seed {args.seed}, on the GPU)",

@@ -217,6 +217,28 @@ def cuda_library_paths():
         out[soname] = os.fsdecode(name) if name else None
     return out
 
+
+def _preload_nvrtc_builtins():
+    """NVRTC opens libnvrtc-builtins by soname at its first compile, through the search
+    path, which never holds an nvidia wheel's folder: the copy beside the libnvrtc actually
+    loaded is loaded first, so that the loader matches it by soname (a toolkit's copy is
+    found either way; loading it here changes nothing)."""
+    import glob
+    p = cuda_library_paths().get("libnvrtc.so.13")
+    if not p:
+        return
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(p), "libnvrtc-builtins.so.13*")),
+                       key=len):
+        try:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            return
+        except OSError:
+            pass  # a broken copy: NVRTC's own lookup then names what is missing
+
+
+_preload_nvrtc_builtins()
+
+
 _c_status = ctypes.c_int  # sd_status is a C enum
 _p_csr = ctypes.POINTER(SdCsr)
 _p_void = ctypes.c_void_p
