@@ -21,8 +21,12 @@ Why ctypes over the shared library (and not a C extension, Cython, pybind11 or c
     asynchronously on the GPU), so ctypes' per-call overhead (microseconds) is noise.
 The binding is thin: argument conversion and error mapping only.
 
-PyTorch: sparseditto.torch (SpMM autograd, GCNAggregation); synthetic graphs and GCN
-normalisation: sparseditto.graphs (numpy, or torch on a GPU).
+PyTorch: sparseditto.torch (SpMM / SpMV as torch custom operators for torch.compile and
+CUDA graphs, GCNAggregation); PyG: sparseditto.pyg (drop-in GCNConv / SAGEConv, patch(model));
+CuPy: sparseditto.cupy_linalg (a LinearOperator for cupyx's cg / gmres); several processes:
+sparseditto.distributed (torch.distributed); synthetic graphs and GCN normalisation:
+sparseditto.graphs (numpy, or torch on a GPU). None is imported here: each imports its
+framework.
 
 Errors: every failed C call raises SparseDittoError(status, message) with the library's
 sd_last_error() text; wrong Python types or shapes raise TypeError or ValueError.
