@@ -14,7 +14,16 @@ new -> old). The order comes from the project's `sparseditto reorder` command wh
 found ($SPARSEDITTO_CLI or PATH; the library keeps its reorderings internal, so ctypes
 cannot reach them); without it, "rcm" is scipy.sparse.csgraph.reverse_cuthill_mckee on
 A + Aᵀ and "degree" a stable numpy sort by decreasing row length; "rabbit" needs the
-command. No METIS: no package of it is installed on the machines this runs on.
+command.
+
+order="metis" partitions instead of ordering (metis_partition; needs the PyPI package
+pymetis, `pip install pymetis` or the extra sparseditto[distributed]): a METIS k-way
+partition of the graph of A + Aᵀ without self loops into world-size parts, each vertex
+weighted by its row's nonzeros (parts balance the product's work, within METIS's default
+3 % imbalance), seed 0 (METIS_OPTION_SEED: one METIS build gives the same parts for the
+same matrix on every run; the ranks check that they agree). The rows are renumbered part by part
+(ascending original id within a part) and the blocks are the parts exactly: `balance` is
+not used. One rank: no METIS call. order_info records the source and METIS's edge cut.
 
 Each rank holds its block row split in two: the local block (columns it owns, renumbered
 from 0) and the off-rank block (columns = the halo rows it receives, numbered in sorted
@@ -38,6 +47,7 @@ times. make_graph(a, replication="auto", K=...) picks c by a stated cost model
 (layout_costs: halo and gather bytes over a bandwidth plus local work over a rate).
 """
 import bisect
+import hashlib
 import os
 import shutil
 import subprocess
@@ -47,7 +57,7 @@ import time
 __all__ = ["DistributedGraph", "aggregate", "all_reduce_gradients", "partition_rows", "owner_of",
            "split_counts", "split_block", "halo_rows_per_block", "layout_costs",
            "replication_costs", "choose_replication", "locality_order",
-           "ReplicatedGraph", "make_graph"]
+           "metis_partition", "ReplicatedGraph", "make_graph"]
 
 
 # ---------------------------------------------------------------- pure helpers (no numpy)
@@ -151,6 +161,9 @@ def locality_order(a, method="rcm"):
     n = m.shape[0]
     if m.shape[0] != m.shape[1]:
         raise ValueError(f"locality_order: the matrix must be square, got {m.shape}")
+    if method == "metis":
+        raise ValueError("locality_order: 'metis' is a partition, not an order: use "
+                         "metis_partition(a, parts) or DistributedGraph(a, order='metis')")
     if method not in ("rcm", "degree", "rabbit"):
         raise ValueError(f"locality_order: unknown method {method!r} (rcm, degree or rabbit)")
     cli = _cli()
@@ -188,6 +201,90 @@ def locality_order(a, method="rcm"):
     return (np.asarray(perm, dtype=np.int64),
             {"method": "rcm", "by": "scipy.sparse.csgraph.reverse_cuthill_mckee on A + A^T "
                                     "(no sparseditto command found)"})
+
+
+METIS_SEED = 0
+
+
+def _symmetric_graph(m):
+    """The graph of A + Aᵀ without self loops as METIS takes it: (xadj int64 of n + 1
+    entries, adjncy int64), both directions of every edge, neighbours sorted."""
+    np = _np()
+    n = m.shape[0]
+    r = m.row_of_entries()
+    c = m.colind.astype(np.int64)
+    off = r != c
+    r, c = r[off], c[off]
+    keys = np.unique(np.concatenate([r * n + c, c * n + r]))
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // n, minlength=n), out=xadj[1:])
+    return xadj, keys % n
+
+
+def metis_partition(a, parts, seed=METIS_SEED):
+    """A METIS k-way partition of a square matrix's rows into `parts` parts, as a row
+    order and the blocks that follow it: (perm, bounds, info). The graph is A + Aᵀ
+    without self loops; a vertex weighs its row's nonzeros (empty rows weigh 0). perm
+    (new -> old, int64) lists part 0's rows, then part 1's, ..., each part in ascending
+    original id; rows [bounds[k], bounds[k+1]) are part k exactly (parts may be empty).
+    info: {"method": "metis", "by", "edge_cut" (METIS's count of cut undirected edges),
+    "seed", "part_rows"}. Without METIS (nor pymetis): parts == 1 gives the identity;
+    fewer rows than parts, one row per part (METIS refuses that case)."""
+    np = _np()
+    from .matrix import as_matrix
+    m = as_matrix(a)
+    n = m.shape[0]
+    if m.shape[0] != m.shape[1]:
+        raise ValueError(f"metis_partition: the matrix must be square, got {m.shape}")
+    if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
+        raise ValueError(f"metis_partition: parts must be an integer >= 1 (got {parts!r})")
+    parts = int(parts)
+    if parts == 1 or n == 0:
+        return (np.arange(n, dtype=np.int64), [0] * parts + [n],
+                {"method": "metis", "by": f"{'one part' if n else 'no rows'}: no METIS call",
+                 "edge_cut": 0, "seed": None, "part_rows": [0] * (parts - 1) + [n]})
+    xadj, adjncy = _symmetric_graph(m)
+    if n < parts:  # METIS refuses ("too many parts"): one row per part, the rest empty
+        perm = np.arange(n, dtype=np.int64)
+        return perm, list(range(n + 1)) + [n] * (parts - n), {
+            "method": "metis", "by": "fewer rows than parts: one row per part, no METIS call",
+            "edge_cut": int(adjncy.shape[0] // 2), "seed": None,
+            "part_rows": [1] * n + [0] * (parts - n)}
+    try:
+        import pymetis
+    except ImportError as e:
+        raise ImportError("order='metis' needs the METIS binding pymetis, which is not "
+                          "installed: pip install pymetis (or pip install "
+                          "sparseditto[distributed])") from e
+    # Arrays of METIS's index type pass without a copy (pymetis >= 2025.2 says which).
+    idx = pymetis.zero_copy_dtype() if hasattr(pymetis, "zero_copy_dtype") else np.int64
+    xadj, adjncy = xadj.astype(idx), adjncy.astype(idx)
+    vweights = np.diff(m.rowptr).astype(idx)
+    options = pymetis.Options()
+    options.seed = int(seed)
+    kw = {"vweights": vweights, "options": options, "recursive": False}  # k-way
+    if hasattr(pymetis, "CSRAdjacency"):  # 2025.2 deprecates xadj= / adjncy=
+        cut, membership = pymetis.part_graph(
+            parts, adjacency=pymetis.CSRAdjacency(xadj, adjncy), **kw)
+    else:
+        cut, membership = pymetis.part_graph(parts, xadj=xadj, adjncy=adjncy, **kw)
+    membership = np.asarray(membership, dtype=np.int64)
+    if membership.shape != (n,) or (n and (membership.min() < 0 or membership.max() >= parts)):
+        raise RuntimeError(f"metis_partition: pymetis returned {membership.shape[0]} part "
+                           f"ids for {n} rows, or ids outside [0, {parts})")
+    perm = np.argsort(membership, kind="stable").astype(np.int64)
+    sizes = np.bincount(membership, minlength=parts)
+    bounds = [0] + [int(b) for b in np.cumsum(sizes)]
+    from importlib import metadata
+    try:
+        ver = " " + metadata.version("pymetis")
+    except metadata.PackageNotFoundError:  # a source build without metadata
+        ver = ""
+    return perm, bounds, {
+        "method": "metis", "edge_cut": int(cut), "seed": int(seed),
+        "part_rows": [int(x) for x in sizes],
+        "by": f"pymetis{ver}: METIS k-way on A + A^T without self loops, vertex weights "
+              f"= row nonzeros, seed {int(seed)}"}
 
 
 def _permute(m, perm):
@@ -404,7 +501,8 @@ class DistributedGraph:
     DistributedGraph(a, group=None, balance="nnz", order=None, device=None, **compile_options):
       a: the global matrix (CSRMatrix, path, scipy.sparse, torch sparse), the same on every
       rank (checked: shape and nonzeros); order: None, "rcm", "degree", "rabbit" or a
-      permutation (new -> old) applied symmetrically before partitioning.
+      permutation (new -> old) applied symmetrically before partitioning, or "metis"
+      (metis_partition into world-size parts: the order and the bounds; balance unused).
     DistributedGraph.from_shard(block, bounds, group=None, device=None, **compile_options):
       block: this rank's block row (bounds[r+1] - bounds[r] rows, global column ids),
       bounds: the global row partition (world_size + 1 entries, the same on every rank).
@@ -423,14 +521,19 @@ class DistributedGraph:
         self._check_same([m.shape[0], m.nnz], "the global matrix (rows, nonzeros)")
         self.perm = None
         self.order_info = None
-        if order is not None:
-            if isinstance(order, str):
-                perm, self.order_info = locality_order(m, order)
-            else:
-                perm, self.order_info = order, {"method": "given", "by": "caller"}
+        if isinstance(order, str) and order == "metis":
+            perm, self.bounds, self.order_info = self._metis(m)
             m, self.perm = _permute(m, perm)
-        self.bounds = partition_rows(m.rowptr, self.world_size, balance)
-        self.balance = balance
+            self.balance = "metis"  # the blocks are the parts
+        else:
+            if order is not None:
+                if isinstance(order, str):
+                    perm, self.order_info = locality_order(m, order)
+                else:
+                    perm, self.order_info = order, {"method": "given", "by": "caller"}
+                m, self.perm = _permute(m, perm)
+            self.bounds = partition_rows(m.rowptr, self.world_size, balance)
+            self.balance = balance
         lo, hi = self.bounds[self.rank], self.bounds[self.rank + 1]
         rp = m.rowptr[lo:hi + 1]
         self._setup(rp, m.colind, m.vals, m.shape[0], compile_options)
@@ -497,6 +600,26 @@ class DistributedGraph:
         if any(r[:-1] != rows[0][:-1] for r in rows):
             raise ValueError(f"DistributedGraph: ranks disagree on {what}: "
                              f"{[r[:-1] for r in rows]}")
+
+    def _metis(self, m):
+        """metis_partition on every rank, then a check that all ranks got the same parts
+        (bounds, edge cut, a digest of the order); an error on any rank raises on all."""
+        values = [0] * (self.world_size + 3)
+        err = None
+        try:
+            perm, bounds, info = metis_partition(m, self.world_size)
+            digest = hashlib.blake2b(perm.tobytes(), digest_size=7).digest()
+            values = bounds + [info["edge_cut"], int.from_bytes(digest, "little")]
+        except (ImportError, ValueError, RuntimeError) as e:
+            err = e
+        try:
+            self._check_same(values, "the METIS partition (bounds, edge cut, order digest)",
+                             None if err is None else f"{type(err).__name__}: {err}")
+        except ValueError:
+            if err is not None:
+                raise err from None  # this rank's own error, its own type
+            raise
+        return perm, bounds, info
 
     def _setup(self, rowptr, colind, vals, n, compile_options):
         np = _np()

@@ -1,4 +1,4 @@
-# python/tests/test_distributed.py: sparseditto.distributed: partition, halo plan and a two-layer GCN across gloo processes (CPU), NCCL/gloo on one GPU.
+# python/tests/test_distributed.py: sparseditto.distributed: partition (contiguous and METIS), halo plan and a two-layer GCN across gloo processes (CPU), NCCL/gloo on one GPU.
 """Partition and halo helpers on hand-checked graphs (numpy only); then, with torch,
 2 and 4 CPU processes on the gloo backend (torch.multiprocessing.spawn, FileStore
 rendezvous in a temporary directory, 30 s collective timeout, 90 s overall deadline after
@@ -10,7 +10,13 @@ gradients (summed over ranks) equal a dense float64 autograd computation within
 on every rank. GPU (@pytest.mark.gpu): world size 1 on NCCL equals
 sparseditto.torch.SpMM bit for bit; two gloo processes sharing the GPU run the compiled
 per-shard kernels with a real halo. The 1.5-D layout (ReplicatedGraph, c = 2) is checked
-against the same reference. Seeds are in the bodies.
+against the same reference. order="metis" (needs pymetis; those tests skip without it):
+a chain of cliques joined by single edges, ids interleaved, where the blocks must be the
+cliques and each rank's halo exactly the far ends of its bridges; the GCN with
+order="metis" against the same reference; on a generated clustered graph with shuffled
+ids, METIS's halo rows (summed over ranks) at most those of contiguous blocks; without
+pymetis (blocked in sys.modules) an ImportError naming `pip install pymetis` on every
+rank, and world size 1 needing no METIS. Seeds are in the bodies.
 
     SPARSEDITTO_LIBRARY=build-gpu/libsparseditto.so PYTHONPATH=python python3 -m pytest -q python/tests/test_distributed.py
 """
@@ -47,6 +53,12 @@ except ImportError:
     HAS_TORCH = False
 HAS_CUDA = HAS_TORCH and torch.cuda.is_available()
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch with torch.distributed")
+try:
+    import pymetis  # noqa: F401
+    HAS_METIS = True
+except ImportError:
+    HAS_METIS = False
+needs_metis = pytest.mark.skipif(not HAS_METIS, reason="needs pymetis (pip install pymetis)")
 
 ATOL, RTOL = 1e-5, 1e-4
 DEADLINE_S = 90
@@ -97,6 +109,37 @@ def _random(n, edges, seed):
     rp, ci = powerlaw_graph(n, edges, seed=seed)
     rp, ci, v = gcn_normalize(rp, ci)
     return CSRMatrix(rp, ci, v, (n, n))
+
+
+def _chain(k, s=5):
+    """k cliques of s nodes, clique c's node i numbered i·k + c (interleaved, so contiguous
+    blocks mix cliques), clique c's last node joined to clique c + 1's first. Returns
+    (Â, cliques as sets of ids, bridges as (end in c, end in c + 1))."""
+    def nid(c, i):
+        return i * k + c
+    edges = [(nid(c, i), nid(c, j)) for c in range(k) for i in range(s) for j in range(i + 1, s)]
+    bridges = [(nid(c, s - 1), nid(c + 1, 0)) for c in range(k - 1)]
+    cliques = [{nid(c, i) for i in range(s)} for c in range(k)]
+    return _adjacency(k * s, edges + bridges), cliques, bridges
+
+
+def _clustered(k, size, p_in, inter, seed):
+    """k clusters of `size` nodes (each pair inside joined with probability p_in), `inter`
+    random edges across clusters, node ids shuffled."""
+    rng = np.random.default_rng(seed)
+    n = k * size
+    edges = []
+    for c in range(k):
+        i, j = np.triu_indices(size, 1)
+        keep = rng.random(i.shape[0]) < p_in
+        edges += list(zip((c * size + i[keep]).tolist(), (c * size + j[keep]).tolist()))
+    while inter > 0:
+        a, b = rng.integers(0, n, 2).tolist()
+        if a // size != b // size:
+            edges.append((a, b))
+            inter -= 1
+    ids = rng.permutation(n)
+    return _adjacency(n, [(int(ids[a]), int(ids[b])) for a, b in edges])
 
 
 def _shard(m, lo, hi):
@@ -182,7 +225,115 @@ def test_locality_order_is_a_permutation():
         assert sorted(perm.tolist()) == list(range(60)), info
         assert info["method"] == method and info["by"]
     with pytest.raises(ValueError, match="unknown method"):
+        sdd.locality_order(m, "spectral")
+    with pytest.raises(ValueError, match="metis_partition"):  # a partition, not an order
         sdd.locality_order(m, "metis")
+
+
+def _expected_halo(cliques, bridges, c):
+    """The ids clique c receives: the far end of each bridge touching it."""
+    return sorted([a for a, b in bridges if b in cliques[c]]
+                  + [b for a, b in bridges if a in cliques[c]])
+
+
+@needs_metis
+@pytest.mark.parametrize("k", [2, 4])
+def test_metis_chain_of_cliques(k):
+    m, cliques, bridges = _chain(k)
+    perm, bounds, info = sdd.metis_partition(m, k)
+    assert info["method"] == "metis" and "pymetis" in info["by"] and info["seed"] == 0
+    assert info["edge_cut"] == len(bridges) == k - 1
+    assert sorted(perm.tolist()) == list(range(m.shape[0]))
+    assert len(bounds) == k + 1 and bounds[0] == 0 and bounds[-1] == m.shape[0]
+    pm, _ = sdd._permute(m, perm)
+    blocks = sdd.halo_rows_per_block(pm, bounds)
+    for r in range(k):
+        lo, hi = bounds[r], bounds[r + 1]
+        rows = perm[lo:hi].tolist()
+        assert rows == sorted(rows)  # ascending original id within a part
+        c = next(i for i, q in enumerate(cliques) if set(rows) == q)  # a block is a clique
+        assert blocks[r]["halo"] == len(_expected_halo(cliques, bridges, c))
+    # The same parts every call (seed 0).
+    perm2, bounds2, _ = sdd.metis_partition(m, k)
+    assert perm2.tolist() == perm.tolist() and bounds2 == bounds
+
+
+@needs_metis
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_metis_blocks_are_pymetis_parts(k):
+    """Against pymetis called here on a graph built from the edge list: the blocks are
+    its parts (row sets), in part order, ascending ids inside."""
+    import pymetis
+    m = _random(300, 3000, seed=4)  # seed 4
+    n = m.shape[0]
+    nbrs = [set() for _ in range(n)]
+    for a, b in zip(m.row_of_entries().tolist(), m.colind.tolist()):
+        if a != b:
+            nbrs[a].add(b)
+            nbrs[b].add(a)
+    xadj = np.cumsum([0] + [len(x) for x in nbrs])
+    adjncy = np.array([j for x in nbrs for j in sorted(x)])
+    opts = pymetis.Options()
+    opts.seed = 0
+    kw = {"vweights": np.diff(m.rowptr), "options": opts, "recursive": False}
+    if hasattr(pymetis, "CSRAdjacency"):
+        cut, part = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(xadj, adjncy), **kw)
+    else:
+        cut, part = pymetis.part_graph(k, xadj=xadj, adjncy=adjncy, **kw)
+    part = np.asarray(part)
+    perm, bounds, info = sdd.metis_partition(m, k)
+    assert info["edge_cut"] == cut
+    for r in range(k):
+        assert perm[bounds[r]:bounds[r + 1]].tolist() == np.flatnonzero(part == r).tolist()
+
+
+@needs_metis
+def test_metis_empty_rows_isolated_and_tiny():
+    # Rows 4 and 7 empty, 7 also in no column; not symmetric; an explicit diagonal entry.
+    row = np.array([0, 0, 1, 2, 3, 5, 6, 6])
+    col = np.array([1, 3, 1, 5, 6, 2, 0, 6])
+    m = CSRMatrix.from_coo(row, col, np.ones(8), (8, 8))
+    for parts in (2, 3):
+        perm, bounds, info = sdd.metis_partition(m, parts)
+        assert sorted(perm.tolist()) == list(range(8))
+        assert len(bounds) == parts + 1 and bounds[-1] == 8
+        assert info["part_rows"] == [bounds[k + 1] - bounds[k] for k in range(parts)]
+        pm, _ = sdd._permute(m, perm)
+        # METIS's cut counts the undirected edges of A + Aᵀ between parts.
+        owner = np.searchsorted(bounds, np.arange(8), side="right") - 1
+        pr, pc = pm.row_of_entries(), pm.colind.astype(np.int64)
+        cut = {(min(a, b), max(a, b)) for a, b in zip(pr.tolist(), pc.tolist())
+               if owner[a] != owner[b]}
+        assert info["edge_cut"] == len(cut), (parts, info)
+    # Fewer rows than parts: no METIS call, one row per part.
+    perm, bounds, info = sdd.metis_partition(_adjacency(2, [(0, 1)]), 4)
+    assert bounds == [0, 1, 2, 2, 2] and info["edge_cut"] == 1 and "no METIS" in info["by"]
+    with pytest.raises(ValueError, match="parts"):
+        sdd.metis_partition(m, 0)
+    with pytest.raises(ValueError, match="square"):
+        sdd.metis_partition(CSRMatrix.from_coo([0], [1], [1.0], (1, 2)), 2)
+
+
+def test_metis_without_pymetis(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pymetis", None)  # import pymetis raises ImportError
+    m, _, _ = _chain(2)
+    perm, bounds, info = sdd.metis_partition(m, 1)  # one part: METIS is not needed
+    assert perm.tolist() == list(range(10)) and bounds == [0, 10]
+    assert info["edge_cut"] == 0 and "no METIS call" in info["by"]
+    with pytest.raises(ImportError, match="pip install pymetis"):
+        sdd.metis_partition(m, 2)
+
+
+@needs_metis
+@pytest.mark.parametrize("k", [2, 4])
+def test_metis_halo_not_above_contiguous(k):
+    m = _clustered(8, 40, 0.25, 40, seed=21)  # seed 21
+    perm, bounds, _ = sdd.metis_partition(m, k)
+    pm, _ = sdd._permute(m, perm)
+    metis = sum(b["halo"] for b in sdd.halo_rows_per_block(pm, bounds))
+    contiguous = sum(b["halo"] for b in sdd.halo_rows_per_block(
+        m, sdd.partition_rows(m.rowptr, k)))
+    assert metis <= contiguous, (metis, contiguous)
 
 
 # ---------------------------------------------------------------- processes (gloo, CPU)
@@ -234,6 +385,15 @@ def _cases(world):
     return out
 
 
+def _metis_cases(world):
+    """(name, how, matrix, seed) of the order="metis" runs (with pymetis only)."""
+    return [("chain-metis", {"balance": "nnz", "order": "metis"}, _chain(world)[0], 17),
+            ("random-metis", {"balance": "nnz", "order": "metis"}, _random(300, 3000, seed=4), 18),
+            ("clustered-contiguous", {"balance": "nnz"}, _clustered(8, 40, 0.25, 40, seed=21), 19),
+            ("clustered-metis", {"balance": "nnz", "order": "metis"},
+             _clustered(8, 40, 0.25, 40, seed=21), 19)]
+
+
 def _worker(rank, world, tmp, device_kind):
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     torch.set_num_threads(1)
@@ -262,6 +422,31 @@ def _worker(rank, world, tmp, device_kind):
                      send_idx=dg.send_idx.tolist(), compile_s=dg.compile_seconds,
                      order=dg.order_info)
             results[name] = r
+        if device_kind == "cpu" and HAS_METIS:
+            for name, how, m, seed in _metis_cases(world):
+                dg = sdd.DistributedGraph(m, balance=how["balance"], order=how.get("order"))
+                r = _gcn_case(dg, m.shape[0], seed)
+                perm = dg.perm if dg.perm is not None else np.arange(m.shape[0])
+                lo, hi = dg.row_range
+                r.update(bounds=list(dg.bounds), order=dg.order_info, balance=dg.balance,
+                         rows=perm[lo:hi].tolist(), halo=perm[dg.halo_ids].tolist(),
+                         send=perm[lo + dg.send_idx].tolist())
+                results[name] = r
+        if device_kind == "cpu":  # pymetis missing: every rank raises, none waits
+            saved = sys.modules.get("pymetis", False)
+            sys.modules["pymetis"] = None
+            try:
+                sdd.DistributedGraph(_g6(), order="metis")
+                results["metis-missing"] = "no error"
+            except ImportError as e:
+                results["metis-missing"] = f"ImportError: {e}"
+            except ValueError as e:
+                results["metis-missing"] = f"ValueError: {e}"
+            finally:
+                if saved is False:
+                    del sys.modules["pymetis"]
+                else:
+                    sys.modules["pymetis"] = saved
         if device_kind == "cpu":  # 1.5-D: c = 2 (world 2: one block, world 4: two)
             m = _random(300, 3000, seed=4)
             rg = sdd.ReplicatedGraph(m, 2)
@@ -367,27 +552,115 @@ def test_empty_rank_and_errors(runs):
 
 
 @needs_torch
-def test_example_two_ranks_cpu(tmp_path):
-    """examples/gcn_distributed.py under torchrun, 2 gloo ranks: it reports and its loss
-    curve matches the one-process run it makes itself."""
+@needs_metis
+def test_metis_blocks_are_the_cliques(runs):
+    """Each rank holds one clique and receives exactly the far ends of its bridges."""
+    world, res = runs
+    _, cliques, bridges = _chain(world)
+    seen = set()
+    for r in range(world):
+        got = res[r]["chain-metis"]
+        assert got["order"]["method"] == "metis" and got["balance"] == "metis"
+        assert got["order"]["edge_cut"] == world - 1, got["order"]
+        assert got["bounds"] == res[0]["chain-metis"]["bounds"]
+        c = next(i for i, q in enumerate(cliques) if set(got["rows"]) == q)
+        seen.add(c)
+        assert sorted(got["halo"]) == _expected_halo(cliques, bridges, c), (r, got["halo"])
+        own = sorted([a for a, _ in bridges if a in cliques[c]]
+                     + [b for _, b in bridges if b in cliques[c]])
+        assert sorted(got["send"]) == own, (r, got["send"])
+    assert seen == set(range(world))
+
+
+@needs_torch
+@needs_metis
+def test_metis_gcn_equals_one_process(runs):
+    world, res = runs
+    for name, how, m, seed in _metis_cases(world):
+        if how.get("order") == "metis":  # the blocks are METIS's parts, not re-balanced
+            perm, bounds, _ = sdd.metis_partition(m, world)
+            for r in range(world):
+                assert res[r][name]["bounds"] == bounds, (name, r)
+                assert res[r][name]["rows"] == perm[bounds[r]:bounds[r + 1]].tolist(), (name, r)
+        ref = _reference(m, seed)
+        for r in range(world):
+            for key in ("z", "gx", "gw1", "gw2"):
+                _close(res[r][name][key], ref[key], f"{name} rank {r}/{world} {key}")
+
+
+@needs_torch
+@needs_metis
+def test_metis_halo_rows_not_above_contiguous_ranks(runs):
+    world, res = runs
+    halo = {name: sum(len(res[r][name]["halo"]) for r in range(world))
+            for name in ("clustered-metis", "clustered-contiguous")}
+    assert 0 < halo["clustered-metis"] <= halo["clustered-contiguous"], halo
+
+
+@needs_torch
+def test_metis_missing_raises_on_every_rank(runs):
+    world, res = runs
+    for r in range(world):
+        msg = res[r]["metis-missing"]
+        assert msg.startswith("ImportError") and "pip install pymetis" in msg, (r, msg)
+
+
+@needs_torch
+def test_metis_world_one_needs_no_metis(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pymetis", None)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0,
+                            world_size=1, timeout=datetime.timedelta(seconds=30))
+    try:
+        m, _, _ = _chain(2)
+        dg = sdd.DistributedGraph(m, order="metis")
+        assert dg.bounds == [0, 10] and dg.perm.tolist() == list(range(10))
+        assert dg.order_info["edge_cut"] == 0 and "no METIS call" in dg.order_info["by"]
+        x = torch.randn(10, 3, generator=torch.Generator().manual_seed(23))  # seed 23
+        y = sdd.aggregate(dg, dg.local_rows(x))
+        dense = np.zeros((10, 10))
+        dense[m.row_of_entries(), m.colind] = m.vals
+        np.testing.assert_allclose(y.numpy(), dense @ x.double().numpy(), rtol=1e-5, atol=1e-6)
+    finally:
+        dist.destroy_process_group()
+
+
+def _run_example(tmp_path, *extra):
+    """examples/gcn_distributed.py under torchrun, 2 gloo ranks, a 400-node graph; its JSON."""
     import json
     import subprocess
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
            "2", str(REPO / "examples" / "gcn_distributed.py"), "--backend", "gloo",
            "--nodes", "400", "--edges", "4000", "--features", "16", "--classes", "4",
-           "--hidden", "8", "--epochs", "3", "--warmup", "1", "--profile-epochs", "1",
-           "--replication", "auto", "--out", str(tmp_path)]
+           "--hidden", "8", "--warmup", "1", "--out", str(tmp_path), *extra]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(REPO / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=DEADLINE_S, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
-    res = json.loads((tmp_path / "gcn_distributed.json").read_text())
+    return json.loads((tmp_path / "gcn_distributed.json").read_text())
+
+
+@needs_torch
+def test_example_two_ranks_cpu(tmp_path):
+    """examples/gcn_distributed.py under torchrun, 2 gloo ranks: it reports and its loss
+    curve matches the one-process run it makes itself."""
+    res = _run_example(tmp_path, "--epochs", "3", "--profile-epochs", "1",
+                       "--replication", "auto")
     assert res["world_size"] == 2 and res["loss_check"] == "passed", res.get("loss_check")
     row = res["rows"][0]
     assert row["K"] == 8 and row["mean_ms"] > 0 and len(row["losses"]) == 4
     assert 0 < row["profile"]["spmm_share"] < 1 and 0 < row["profile"]["comm_share"] < 1
     assert res["replication"] == res["cost_model_choice"]
     assert (tmp_path / "gcn_distributed.md").read_text().startswith("# Distributed")
+
+
+@needs_torch
+@needs_metis
+def test_example_metis_two_ranks_cpu(tmp_path):
+    """--order metis: the partition is METIS's (edge cut reported), the losses match."""
+    res = _run_example(tmp_path, "--epochs", "2", "--profile-epochs", "0", "--order", "metis")
+    assert res["loss_check"] == "passed" and res["balance"] == "METIS parts"
+    assert res["order"].startswith("metis (pymetis") and res["edge_cut"] > 0, res["order"]
+    assert "edge cut" in (tmp_path / "gcn_distributed.md").read_text()
 
 
 # ---------------------------------------------------------------- one GPU
