@@ -13,7 +13,7 @@ per-shard kernels with a real halo. The 1.5-D layout (ReplicatedGraph, c = 2) is
 against the same reference. order="metis" (needs pymetis; those tests skip without it):
 a chain of cliques joined by single edges, ids interleaved, where the blocks must be the
 cliques and each rank's halo exactly the far ends of its bridges; the GCN with
-order="metis" against the same reference; on a generated clustered graph with shuffled
+order="metis" (1-D, and 1.5-D with c = 2) against the same reference; on a generated clustered graph with shuffled
 ids, METIS's halo rows (summed over ranks) at most those of contiguous blocks; without
 pymetis (blocked in sys.modules) an ImportError naming `pip install pymetis` on every
 rank, and world size 1 needing no METIS. Seeds are in the bodies.
@@ -432,6 +432,11 @@ def _worker(rank, world, tmp, device_kind):
                          rows=perm[lo:hi].tolist(), halo=perm[dg.halo_ids].tolist(),
                          send=perm[lo + dg.send_idx].tolist())
                 results[name] = r
+            m = _random(300, 3000, seed=4)  # 1.5-D, c = 2: METIS parts of world / 2 blocks
+            rg = sdd.ReplicatedGraph(m, 2, order="metis")
+            r = _gcn_case(rg, m.shape[0], 15)
+            r.update(bounds=list(rg.bounds), order=rg.order_info)
+            results["replicated-metis"] = r
         if device_kind == "cpu":  # pymetis missing: every rank raises, none waits
             saved = sys.modules.get("pymetis", False)
             sys.modules["pymetis"] = None
@@ -586,6 +591,20 @@ def test_metis_gcn_equals_one_process(runs):
         for r in range(world):
             for key in ("z", "gx", "gw1", "gw2"):
                 _close(res[r][name][key], ref[key], f"{name} rank {r}/{world} {key}")
+
+
+@needs_torch
+@needs_metis
+def test_metis_replicated_equals_one_process(runs):
+    world, res = runs
+    m = _random(300, 3000, seed=4)
+    ref = _reference(m, 15)
+    _, bounds, _ = sdd.metis_partition(m, world // 2)
+    for r in range(world):
+        got = res[r]["replicated-metis"]
+        assert got["bounds"] == bounds and got["order"]["method"] == "metis"
+        for key in ("z", "gx", "gw1", "gw2"):
+            _close(got[key], ref[key], f"replicated-metis rank {r}/{world} {key}")
 
 
 @needs_torch
