@@ -13,8 +13,9 @@ per-shard kernels with a real halo. The 1.5-D layout (ReplicatedGraph, c = 2) is
 against the same reference. order="metis" (needs pymetis; those tests skip without it):
 a chain of cliques joined by single edges, ids interleaved, where the blocks must be the
 cliques and each rank's halo exactly the far ends of its bridges; the GCN with
-order="metis" (1-D, and 1.5-D with c = 2) against the same reference; on a generated clustered graph with shuffled
-ids, METIS's halo rows (summed over ranks) at most those of contiguous blocks; without
+order="metis" (1-D, and 1.5-D with c = 2) against the same reference; on a generated
+clustered graph with shuffled ids, METIS's halo rows (summed over ranks) at most those
+of contiguous blocks; without
 pymetis (blocked in sys.modules) an ImportError naming `pip install pymetis` on every
 rank, and world size 1 needing no METIS. Seeds are in the bodies.
 
