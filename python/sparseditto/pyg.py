@@ -230,7 +230,7 @@ def _build(row, col, val, shape, loops=None, fill=1.0, norm=None, compile_option
 
 
 def _is_sparse_tensor(a):
-    """A torch_sparse.SparseTensor (duck-typed: without torch_sparse, PyG's placeholder
+    """A torch_sparse.SparseTensor (duck-typed: without torch_sparse, PyG's stand-in
     class cannot be instantiated, so nothing else has these methods)."""
     return (not isinstance(a, torch.Tensor) and hasattr(a, "csr") and hasattr(a, "sparse_sizes")
             and hasattr(a, "storage"))
