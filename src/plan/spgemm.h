@@ -11,18 +11,9 @@
 #include "../core/core.h"
 #include "../core/json_parse.h"
 #include "../kernels/spgemm_abi.cuh"
+#include "../runtime/sg_program.h"
+#include "../analysis/plan_stats.h"
 
-/* ------------------------------------------------------------------ accumulators */
-typedef enum {
-    SDI_SG_TINY = 0, /* thread per row, sorted list of ≤ UT entries in registers */
-    SDI_SG_GHASH,    /* G lanes per row, shared-memory hash table of 2^p slots */
-    SDI_SG_GDENSE,   /* G lanes per row, shared-memory dense stripe of 2^p columns */
-    SDI_SG_CHASH,    /* CTA per row, shared-memory hash table of 2^p slots */
-    SDI_SG_CDENSE,   /* CTA per row, shared-memory dense stripe of 2^p columns */
-    SDI_SG_GLOBAL,   /* CTA per row, global-memory dense stripe (slots in a workspace) */
-    SDI_SG_COPY,     /* not a bin: the compaction of one-phase rows into C */
-    SDI_SG_NKINDS
-} sdi_sg_kind;
 
 /* Plan families: presets of which accumulators a plan may use and how it runs them;
  * θ_H (threads, load, phases, fusion) is swept inside each. Every family keeps the CTA
@@ -80,97 +71,11 @@ typedef struct {
                                 (the search's edit: sdi_sg_cta_threshold) */
 } sdi_spgemm_config;
 
-/* What binning reads: per row of C, u(i) and the first / last column reached. */
-typedef struct {
-    int32_t m, n;        /* rows and columns of C */
-    const int64_t *u;    /* m: products of row i */
-    const int32_t *lo;   /* m: first column reached (any value when u = 0) */
-    const int32_t *hi;   /* m: last column reached */
-    int64_t b_row_max;   /* longest row of B (products per round must fit in int32) */
-} sdi_sg_rowinfo;
-
-/* Hardware limits binning needs (from sdi_gpu_props). */
-typedef struct {
-    int smem_max;      /* dynamic shared memory per CTA (opt-in) minus a margin */
-    int sm_count;
-    int smem_per_sm;   /* residency (sdi_sg_resident_ctas): shared memory an SM, */
-    int threads_per_sm; /* threads and CTAs an SM, */
-    int ctas_per_sm;
-    int smem_reserved; /* and what the hardware keeps per CTA */
-    int64_t mem_bytes; /* device memory */
-    int no_wide;       /* SPARSEDITTO_SG_WIDE=0: no wide CTA stripe (sdi_sg_stripe_cols) */
-} sdi_sg_limits;
-
 SDI_HIDDEN void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *out);
 /* CTAs of `threads` threads and `smem` bytes of dynamic shared memory that one SM holds at
  * once, by threads, CTAs and shared memory (registers are known only after compiling: an
  * upper bound). */
 SDI_HIDDEN int32_t sdi_sg_resident_ctas(const sdi_sg_limits *lim, int threads, int64_t smem);
-
-#define SDI_SG_MAX_BINS 64
-#define SDI_SG_MAX_LAUNCHES 64
-
-typedef struct {
-    int32_t kind;      /* sdi_sg_kind */
-    int32_t g;         /* lanes per row (group kinds), else 0 */
-    int32_t p;         /* UT (TINY) or log2 of the table / stripe size (a wide CTA stripe:
-                          −W/32, see sdi_sg_stripe_cols); 0 for GLOBAL */
-    int32_t one_phase; /* 1: SYM skipped, one ONE pass into the staging area */
-    int32_t threads;   /* threads per CTA of this bin's launches */
-    int32_t first;     /* first index into binrows */
-    int32_t nrows;
-    int32_t blocks;    /* CTAs of one pass */
-    int64_t u_max, u_sum, span_max, bound_max;
-    int64_t smem_sym, smem_num; /* bytes per CTA of the SYM and NUM/ONE passes */
-} sdi_sg_bin;
-
-typedef struct {
-    int32_t kind, g, p, phase; /* phase: SD_SG_PH_* */
-    int32_t bin;               /* index into bins; −1 for COPY */
-    int32_t blocks;
-    int64_t smem;
-    int32_t first, nrows;      /* rows of the segment (COPY: tiles) */
-} sdi_sg_segment;
-
-typedef struct {
-    int32_t stage; /* 1: before the scan; 2: after it (C allocated) */
-    int32_t threads;
-    int64_t smem;  /* max over the segments */
-    int64_t blocks;
-    int32_t nsegs;
-    sdi_sg_segment segs[SD_SG_MAX_SEGS];
-    int32_t resident; /* CTAs an SM can hold (sdi_sg_resident_ctas; not part of its shape) */
-} sdi_sg_launch;
-
-/* The schedule of one product under one configuration. */
-typedef struct {
-    int32_t m, n;
-    int32_t *binrows; /* nbinrows rows with products, grouped by bin (owned) */
-    int32_t nbinrows;
-    int32_t nempty;   /* rows without products (count 0, never launched) */
-    int32_t nbins;
-    sdi_sg_bin bins[SDI_SG_MAX_BINS];
-    int32_t nlaunches;
-    sdi_sg_launch launches[SDI_SG_MAX_LAUNCHES];
-    int64_t *ub;      /* m + 1 staging offsets (owned; NULL without one-phase rows) */
-    int64_t ub_total; /* staging entries */
-    int32_t out_ub;   /* C allocated at ub_total entries before the kernels */
-    /* > 0: two-phase rows, C allocated at this bound of nnz(C) (Σ min(u(i), span(i)))
-     * before the kernels, so the numeric stage follows the scan without the host's wait
-     * for nnz(C); the configuration's out_ub where one-phase staging does not apply */
-    int64_t eager_cap;
-    int32_t need_rowlo;
-    int64_t gwidth;   /* global stripes: columns (multiple of 32) and slots */
-    int64_t gslots;
-    int32_t gparts;   /* > 0: CTAs per global row (a stripe per row); 0: waves */
-    int32_t grows;    /* rows in global stripes */
-    int64_t ntiles;   /* scan tiles */
-    double u_total;
-    int64_t u_max;
-    int64_t ws_bytes; /* staging + global stripes */
-    int32_t fast;     /* the configuration's NVRTC fast-compile level (fast_compile) */
-    int32_t warp_brow; /* the configuration's warp_brow */
-} sdi_sg_schedule;
 
 /* ------------------------------------------------------------------ functions */
 SDI_HIDDEN const char *sdi_spgemm_family_name(int f);
@@ -222,15 +127,6 @@ enum {
 SDI_HIDDEN void sdi_sg_classify(const sdi_spgemm_config *c, const sdi_sg_limits *lim, int32_t n,
                                 int64_t u, int64_t span, int flags, int32_t *kind, int32_t *g,
                                 int32_t *p);
-/* Columns of a dense stripe (GDENSE, CDENSE) of size code p: 2^p, or, for the "wide" CTA
- * stripe, p = −W/32: W columns, a multiple of 32 (C's columns rounded up), for rows whose
- * span passes the largest power of two that fits in shared memory while W still fits:
- * without it such rows went to global stripes (the Belcastro_mouse_gene twin's 45,101
- * columns: 2^16 does not fit, 45,120 does). */
-static inline int64_t sdi_sg_stripe_cols(int p)
-{
-    return p >= 0 ? (int64_t)1 << p : -(int64_t)p * 32;
-}
 
 /* Shared memory per CTA of a kind for `threads` threads in a phase. */
 SDI_HIDDEN int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase);
@@ -242,7 +138,6 @@ SDI_HIDDEN int32_t sdi_sg_bin_threads(int kind, int g, int p, int threads, const
  * zeroed. SD_ERR_UNSUPPORTED when a row of B is too long for int32 rounds. */
 SDI_HIDDEN sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
                                            const sdi_sg_rowinfo *ri, sdi_sg_schedule *out);
-SDI_HIDDEN void sdi_sg_schedule_free(sdi_sg_schedule *s);
 /* Checks a schedule's invariants (every row with products in exactly one bin, bounds fit
  * capacities, spans fit stripes, segments cover their bins, shared memory within the
  * limit). SD_ERR_INTERNAL names the first violation. Used by tests and debug builds. */
@@ -252,16 +147,6 @@ SDI_HIDDEN sd_status sdi_sg_schedule_verify(const sdi_spgemm_config *c, const sd
 SDI_HIDDEN void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap);
 SDI_HIDDEN void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j);
 
-/* Summary of a product used to enumerate candidates. */
-typedef struct {
-    int32_t m, n;
-    double u_total;
-    int64_t u_max;
-    double frac_tiny;   /* rows with 0 < u ≤ 32 over rows with products */
-    double frac_narrow; /* rows whose span ≤ 4 × min(u, span) and ≤ 2048 */
-} sdi_sg_summary;
-
-SDI_HIDDEN void sdi_sg_summarize(const sdi_sg_rowinfo *ri, sdi_sg_summary *out);
 
 /* A CTA-size edit carried to other families. Large products sweep one edit per family;
  * when `won` (the fastest family's best) runs another CTA size than its family's preset and

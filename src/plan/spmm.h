@@ -8,6 +8,7 @@
 
 #include "../core/core.h"
 #include "../core/json_parse.h"
+#include "../analysis/plan_stats.h"
 
 /* The mechanism templates (src/kernels/spmm_*.cuh). */
 typedef enum {
@@ -69,16 +70,6 @@ typedef struct {
     int32_t rp64; /* 64-bit row pointers on the device (nnz ≥ 2^31) */
 } sdi_spmm_config;
 
-/* Row-length summary used by legality and enumeration (one O(rows) scan). */
-typedef struct {
-    int32_t rows, cols;
-    int64_t nnz;
-    int64_t row_max;
-    double row_mean, row_cv;
-    int64_t rows_empty;
-} sdi_spmm_stats;
-
-SDI_HIDDEN void sdi_spmm_stats_compute(const sd_csr *a, sdi_spmm_stats *out);
 
 /* Short label of a template ("csr_row", "pcsr", ...). */
 SDI_HIDDEN const char *sdi_spmm_template_name(int tmpl);

@@ -10,6 +10,7 @@
 #include "../analysis/gpu.h"
 #include "../core/core.h"
 #include "../core/json_parse.h"
+#include "../analysis/plan_stats.h"
 
 typedef enum {
     SDI_SPMV_CSR_VEC = 0, /* sub-warp of vw lanes per row (vw from the row lengths) */
@@ -61,23 +62,6 @@ typedef struct {
                            opt-in limit), a few persistent CTAs per SM */
 } sdi_spmv_config;
 
-/* Row-length summary and structure probes used by legality and enumeration. */
-typedef struct {
-    int32_t rows, cols;
-    int64_t nnz;
-    int64_t row_max, rows_empty;
-    double row_mean, row_cv;
-    int64_t row_q50, row_q90; /* nearest-rank quantiles of the row lengths */
-    int64_t log2_hist[33];    /* rows with length in [2^(k−1), 2^k) (k = 0: empty) */
-    int32_t ndiag;            /* distinct diagonals (capped at 65; 65 = more) */
-    int32_t colc_ok0, colc_ok5; /* 16-bit column deltas fit per row / per 32 rows */
-    double rho_sell32;        /* SELL-32 slots / nnz, unsorted */
-    double rho_bsr[5];        /* by log2 b: [1] b = 2, [2] 4, [3] 8, [4] 16 (BSR slots / nnz) */
-    double rho_tiles_dense;   /* fraction of nnz in 16×16 tiles with ≥ 128 nonzeros */
-} sdi_spmv_stats;
-
-/* One O(nnz) scan (OpenMP). */
-SDI_HIDDEN sd_status sdi_spmv_stats_compute(const sd_csr *a, sdi_spmv_stats *out);
 
 /* Short label of a family ("csr_vec", "merge", "sell", …); "unknown" out of range. */
 SDI_HIDDEN const char *sdi_spmv_family_name(int family);

@@ -1,0 +1,53 @@
+/* src/analysis/plan_stats.h: the statistics of a task that planning reads — computed once
+ * by the analysis of a search (or of the offline planner) and passed to every family's
+ * enumeration, legality check and lowering (src/plan/family.h, sdi_task). */
+#ifndef SDI_ANALYSIS_PLAN_STATS_H
+#define SDI_ANALYSIS_PLAN_STATS_H
+
+#include "../core/core.h"
+#include "../runtime/sg_program.h"
+
+/* ------------------------------------------------------------------ SpMV */
+/* Row-length summary and structure probes used by legality and enumeration. */
+typedef struct {
+    int32_t rows, cols;
+    int64_t nnz;
+    int64_t row_max, rows_empty;
+    double row_mean, row_cv;
+    int64_t row_q50, row_q90; /* nearest-rank quantiles of the row lengths */
+    int64_t log2_hist[33];    /* rows with length in [2^(k−1), 2^k) (k = 0: empty) */
+    int32_t ndiag;            /* distinct diagonals (capped at 65; 65 = more) */
+    int32_t colc_ok0, colc_ok5; /* 16-bit column deltas fit per row / per 32 rows */
+    double rho_sell32;        /* SELL-32 slots / nnz, unsorted */
+    double rho_bsr[5];        /* by log2 b: [1] b = 2, [2] 4, [3] 8, [4] 16 (BSR slots / nnz) */
+    double rho_tiles_dense;   /* fraction of nnz in 16×16 tiles with ≥ 128 nonzeros */
+} sdi_spmv_stats;
+
+/* One O(nnz) scan (OpenMP). */
+SDI_HIDDEN sd_status sdi_spmv_stats_compute(const sd_csr *a, sdi_spmv_stats *out);
+
+/* ------------------------------------------------------------------ SpMM */
+/* Row-length summary used by legality and enumeration (one O(rows) scan). */
+typedef struct {
+    int32_t rows, cols;
+    int64_t nnz;
+    int64_t row_max;
+    double row_mean, row_cv;
+    int64_t rows_empty;
+} sdi_spmm_stats;
+
+SDI_HIDDEN void sdi_spmm_stats_compute(const sd_csr *a, sdi_spmm_stats *out);
+
+/* ------------------------------------------------------------------ SpGEMM */
+/* Summary of a product used to enumerate candidates. */
+typedef struct {
+    int32_t m, n;
+    double u_total;
+    int64_t u_max;
+    double frac_tiny;   /* rows with 0 < u ≤ 32 over rows with products */
+    double frac_narrow; /* rows whose span ≤ 4 × min(u, span) and ≤ 2048 */
+} sdi_sg_summary;
+
+SDI_HIDDEN void sdi_sg_summarize(const sdi_sg_rowinfo *ri, sdi_sg_summary *out);
+
+#endif /* SDI_ANALYSIS_PLAN_STATS_H */
