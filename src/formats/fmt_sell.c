@@ -20,10 +20,10 @@ static sd_status check_input(const sd_csr *a, const char *what)
 /* Fills the `width` slots of one row at stride `ld` from base: the row's entries, then
  * padding (value 0, the row's last column so the x load hits a cached line). */
 static void fill_row(const sd_csr *a, int64_t row, int64_t width, int64_t base, int64_t ld,
-                     int32_t *col, float *val)
+                     int32_t *col, float *val, int pad_minus1)
 {
     int64_t b = row >= 0 ? a->rowptr[row] : 0, n = row >= 0 ? rowlen(a, row) : 0;
-    int32_t padc = n > 0 ? a->colind[b + n - 1] : 0;
+    int32_t padc = pad_minus1 ? -1 : n > 0 ? a->colind[b + n - 1] : 0;
     for (int64_t k = 0; k < width; k++) {
         int64_t slot = base + k * ld;
         if (k < n) {
@@ -68,7 +68,7 @@ sd_status sdi_fmt_ell(const sd_csr *a, double max_fill, sdi_devfmt *out)
     SD_CHECK_ALLOC(len, "ell row lengths");
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < ld; r++) {
-        fill_row(a, r < a->rows ? r : -1, width, r, ld, col, val);
+        fill_row(a, r < a->rows ? r : -1, width, r, ld, col, val, 0);
         if (r < a->rows)
             len[r] = (int32_t)rowlen(a, r);
     }
@@ -106,8 +106,31 @@ static int cmp_row_key(const void *pa, const void *pb)
     return (x->row > y->row) - (x->row < y->row);
 }
 
+int64_t sdi_fmt_sell_slots(const sd_csr *a, int c)
+{
+    const int64_t nsl = ((int64_t)a->rows + c - 1) / c;
+    int64_t total = 0;
+    for (int64_t sl = 0; sl < nsl; sl++) {
+        int64_t w = 0;
+        for (int64_t r = sl * c; r < (sl + 1) * c && r < a->rows; r++)
+            w = rowlen(a, r) > w ? rowlen(a, r) : w;
+        total += w * c;
+    }
+    return total;
+}
+
 sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill, sdi_devfmt *out)
 {
+    return sdi_fmt_sell_ex(a, c, sigma, max_fill, NULL, out);
+}
+
+sd_status sdi_fmt_sell_ex(const sd_csr *a, int c, int sigma, double max_fill,
+                          const sdi_sell_opts *o, sdi_devfmt *out)
+{
+    const sdi_sell_opts none = {0, 0, 0};
+    if (o == NULL)
+        o = &none;
+    int64_t *slotmap = NULL;
     int32_t *perm = NULL, *col = NULL, *len = NULL;
     int64_t *sptr = NULL;
     float *val = NULL;
@@ -120,6 +143,7 @@ sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill, sdi_d
         sdi_free(sptr);                                                                    \
         sdi_free(val);                                                                     \
         sdi_free(keys);                                                                    \
+        sdi_free(slotmap);                                                                 \
         sdi_format_free(out);                                                              \
     } while (0)
     if (out == NULL)
@@ -167,6 +191,9 @@ sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill, sdi_d
     }
     const int64_t slots = sptr[nslices];
     SD_TRY(sdi_format_check_fill("sell", slots, a->nnz, max_fill));
+    if (o->ptr32 && slots > INT32_MAX)
+        SD_TRY(SDI_ERR(SD_ERR_UNSUPPORTED, "sell: %lld slots are beyond 32-bit slice offsets",
+                       (long long)slots));
     col = sdi_malloc_array((size_t)(slots > 0 ? slots : 1), sizeof *col);
     SD_CHECK_ALLOC(col, "sell column indices");
     val = sdi_malloc_array((size_t)(slots > 0 ? slots : 1), sizeof *val);
@@ -178,7 +205,7 @@ sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill, sdi_d
         int64_t w = (sptr[s + 1] - sptr[s]) / c;
         for (int64_t lane = 0; lane < c; lane++) {
             int64_t i = s * c + lane;
-            fill_row(a, i < rows ? perm[i] : -1, w, sptr[s] + lane, c, col, val);
+            fill_row(a, i < rows ? perm[i] : -1, w, sptr[s] + lane, c, col, val, o->pad_minus1);
             if (i < rows)
                 len[i] = (int32_t)rowlen(a, perm[i]);
         }
@@ -192,8 +219,22 @@ sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill, sdi_d
     out->sell_sigma = sorted ? (int32_t)win : 1;
     out->sell_slices = nslices;
     out->sell_permuted = sorted;
-    sd_status s = sdi_format_add(out, "sliceptr", sptr, nslices + 1, nslices + 1, 8,
-                                 SDI_ROLE_META, 1);
+    if (o->slot_map) { /* where each entry lives: value updates gather into the slots */
+        slotmap = sdi_malloc_array((size_t)(a->nnz > 0 ? a->nnz : 1), sizeof *slotmap);
+        SD_CHECK_ALLOC(slotmap, "sell value slots");
+        for (int64_t i = 0; i < rows; i++) {
+            const int64_t r = perm[i], base = sptr[i / c] + i % c;
+            for (int64_t k = 0; k < rowlen(a, r); k++)
+                slotmap[a->rowptr[r] + k] = base + k * c;
+        }
+    }
+    if (o->ptr32) { /* the slice offsets narrowed in place (checked above) */
+        int32_t *p32 = (int32_t *)sptr;
+        for (int64_t q = 0; q <= nslices; q++)
+            p32[q] = (int32_t)sptr[q];
+    }
+    sd_status s = sdi_format_add(out, "sliceptr", sptr, nslices + 1, nslices + 1,
+                                 o->ptr32 ? 4 : 8, SDI_ROLE_META, 1);
     sptr = NULL;
     SD_TRY(s);
     s = sdi_format_add(out, "colind", col, slots, slots, 4, SDI_ROLE_META, 1);
@@ -208,6 +249,11 @@ sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill, sdi_d
     s = sdi_format_add(out, "rowlen", len, rows, rows, 4, SDI_ROLE_HOST, 1);
     len = NULL;
     SD_TRY(s);
+    if (slotmap != NULL) {
+        s = sdi_format_add(out, "slot", slotmap, a->nnz, a->nnz, 8, SDI_ROLE_HOST, 1);
+        slotmap = NULL;
+        SD_TRY(s);
+    }
     return SD_OK;
 #undef SD_FREE_ALL
 }

@@ -161,6 +161,18 @@ SDI_HIDDEN sd_status sdi_fmt_ell(const sd_csr *a, double max_fill, sdi_devfmt *o
  * vals, perm (int32, sorted position → row). C ∈ {2, 4, …, 1024} (power of two). */
 SDI_HIDDEN sd_status sdi_fmt_sell(const sd_csr *a, int c, int sigma, double max_fill,
                                   sdi_devfmt *out);
+/* The same with options, for the cuSPARSE layout (formats/cs_layout.h): padding column −1
+ * instead of the row's last column, 32-bit slice offsets (SD_ERR_UNSUPPORTED beyond), and a
+ * host array "slot" (int64, nnz: the slot of each CSR entry). NULL = sdi_fmt_sell. */
+typedef struct {
+    int pad_minus1;
+    int ptr32;
+    int slot_map;
+} sdi_sell_opts;
+SDI_HIDDEN sd_status sdi_fmt_sell_ex(const sd_csr *a, int c, int sigma, double max_fill,
+                                     const sdi_sell_opts *o, sdi_devfmt *out);
+/* The slots of SELL-c-1 (no sorting) without building it (limits). */
+SDI_HIDDEN int64_t sdi_fmt_sell_slots(const sd_csr *a, int c);
 
 /* BSR with b×b blocks (b ∈ {2, 4, 8, 16}), row-major inside a block: browptr (int32),
  * bcolind (int32), bvals (float, b² per block). Partial edge blocks are padded. */

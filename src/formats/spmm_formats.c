@@ -479,9 +479,13 @@ sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc
         sdi_spmm_blocks_free(out);                                                         \
     } while (0)
     memset(out, 0, sizeof *out);
-    if (tc_layout && ((bm != 16 && bm != 8) || bn != 8))
+    if (tc_layout == SDI_BLOCKS_TC && ((bm != 16 && bm != 8) || bn != 8))
         return SDI_ERR(SD_ERR_INVALID_ARG, "blocks: the tensor-core layout needs 16x8 or 8x8 "
                        "blocks (not %dx%d)", bm, bn);
+    if (tc_layout == SDI_BLOCKS_ELL_ROWS && ell < 1)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "blocks: the row-major ELL layout needs an ELL width");
+    if (tc_layout < SDI_BLOCKS_COLMAJOR || tc_layout > SDI_BLOCKS_ELL_ROWS)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "blocks: layout %d", tc_layout);
     int64_t nblocks = 0, widest = 0;
     SD_TRY(sdi_spmm_blocks_count(a, bm, bn, &nblocks, &widest));
     if (ell < 0)
@@ -526,7 +530,7 @@ sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc
     for (size_t q = 0; q < nslots; q++)
         out->src[q] = -1;
     /* Element (r, c) → slot: column-major, or the mma fragment order. */
-    if (tc_layout) {
+    if (tc_layout == SDI_BLOCKS_TC) {
         for (int e = 0; e < bm * 8; e++) {
             int r, c;
             sdi_spmm_tc_slot_rows(bm, e, &r, &c);
@@ -555,6 +559,9 @@ sd_status sdi_spmm_blocks_build(const sd_csr *a, int bm, int bn, int ell, int tc
                 int32_t bc = a->colind[k] / bn;
                 size_t q = (size_t)(at + pos[bc]) * bsz +
                            (size_t)slot_of[(i - r0) * bn + (a->colind[k] - bc * bn)];
+                if (tc_layout == SDI_BLOCKS_ELL_ROWS) /* row i of the ELL, block slot pos[bc] */
+                    q = ((size_t)i * (size_t)ell + (size_t)pos[bc]) * (size_t)bn +
+                        (size_t)(a->colind[k] - bc * bn);
                 out->val[q] = a->vals[k];
                 out->src[q] = k;
             }
@@ -586,7 +593,7 @@ sd_status sdi_spmm_blocks_to_csr(const sdi_spmm_blocks *b, sd_csr *out)
     } while (0)
     memset(out, 0, sizeof *out);
     SD_TRY(sdi_coo_init(&coo, b->rows, b->cols, b->nnz));
-    if (b->tc_layout)
+    if (b->tc_layout == SDI_BLOCKS_TC)
         for (int e = 0; e < b->bm * 8 && e < 128; e++)
             sdi_spmm_tc_slot_rows(b->bm, e, &er[e], &ec[e]);
     size_t bsz = (size_t)b->bm * (size_t)b->bn;
@@ -597,10 +604,20 @@ sd_status sdi_spmm_blocks_to_csr(const sdi_spmm_blocks *b, sd_csr *out)
             int32_t bc = b->bcolidx[q];
             for (size_t e = 0; e < bsz; e++) {
                 size_t slot = (size_t)q * bsz + e;
-                if (b->src[slot] < 0)
+                if (b->tc_layout != SDI_BLOCKS_ELL_ROWS && b->src[slot] < 0)
                     continue;
                 int r, c;
-                if (b->tc_layout) {
+                if (b->tc_layout == SDI_BLOCKS_ELL_ROWS) {
+                    /* slot = (row · ell + block slot) · bn + column: block slot q − q0 */
+                    const size_t rows_slot = (size_t)b->ell * (size_t)b->bn;
+                    const int64_t row = (int64_t)br * b->bm + (int64_t)(e / (size_t)b->bn);
+                    slot = (size_t)row * rows_slot + (size_t)(q - q0) * (size_t)b->bn +
+                           e % (size_t)b->bn;
+                    if (b->src[slot] < 0)
+                        continue;
+                    r = (int)(e / (size_t)b->bn);
+                    c = (int)(e % (size_t)b->bn);
+                } else if (b->tc_layout == SDI_BLOCKS_TC) {
                     r = er[e];
                     c = ec[e];
                 } else {

@@ -126,12 +126,15 @@ SDI_HIDDEN sd_status sdi_spmm_colwin_count(const sd_csr *a, int panel_rows, int 
  * of one column of the block are contiguous) unless tc_layout is set, which stores a
  * bm × 8 tile (bm ∈ {8, 16}) in lane order of the mma.sync m16n8k8 fragments (see
  * sdi_spmm_tc_slot_rows and spmm_bsr_tc.cuh). Rows and columns beyond the matrix inside
- * edge blocks are zero (src -1). */
+ * edge blocks are zero (src -1). tc_layout SDI_BLOCKS_ELL_ROWS (blocked-ELL, bm = bn)
+ * stores the values as cuSPARSE's Blocked-ELL does: brows·bm rows of ell·bn values,
+ * row-major (row i, block slot j, column c of the block at (i·ell + j)·bn + c). */
+enum { SDI_BLOCKS_COLMAJOR = 0, SDI_BLOCKS_TC = 1, SDI_BLOCKS_ELL_ROWS = 2 };
 typedef struct {
     int32_t rows, cols, bm, bn;
     int32_t brows, bcols;
     int32_t ell;          /* 0: BSR; > 0: blocked-ELL width (blocks per block row) */
-    int32_t tc_layout;
+    int32_t tc_layout;    /* SDI_BLOCKS_* */
     int64_t nnz, nblocks; /* stored blocks, padding included for blocked-ELL */
     int64_t *browptr;     /* brows + 1 (BSR; NULL for blocked-ELL) */
     int32_t *bcolidx;     /* nblocks (-1: padding block) */

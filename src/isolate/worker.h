@@ -14,8 +14,9 @@
  *
  * Parent side (worker.c): sdi_worker_start / sdi_worker_call / sdi_worker_stop and a
  * subprocess runner with a timeout (nvcc, ncu). Child side: sdi_worker_serve (the
- * request loop, worker.c), the .so harness of LLM-written candidates and the shared
- * validate-and-time routine (worker_exec.c), ncu profiling (worker_ncu.c). */
+ * request loop, worker.c), the shared validate-and-time routine (worker_exec.c; the .so
+ * harness of LLM-written candidates is the runtime's, runtime/harness.h), ncu profiling
+ * (worker_ncu.c). */
 #ifndef SDI_WORKER_H
 #define SDI_WORKER_H
 
@@ -24,6 +25,7 @@
 
 #include "../core/json_parse.h"
 #include "../lower/agent/agent.h"
+#include "../runtime/harness.h"
 #include "../runtime/runtime.h"
 
 /* ------------------------------------------------------------------ parent side */
@@ -114,23 +116,6 @@ typedef struct {
 SDI_HIDDEN sd_status sdi_candidate_measure(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                                            const char *name, const sdi_candidate_exec *ex,
                                            sdi_json *reply, bool *fatal);
-
-/* A loaded candidate .so. */
-typedef struct {
-    void *dl;
-    int (*preprocess)(const void *problem, void **state);
-    int (*compute)(void *state, const float *x, float *y, cudaStream_t stream);
-    void (*cleanup)(void *state);
-    void *state;
-    bool prepared;
-} sdi_harness;
-
-/* dlopen + the three entry points (SD_ERR_COMPILE names a missing one). */
-SDI_HIDDEN sd_status sdi_harness_load(const char *so_path, sdi_harness *h);
-/* Calls sd_agent_preprocess with a's host CSR; a non-zero return is SD_ERR_CUDA naming it. */
-SDI_HIDDEN sd_status sdi_harness_prepare(sdi_harness *h, const sd_csr *a, sd_op op, int k);
-/* cleanup (when prepared) and dlclose; accepts a zeroed harness. */
-SDI_HIDDEN void sdi_harness_unload(sdi_harness *h);
 
 /* ------------------------------------------------------------------ profiling (ncu) */
 #define SDI_PROFILE_MAX_STALLS 6

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../vendor/baseline.h"
 #include "context.h"
+#include "cs_format.h"
 #include "device_memory.h"
 #include "memo.h"
 

@@ -582,26 +582,7 @@ sd_status sdi_jit_compile(const sdi_jit_request *req, sdi_cubin *out)
     return s;
 }
 
-void sdi_cubin_free(sdi_cubin *c)
-{
-    if (c == NULL)
-        return;
-    sdi_free(c->cubin);
-    sdi_free(c->log);
-    memset(c, 0, sizeof *c);
-}
-
 /* ------------------------------------------------------------------ memo */
-
-
-struct sdi_memo_entry {
-    sdi_hash128 hash;
-    char *key_text;
-    size_t key_len;
-    sdi_cubin cubin;
-    sdi_memo_entry *next;
-};
-
 static sdi_memo_entry *memo_find(sdi_memo_entry *head, sdi_hash128 h, const char *key,
                                  size_t len)
 {
@@ -610,15 +591,6 @@ static sdi_memo_entry *memo_find(sdi_memo_entry *head, sdi_hash128 h, const char
             memcmp(e->key_text, key, len) == 0)
             return e;
     return NULL;
-}
-
-static void memo_entry_free(sdi_memo_entry *e)
-{
-    if (e == NULL)
-        return;
-    sdi_cubin_free(&e->cubin);
-    sdi_free(e->key_text);
-    sdi_free(e);
 }
 
 sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req, const sdi_cubin **out,
@@ -637,7 +609,7 @@ sd_status sdi_jit_get(sd_context *ctx, const sdi_jit_request *req, const sdi_cub
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         jit_text_free(&t);                                                                 \
-        memo_entry_free(fresh);                                                            \
+        sdi_memo_entry_free(fresh);                                                            \
     } while (0)
     sd_status s = jit_text_build(req, arch, &t);
     if (s != SD_OK) {
@@ -694,7 +666,7 @@ sd_status sdi_jit_memo_put(sd_context *ctx, const sdi_jit_request *req, const vo
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         jit_text_free(&t);                                                                 \
-        memo_entry_free(fresh);                                                            \
+        sdi_memo_entry_free(fresh);                                                            \
     } while (0)
     sd_status s = jit_text_build(req, arch, &t);
     if (s != SD_OK) {
@@ -722,15 +694,4 @@ sd_status sdi_jit_memo_put(sd_context *ctx, const sdi_jit_request *req, const vo
     SD_FREE_ALL;
     return SD_OK;
 #undef SD_FREE_ALL
-}
-
-void sdi_memo_clear(sd_context *ctx)
-{
-    sdi_memo_entry *e = ctx->memo;
-    while (e != NULL) {
-        sdi_memo_entry *next = e->next;
-        memo_entry_free(e);
-        e = next;
-    }
-    ctx->memo = NULL;
 }

@@ -156,4 +156,16 @@ typedef struct {
 SDI_HIDDEN void sdi_sg_schedule_free(sdi_sg_schedule *s);
 SDI_HIDDEN void sdi_sg_lowered_free(sdi_sg_lowered *l);
 
+/* Reading a schedule (src/runtime/sg_program.c: the executor and the reports need them
+ * without the planner). The accumulator's name ("tiny", "ghash", …; "unknown"). */
+SDI_HIDDEN const char *sdi_sg_kind_name(int kind);
+/* A bin's size from its size code p: entries of a TINY list, columns of a dense stripe,
+ * slots of a hash table (GLOBAL's width is the schedule's, not p's). */
+SDI_HIDDEN int64_t sdi_sg_kind_size(int kind, int p);
+/* One line: every bin (kind, size, rows) and the launches per stage. */
+SDI_HIDDEN void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap);
+SDI_HIDDEN void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j);
+/* The kernel of launch l (its unit's name), NULL past the end. */
+SDI_HIDDEN const char *sdi_sg_lowered_kernel(const sdi_sg_lowered *low, int l);
+
 #endif /* SDI_RUNTIME_SG_PROGRAM_H */

@@ -81,8 +81,4 @@ SDI_HIDDEN const char *sdi_variant_status_name(sdi_variant_status s);
 /* Writes the baseline as a JSON object into j (name, status, times, validation, ...). */
 SDI_HIDDEN void sdi_baseline_json(const sdi_baseline *b, sdi_json *j);
 
-/* Destroys the context's cuSPARSE handle (ctx->cusparse), if one was created: the
- * runtime's sdi_device_close calls it, the one place the runtime needs cuSPARSE. */
-SDI_HIDDEN void sdi_cusparse_release(sd_context *ctx);
-
 #endif /* SDI_BASELINE_H */

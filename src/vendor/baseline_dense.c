@@ -10,7 +10,7 @@
 #include "../runtime/context.h"
 #include "../runtime/device_memory.h"
 #include "baseline_internal.h"
-#include "format.h"
+#include "../runtime/cs_format.h"
 
 #define PAD_TO 32 /* dense operands are padded to the largest Blocked-ELL block */
 

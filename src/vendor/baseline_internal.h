@@ -7,7 +7,7 @@
 #include <cusparse.h>
 
 #include "baseline.h"
-#include "format.h"
+#include "../runtime/cs_format.h"
 
 typedef struct {
     sd_context *ctx;
@@ -21,9 +21,6 @@ typedef struct {
      * CSR, and COO row indices for SpMV / SpMM. */
     sdi_cs_matrix dev;
 } sdi_bl_state;
-
-/* The handle of the context (created on first use), bound to ctx->stream. */
-SDI_HIDDEN sd_status sdi_cusparse_handle(sd_context *ctx, cusparseHandle_t *out);
 
 /* A new variant entry named `name`, or NULL when the options leave it out (or the
  * table is full, which is a bug reported in the log). */
@@ -47,14 +44,6 @@ SDI_HIDDEN sdi_variant_result *sdi_bl_brief_fastest(sdi_bl_state *bl, int first)
 /* Fills `bytes` of device memory with a finite sentinel (≈3.4e38 per float) so that an
  * output entry the variant never writes fails validation. */
 SDI_HIDDEN sd_status sdi_bl_poison(sdi_bl_state *bl, void *d, size_t bytes);
-
-/* The cuSPARSE call in an exec callback failed: remember it for classification and
- * return a status naming it. */
-typedef struct {
-    cusparseStatus_t status;
-    char call[64];
-} sdi_cs_error;
-SDI_HIDDEN sd_status sdi_cs_fail(sdi_cs_error *e, const char *call, cusparseStatus_t st);
 
 /* Per operator (baseline_dense.c: SpMV and SpMM; spgemm.c). */
 SDI_HIDDEN sd_status sdi_bl_spmv(sdi_bl_state *bl, const float *x);

@@ -1,5 +1,6 @@
 /* tests/cpu/test_cusparse_layout.c: cuSPARSE's Sliced-ELL and Blocked-ELL layouts as the
- * baseline and the cuSPARSE executor build them (src/vendor/layout.c): every entry
+ * baseline and the cuSPARSE executor build them (src/formats/cs_layout.c, over the formats'
+ * SELL and blocked-ELL builders): every entry
  * where the layout says, at its recorded slot, padding where it should be, block columns
  * ascending, the widths the brute force finds; empty rows, a rectangular matrix, an empty
  * one, and the argument errors. */
@@ -7,7 +8,7 @@
 #include <string.h>
 
 #include "gen/gen.h"
-#include "vendor/layout.h"
+#include "formats/cs_layout.h"
 #include "sdt.h"
 
 static const char *const specs[] = {

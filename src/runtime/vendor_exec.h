@@ -1,5 +1,5 @@
-/* src/vendor/vendor.h: the cuSPARSE executor: one variant of the baseline (same names as
- * format.c: SpMV csr_alg1, csr_alg2, coo_alg1, coo_alg2, sell32; SpMM
+/* src/runtime/vendor_exec.h: the cuSPARSE executors: one variant of the baseline (same
+ * names as cs_format.c: SpMV csr_alg1, csr_alg2, coo_alg1, coo_alg2, sell32; SpMM
  * csr_alg1..3, coo_alg1..4, bell16, bell32) built once for a matrix and then run on the
  * caller's device pointers, asynchronously, allocating and synchronising nothing per
  * call: what a compiled sd_kernel runs when cuSPARSE's best variant wins.
@@ -12,8 +12,8 @@
  * and sdi_vendor_update_values change; tests/gpu/test_vendor.c checks it (two runs on
  * different pointers, a value update, a graph replay) with and without preprocessing.
  * sdi_vendor_options.no_preprocess turns it off. */
-#ifndef SDI_VENDOR_H
-#define SDI_VENDOR_H
+#ifndef SDI_VENDOR_EXEC_H
+#define SDI_VENDOR_EXEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../core/sdi.h"
+#include "context.h"
 
 typedef struct sdi_vendor sdi_vendor;
 
@@ -121,4 +122,4 @@ SDI_HIDDEN int64_t sdi_vendor_spgemm_bytes(const sdi_vendor_spgemm *v);
 /* The i-th SpGEMM variant name from 0; NULL past the end. */
 SDI_HIDDEN const char *sdi_vendor_spgemm_variant(int i);
 
-#endif /* SDI_VENDOR_H */
+#endif /* SDI_VENDOR_EXEC_H */

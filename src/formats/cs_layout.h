@@ -1,10 +1,11 @@
-/* src/vendor/layout.h: cuSPARSE's Sliced-ELL and Blocked-ELL layouts of a CSR
- * matrix, built on the host the same way for the baseline (baseline_dense.c) and for the
- * executor that runs a cuSPARSE winner (executor.c): one builder, so the executor runs exactly
- * the format the baseline timed. Host memory only; the callers check their size limits
- * between measuring a layout and building it, then upload. Internal to src/vendor. */
-#ifndef SDI_VENDOR_LAYOUT_H
-#define SDI_VENDOR_LAYOUT_H
+/* src/formats/cs_layout.h: cuSPARSE's Sliced-ELL and Blocked-ELL layouts of a CSR
+ * matrix, built on the host by the formats' builders (fmt_sell.c, spmm_formats.c) with
+ * cuSPARSE's conventions, for the baseline (src/vendor) and for the executor that runs a
+ * cuSPARSE winner (runtime/cs_format.c): one builder per layout, so the executor runs
+ * exactly the format the baseline timed. Host memory only; the callers check their size
+ * limits between measuring a layout and building it, then upload. */
+#ifndef SDI_CS_LAYOUT_H
+#define SDI_CS_LAYOUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,4 +48,4 @@ SDI_HIDDEN sd_status sdi_cs_bell_build(const sd_csr *a, int bs, int64_t maxb, bo
                                        sdi_cs_bell *out);
 SDI_HIDDEN void sdi_cs_bell_free(sdi_cs_bell *b);
 
-#endif /* SDI_VENDOR_LAYOUT_H */
+#endif /* SDI_CS_LAYOUT_H */

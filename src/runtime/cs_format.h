@@ -1,15 +1,19 @@
-/* src/vendor/format.h: A on the device in a cuSPARSE format and its sparse descriptor, and
- * the table of SpMV / SpMM variants: one builder per format, used by the baseline
- * (baseline_dense.c, spgemm.c) and by the executors (executor.c, spgemm.c), so that an
- * executor runs exactly what the baseline timed. Internal to src/vendor. */
-#ifndef SDI_VENDOR_FORMAT_H
-#define SDI_VENDOR_FORMAT_H
+/* src/runtime/cs_format.h: A on the device in a cuSPARSE format and its sparse descriptor,
+ * the table of SpMV / SpMM variants, and cuSPARSE's SpGEMM call sequence with its
+ * algorithms: one builder per format (the host layouts are src/formats' builders,
+ * formats/cs_layout.h), used by the baseline (src/vendor) and by the executors
+ * (vendor_exec.c, vendor_spgemm.c), so that an executor runs exactly what the baseline
+ * timed. */
+#ifndef SDI_CS_FORMAT_H
+#define SDI_CS_FORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cusparse.h>
+
+#include <cuda_runtime_api.h>
 
 #include "../core/sdi.h"
 
@@ -79,4 +83,51 @@ SDI_HIDDEN cusparseStatus_t sdi_cs_descr(const sdi_cs_matrix *m, sdi_cs_format f
 /* Frees the device arrays and the slots; accepts a zeroed matrix and leaves one. */
 SDI_HIDDEN void sdi_cs_matrix_free(sdi_cs_matrix *m);
 
-#endif /* SDI_VENDOR_FORMAT_H */
+/* The context's cuSPARSE handle (created on first use), bound to ctx->stream; released
+ * when the context closes (sdi_cusparse_release). */
+SDI_HIDDEN sd_status sdi_cusparse_handle(sd_context *ctx, cusparseHandle_t *out);
+SDI_HIDDEN void sdi_cusparse_release(sd_context *ctx);
+
+/* A cuSPARSE call failed: remember it for classification and return a status naming it. */
+typedef struct {
+    cusparseStatus_t status;
+    char call[64];
+} sdi_cs_error;
+SDI_HIDDEN sd_status sdi_cs_fail(sdi_cs_error *e, const char *call, cusparseStatus_t st);
+
+/* ------------------------------------------------------------------ SpGEMM
+ * One algorithm: its name (spgemm_alg1, …), cuSPARSE's enum and, for ALG2 / ALG3, the
+ * chunk_fraction of cusparseSpGEMM_estimateMemory. */
+typedef struct {
+    const char *name;
+    cusparseSpGEMMAlg_t alg;
+    float chunk;
+} sdi_cs_spgemm_def;
+/* The algorithms in the baseline's order. */
+SDI_HIDDEN const sdi_cs_spgemm_def *sdi_cs_spgemm_defs(int *n);
+
+/* One product's state: the handle, the operands' descriptors, C's 32-bit arrays and the
+ * buffers (grown, never shrunk, kept between calls). */
+typedef struct {
+    cusparseHandle_t h;
+    cusparseSpGEMMAlg_t alg;
+    float chunk;
+    cusparseSpMatDescr_t A, B;
+    int32_t rows, cols_b;
+    int32_t *d_crow; /* rows + 1, allocated by the caller once */
+    int32_t *d_ccol;
+    float *d_cval;
+    int64_t c_cap; /* entries allocated in d_ccol / d_cval */
+    void *buf[4];  /* buffers 1..3 (index 0 unused) */
+    size_t cap[4];
+    int64_t nnz_c;
+    sdi_cs_error err;
+} sdi_cs_spgemm;
+
+/* One SpGEMM from scratch (an sdi_exec_fn over p = sdi_cs_spgemm *): C's structure and
+ * values from A and B on the device; the handle is bound to its stream by the caller. */
+SDI_HIDDEN sd_status sdi_cs_spgemm_exec(sd_context *ctx, void *p, cudaStream_t stream);
+/* Frees C's arrays and the buffers (not the handle or the descriptors). */
+SDI_HIDDEN void sdi_cs_spgemm_free(sdi_cs_spgemm *g);
+
+#endif /* SDI_CS_FORMAT_H */

@@ -1,13 +1,58 @@
-/* src/vendor/format.c: A on the device in the cuSPARSE formats, their descriptors and the
- * SpMV / SpMM variant table (format.h). */
+/* src/runtime/cs_format.c: A on the device in the cuSPARSE formats, their descriptors and the
+ * SpMV / SpMM variant table (cs_format.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../core/core.h"
-#include "../runtime/context.h"
-#include "../runtime/device_memory.h"
-#include "format.h"
-#include "layout.h"
+#include "../formats/cs_layout.h"
+#include "context.h"
+#include "cs_format.h"
+#include "device_memory.h"
+
+/* ------------------------------------------------------------------ the context's handle */
+sd_status sdi_cusparse_handle(sd_context *ctx, cusparseHandle_t *out)
+{
+    *out = NULL;
+    sd_status s = SD_OK;
+    pthread_mutex_lock(&ctx->cusparse_lock);
+    if (ctx->cusparse == NULL) {
+        cusparseHandle_t h = NULL;
+        cusparseStatus_t st = cusparseCreate(&h);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            s = SDI_ERR(st == CUSPARSE_STATUS_ALLOC_FAILED ? SD_ERR_OUT_OF_MEMORY : SD_ERR_CUDA,
+                        "cusparseCreate: %s (%s)", cusparseGetErrorName(st),
+                        cusparseGetErrorString(st));
+        else
+            ctx->cusparse = h;
+    }
+    if (s == SD_OK) {
+        cusparseStatus_t st = cusparseSetStream((cusparseHandle_t)ctx->cusparse, ctx->stream);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            s = SDI_ERR(SD_ERR_CUDA, "cusparseSetStream: %s", cusparseGetErrorName(st));
+        else
+            *out = (cusparseHandle_t)ctx->cusparse;
+    }
+    pthread_mutex_unlock(&ctx->cusparse_lock);
+    return s;
+}
+
+void sdi_cusparse_release(sd_context *ctx)
+{
+    if (ctx->cusparse != NULL) {
+        (void)cusparseDestroy((cusparseHandle_t)ctx->cusparse);
+        ctx->cusparse = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------ failures */
+sd_status sdi_cs_fail(sdi_cs_error *e, const char *call, cusparseStatus_t st)
+{
+    e->status = st;
+    snprintf(e->call, sizeof e->call, "%s", call);
+    return SDI_ERR(SD_ERR_CUDA, "%s: %s (%s)", call, cusparseGetErrorName(st),
+                   cusparseGetErrorString(st));
+}
 
 /* ------------------------------------------------------------------ variants */
 

@@ -1,4 +1,4 @@
-/* src/vendor/executor.c: the cuSPARSE executor (vendor.h): one baseline variant built
+/* src/runtime/vendor_exec.c: the cuSPARSE executor (vendor_exec.h): one baseline variant built
  * once for a matrix (format, descriptor, workspace, preprocessing) and run on the
  * caller's device pointers without allocating or synchronising. */
 #include <stdatomic.h>
@@ -9,11 +9,11 @@
 
 #include <cusparse.h>
 
-#include "../runtime/context.h"
-#include "../runtime/device_memory.h"
-#include "../runtime/program.h"
-#include "format.h"
-#include "vendor.h"
+#include "context.h"
+#include "cs_format.h"
+#include "device_memory.h"
+#include "program.h"
+#include "vendor_exec.h"
 
 #define VENDOR_MAGIC 0x5344564eu /* "SDVN" */
 #define SCRATCH_MIN 256 /* scratch operands are never empty (cuSPARSE rejects NULL) */

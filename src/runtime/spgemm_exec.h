@@ -1,14 +1,20 @@
-/* src/lower/spgemm_exec.h: the device-side driver of SpGEMM programs. Operands (A and
+/* src/runtime/spgemm_exec.h: the device-side driver of SpGEMM programs. Operands (A and
  * B on the device, Bᵀ built there for A·Aᵀ, the upper-bound analysis u(i) and column
- * spans) are prepared once and shared by candidates; an executor holds one
- * configuration's schedule, compiled launches and workspaces (allocated once) and runs
- * symbolic + scan + numeric + compaction per call. */
+ * spans) are prepared once and shared by candidates; an executor holds one schedule
+ * (runtime/sg_program.h), its compiled units and workspaces (allocated once) and runs
+ * symbolic + scan + numeric + compaction per call. Files: spgemm_operands.c (operands,
+ * compile requests), spgemm_exec.c (executor creation), spgemm_run.c (a call, graphs,
+ * releasing: no JIT), spgemm_measure.c (validation and measurement). */
 #ifndef SDI_SPGEMM_EXEC_H
 #define SDI_SPGEMM_EXEC_H
 
-#include "spgemm_lower.h"
-#include "../plan/spgemm.h"
-#include "../runtime/runtime.h"
+#include <cuda_runtime_api.h>
+
+#include "context.h"
+#include "jit.h"
+#include "sg_program.h"
+#include "timing.h"
+#include "validate_device.h"
 
 typedef struct sdi_spgemm_operands sdi_spgemm_operands;
 typedef struct sdi_spgemm_exec sdi_spgemm_exec;
@@ -29,6 +35,8 @@ SDI_HIDDEN sd_status sdi_spgemm_operands_set_values(sdi_spgemm_operands *op, con
                                                     const float *b_vals);
 /* Device bytes the operands hold, and the host time their preparation took. */
 SDI_HIDDEN int64_t sdi_spgemm_operands_bytes(const sdi_spgemm_operands *op);
+/* Of those, the values: of A and of a separate B (Aᵀ's gathered copy counts as workspace). */
+SDI_HIDDEN int64_t sdi_spgemm_operands_value_bytes(const sdi_spgemm_operands *op);
 SDI_HIDDEN double sdi_spgemm_operands_setup_ms(const sdi_spgemm_operands *op);
 
 typedef struct {
@@ -47,7 +55,7 @@ typedef struct {
     int max_regs;         /* registers of the heaviest launch */
     int64_t spill_bytes;  /* local memory of the launches (0 for clean kernels) */
     char bins[640];       /* sdi_sg_schedule_describe */
-    char config[SDI_SPGEMM_CONFIG_TEXT]; /* sdi_spgemm_config_describe */
+    char config[320];     /* the schedule's config_text */
 } sdi_spgemm_exec_info;
 
 /* How a call allocates C. ASYNC: cudaMallocAsync on the call's stream from the device's
@@ -57,25 +65,14 @@ typedef struct {
  * device hooks (cudaMalloc, fault injection, counted); free with sd_device_csr_free. */
 typedef enum { SDI_SG_ALLOC_ASYNC = 0, SDI_SG_ALLOC_HOOKS = 1 } sdi_sg_alloc;
 
-/* Schedules, lowers, compiles and loads cfg for op (borrowed: it must outlive the
- * executor) and allocates the workspaces. On failure *out is NULL. */
-SDI_HIDDEN sd_status sdi_spgemm_exec_create(sd_context *ctx, sdi_spgemm_operands *op,
-                                            const sdi_spgemm_config *cfg, sdi_spgemm_exec **out);
-/* sdi_spgemm_exec_create from cfg's schedule and lowering as sdi_spgemm_config_request made
- * them for op (both NULL: built here): *sched moves into the executor (emptied), lowered is
- * only read. A search schedules each candidate once this way instead of twice (pass 1 over
- * every row of C: a 12 M-row product took about 0.3 s a schedule). */
+/* Compiles (through the memo and the JIT cache) and loads the units of a schedule for op
+ * (borrowed: it must outlive the executor) and allocates the workspaces. *sched moves into
+ * the executor (emptied, also on failure); units (its lowering: one per distinct launch
+ * shape, src/lower/spgemm_units.c) are only read. On failure *out is NULL. */
 SDI_HIDDEN sd_status sdi_spgemm_exec_adopt(sd_context *ctx, sdi_spgemm_operands *op,
-                                           const sdi_spgemm_config *cfg, sdi_sg_schedule *sched,
-                                           const sdi_sg_lowered *lowered, sdi_spgemm_exec **out);
+                                           sdi_sg_schedule *sched, const sdi_sg_lowered *units,
+                                           sdi_spgemm_exec **out);
 SDI_HIDDEN void sdi_spgemm_exec_destroy(sdi_spgemm_exec *e);
-/* Compiles the distinct launch units of n configurations for op (a shape shared by
- * several configurations once) and the scan, in parallel (OpenMP threads, NVRTC is
- * thread-safe), into the context's memo, so that the executors' creation finds them.
- * Configurations that cannot be scheduled are skipped (exec_create reports them);
- * returns the first compile error, if any. */
-SDI_HIDDEN sd_status sdi_spgemm_precompile(sd_context *ctx, const sdi_spgemm_operands *op,
-                                           const sdi_spgemm_config *cfgs, int n);
 /* One product on `stream`: allocates C (row pointers int64, columns sorted per row),
  * enqueues the kernels (as the executor's CUDA graphs unless SPARSEDITTO_SG_GRAPH=0 or the
  * stream is being captured) and waits once for nnz(C) (the host needs it for *c). On return
@@ -92,13 +89,6 @@ SDI_HIDDEN void sdi_spgemm_output_free(sd_device_csr *c, cudaStream_t stream);
 SDI_HIDDEN void sdi_spgemm_prep_request(sdi_jit_request *req);
 SDI_HIDDEN void sdi_spgemm_scan_request(sdi_jit_request *req);
 SDI_HIDDEN void sdi_spgemm_unit_request(const sdi_sg_lowered *low, int u, sdi_jit_request *req);
-/* Schedules and lowers cfg for op on the host (what sdi_spgemm_exec_create compiles);
- * free *low with sdi_sg_lowered_free. keep (may be NULL) receives the schedule, for
- * sdi_spgemm_exec_adopt (else free it with sdi_sg_schedule_free). */
-SDI_HIDDEN sd_status sdi_spgemm_config_request(const sd_context *ctx,
-                                               const sdi_spgemm_operands *op,
-                                               const sdi_spgemm_config *cfg,
-                                               sdi_sg_lowered *low, sdi_sg_schedule *keep);
 SDI_HIDDEN const sdi_spgemm_exec_info *sdi_spgemm_exec_get_info(const sdi_spgemm_exec *e);
 SDI_HIDDEN const sdi_sg_schedule *sdi_spgemm_exec_schedule(const sdi_spgemm_exec *e);
 
