@@ -30,7 +30,6 @@
 
 #include "gen/gen.h"
 #include "runtime/runtime.h"
-#include "vendor/vendor.h"
 
 #define MAX_TASKS 16
 #define MAX_ROWS 256

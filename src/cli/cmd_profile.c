@@ -26,7 +26,6 @@
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "isolate/worker.h"
-#include "vendor/vendor.h"
 
 static const sdc_option pf_options[] = {
     {"op", 0, true, "operator: spmv, spmm or spgemm (required)"},
