@@ -13,6 +13,7 @@
 #include "context.h"
 #include "jit.h"
 #include "memo.h"
+#include "module.h"
 #include "templates.h"
 
 #ifndef SD_NVRTC_ARCH_DEFAULT
@@ -694,4 +695,22 @@ sd_status sdi_jit_memo_put(sd_context *ctx, const sdi_jit_request *req, const vo
     SD_FREE_ALL;
     return SD_OK;
 #undef SD_FREE_ALL
+}
+
+/* ------------------------------------------------------------------ compile and load (module.h) */
+sd_status sdi_module_build(sd_context *ctx, const sdi_jit_request *req, const char *kernel,
+                           sdi_module *out)
+{
+    if (out == NULL)
+        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_module_build: out is NULL");
+    memset(out, 0, sizeof *out);
+    sd_status s = sdi_ctx_enter(ctx);
+    if (s != SD_OK)
+        return s;
+    const sdi_cubin *c = NULL;
+    s = sdi_jit_get(ctx, req, &c, NULL);
+    if (s != SD_OK)
+        return s;
+    const char *names[1] = {kernel};
+    return sdi_module_load(ctx, c->cubin, c->size, names, 1, out);
 }

@@ -93,23 +93,6 @@ sdi_function *sdi_module_function(sdi_module *m, const char *name)
     return NULL;
 }
 
-sd_status sdi_module_build(sd_context *ctx, const sdi_jit_request *req, const char *kernel,
-                           sdi_module *out)
-{
-    if (out == NULL)
-        return SDI_ERR(SD_ERR_INVALID_ARG, "sdi_module_build: out is NULL");
-    memset(out, 0, sizeof *out);
-    sd_status s = sdi_ctx_enter(ctx);
-    if (s != SD_OK)
-        return s;
-    const sdi_cubin *c = NULL;
-    s = sdi_jit_get(ctx, req, &c, NULL);
-    if (s != SD_OK)
-        return s;
-    const char *names[1] = {kernel};
-    return sdi_module_load(ctx, c->cubin, c->size, names, 1, out);
-}
-
 sd_status sdi_function_reserve_smem(sd_context *ctx, sdi_function *f, int bytes)
 {
     if (f == NULL || bytes < 0)
