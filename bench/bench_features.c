@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
-#include "plan/spmv.h"
+#include "analysis/plan_stats.h"
 
 /* CPU seconds of the whole process (all threads): on a shared machine the wall time
  * includes waiting for other processes; CPU time / threads does not. */

@@ -1,9 +1,8 @@
-/* src/plan/spmv.h: SpMV plan families: which template, which format and which θ_H
+/* src/plan/spmv.h: the SpMV part of a plan (sdi_plan.p.spmv): which family and which θ_H
  * (threads per CTA, lanes per row, items per thread, C, σ, b, tile thresholds, index
- * widths, cache hints) one candidate uses; legality checks with static shared-memory
- * bounds; and the enumeration of candidates for a matrix from its row statistics and the
- * GPU's properties. The full plan IR comes later; this struct is what the SpMV templates
- * need, serialisable to one short line and to JSON. */
+ * widths, cache hints), serialisable to one short line and to JSON. Each family — its
+ * defaults, sweeps, legality and lowering — is one file of src/plan/families/
+ * (spmv_<name>.c), reached through the family table (src/plan/family.h). */
 #ifndef SDI_PLAN_SPMV_H
 #define SDI_PLAN_SPMV_H
 
@@ -12,6 +11,7 @@
 #include "../core/json_parse.h"
 #include "../analysis/plan_stats.h"
 
+/* The families' ids (the entries' sdi_family.id; table order). */
 typedef enum {
     SDI_SPMV_CSR_VEC = 0, /* sub-warp of vw lanes per row (vw from the row lengths) */
     SDI_SPMV_CSR_ADAPTIVE, /* CSR-Adaptive row bins: stream blocks / one row / long-row pieces */
@@ -63,7 +63,8 @@ typedef struct {
 } sdi_spmv_config;
 
 
-/* Short label of a family ("csr_vec", "merge", "sell", …); "unknown" out of range. */
+/* Short label of a family ("csr_vec", "merge", "sell", …: the table entry's name);
+ * "unknown" out of range. */
 SDI_HIDDEN const char *sdi_spmv_family_name(int family);
 /* Family by label; -1 when unknown. */
 SDI_HIDDEN int sdi_spmv_family_from_name(const char *name);
@@ -79,37 +80,8 @@ SDI_HIDDEN void sdi_spmv_config_json(const sdi_spmv_config *c, sdi_json *j);
  * names the field that is missing or out of range. */
 SDI_HIDDEN sd_status sdi_spmv_config_from_json(const sdi_jvalue *v, sdi_spmv_config *out);
 
-/* Static shared memory (bytes) the family's kernel declares for c. */
-SDI_HIDDEN int64_t sdi_spmv_static_smem(const sdi_spmv_config *c);
-/* Dynamic shared memory (bytes) of c's kernel for a matrix with cols columns: x's copy
- * under xsmem, else 0. */
-SDI_HIDDEN int64_t sdi_spmv_dynamic_smem(const sdi_spmv_config *c, int64_t cols);
-/* CTAs of c's kernel resident per SM by threads, shared memory and the CTA limit
- * (registers are checked when the kernel is loaded); gpu may be NULL (H200). */
-SDI_HIDDEN int sdi_spmv_ctas_per_sm(const sdi_spmv_config *c, int64_t cols,
-                                    const sdi_gpu_props *gpu);
-
-/* Legality of c for a matrix on a GPU: field ranges, shared memory ≤ the default per-CTA
- * limit, threads ≤ the GPU's, 32-bit index limits, the tiny path's size limit, padding
- * limits of the padded formats (from the stats' ρ). SD_ERR_UNSUPPORTED / _INVALID_ARG
- * name the field or bound. gpu may be NULL (H200 limits). */
-SDI_HIDDEN sd_status sdi_spmv_config_check(const sdi_spmv_config *c, const sdi_spmv_stats *st,
-                                           const sdi_gpu_props *gpu);
-
-/* The family's first choice of θ_H for the matrix (the default of the family). */
-SDI_HIDDEN sd_status sdi_spmv_config_default(int family, const sdi_spmv_stats *st,
-                                             const sdi_gpu_props *gpu, sdi_spmv_config *out);
-
-/* Candidates: for each family in fam_mask (bit f; 0 = all), legal configurations of a θ_H
- * sweep (level 0 = the defaults, 1 = small sweep, 2 = wide sweep), at most cap in total
- * (round-robin over the families so a small cap still covers each). *out is allocated
- * (free with sdi_free); *n receives the count. */
-SDI_HIDDEN sd_status sdi_spmv_enumerate(const sdi_spmv_stats *st, const sdi_gpu_props *gpu,
-                                        uint32_t fam_mask, int level, int cap,
-                                        sdi_spmv_config **out, int *n);
-
-/* The lane width of csr_vec chosen from the row-length distribution: the power of two
- * minimising idle lane-steps plus the reduction cost per row (vec elements per lane). */
+/* The lane width of csr_vec (src/plan/families/spmv_csr_vec.c) from the row lengths: the
+ * power of two about the mean row length over vec elements per lane, in [1, 32]. */
 SDI_HIDDEN int sdi_spmv_pick_vw(const sdi_spmv_stats *st, int vec);
 
 #endif /* SDI_PLAN_SPMV_H */

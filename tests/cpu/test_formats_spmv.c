@@ -7,8 +7,7 @@
 
 #include "formats/formats.h"
 #include "gen/gen.h"
-#include "lower/spmv_lower.h"
-#include "plan/spmv.h"
+#include "plan/family.h"
 #include "sdt.h"
 
 /* ------------------------------------------------------------------ matrices */
@@ -532,42 +531,63 @@ static void test_stats(void)
     sd_csr_free(&a);
 }
 
+static sdi_gpu_props g_h200;
+
+static const sdi_family *spmv_family(int id)
+{
+    return sdi_family_at(sdi_family_of(SD_OP_SPMV, id));
+}
+
+/* Every SpMV family's sweep at level, one family after the other (the search's calls). */
+static void sweep_all(const sdi_task *t, int level, sdi_plan_list *l)
+{
+    for (int f = 0; f < SDI_SPMV_NFAMILIES; f++)
+        SDT_OK(spmv_family(f)->sweep(t, level, l));
+}
+
 static void test_config_text(void)
 {
     sd_csr a;
     SDT_OK(sdi_gen("powerlaw:rows=2000,deg=12", 2, &a));
     sdi_spmv_stats st;
     SDT_OK(sdi_spmv_stats_compute(&a, &st));
-    sdi_spmv_config *v = NULL;
-    int n = 0;
-    SDT_OK(sdi_spmv_enumerate(&st, NULL, 0, 2, 0, &v, &n));
-    SDT_CHECK(n >= 20, "only %d candidates", n);
+    const sdi_task t = {.op = SD_OP_SPMV, .k = 1, .a = &a, .gpu = &g_h200, .spmv = &st};
+    sdi_plan_list v = {0};
+    sweep_all(&t, 2, &v);
+    SDT_CHECK(v.n >= 20, "only %d candidates", v.n);
     int seen[SDI_SPMV_NFAMILIES] = {0};
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < v.n; i++) {
+        const sdi_spmv_config *c = &v.v[i].p.spmv;
         char line[256];
-        sdi_spmv_config_describe(&v[i], line, sizeof line);
+        sdi_spmv_config_describe(c, line, sizeof line);
         sdi_spmv_config back;
         SDT_OK(sdi_spmv_config_parse(line, &back));
-        SDT_CHECK(memcmp(&back, &v[i], sizeof back) == 0, "'%s' does not parse back", line);
-        SDT_OK(sdi_spmv_config_check(&v[i], &st, NULL));
-        seen[v[i].family]++;
+        SDT_CHECK(memcmp(&back, c, sizeof back) == 0, "'%s' does not parse back", line);
+        SDT_CHECK(v.v[i].op == SD_OP_SPMV && v.v[i].k == 1 &&
+                      sdi_family_at(v.v[i].family) == spmv_family(c->family),
+                  "'%s': plan of op %d family %d", line, v.v[i].op, v.v[i].family);
+        SDT_OK(spmv_family(c->family)->check(&t, &v.v[i]));
+        seen[c->family]++;
     }
     for (int f = 0; f < SDI_SPMV_NFAMILIES; f++)
         if (f != SDI_SPMV_DIA && f != SDI_SPMV_TINY && f != SDI_SPMV_ELL)
             SDT_CHECK(seen[f] > 0, "no %s candidate", sdi_spmv_family_name(f));
-    sdi_free(v);
+    sdi_plan_list_free(&v);
     sdi_spmv_config c;
     SDT_STATUS(sdi_spmv_config_parse("nosuch t=3", &c), SD_ERR_INVALID_ARG);
     SDT_STATUS(sdi_spmv_config_parse("csr_vec t=x", &c), SD_ERR_INVALID_ARG);
     SDT_STATUS(sdi_spmv_config_parse("csr_vec zz=1", &c), SD_ERR_INVALID_ARG);
     /* Illegal θ_H is refused with the field named. */
-    SDT_OK(sdi_spmv_config_default(SDI_SPMV_MERGE, &st, NULL, &c));
-    c.ipt = 40;
-    SDT_STATUS(sdi_spmv_config_check(&c, &st, NULL), SD_ERR_UNSUPPORTED);
+    sdi_plan p;
+    SDT_OK(spmv_family(SDI_SPMV_MERGE)->defaults(&t, &p));
+    p.p.spmv.ipt = 40;
+    SDT_STATUS(spmv_family(SDI_SPMV_MERGE)->check(&t, &p), SD_ERR_UNSUPPORTED);
     SDT_CHECK(strstr(sd_last_error(), "shared memory"), "message '%s'", sd_last_error());
-    SDT_OK(sdi_spmv_config_default(SDI_SPMV_CSR_VEC, &st, NULL, &c));
-    c.vw = 3;
-    SDT_STATUS(sdi_spmv_config_check(&c, &st, NULL), SD_ERR_UNSUPPORTED);
+    SDT_OK(spmv_family(SDI_SPMV_CSR_VEC)->defaults(&t, &p));
+    p.p.spmv.vw = 3;
+    SDT_STATUS(spmv_family(SDI_SPMV_CSR_VEC)->check(&t, &p), SD_ERR_UNSUPPORTED);
+    /* A plan of another family is no plan of this one. */
+    SDT_STATUS(spmv_family(SDI_SPMV_MERGE)->check(&t, &p), SD_ERR_INVALID_ARG);
     sd_csr_free(&a);
 }
 
@@ -579,15 +599,16 @@ static void test_lowering(void)
         const sd_csr *a = &g_m[m].a;
         sdi_spmv_stats st;
         SDT_OK(sdi_spmv_stats_compute(a, &st));
-        sdi_spmv_config *v = NULL;
-        int n = 0;
-        SDT_OK(sdi_spmv_enumerate(&st, NULL, 0, 1, 0, &v, &n));
-        SDT_CHECK(n > 0, "%s: no candidates", g_m[m].name);
-        for (int i = 0; i < n; i++) {
+        const sdi_task t = {.op = SD_OP_SPMV, .k = 1, .a = a, .gpu = &g_h200, .spmv = &st};
+        sdi_plan_list v = {0};
+        sweep_all(&t, 1, &v);
+        SDT_CHECK(v.n > 0, "%s: no candidates", g_m[m].name);
+        for (int i = 0; i < v.n; i++) {
+            const sdi_spmv_config *c = &v.v[i].p.spmv;
             char line[256];
-            sdi_spmv_config_describe(&v[i], line, sizeof line);
-            sdi_spmv_plan p;
-            sd_status s = sdi_spmv_lower(&v[i], a, &st, NULL, &p);
+            sdi_spmv_config_describe(c, line, sizeof line);
+            sdi_lowered p;
+            sd_status s = spmv_family(c->family)->lower(&t, &v.v[i], &p);
             if (s == SD_ERR_UNSUPPORTED) /* padding limits known only after building */
                 continue;
             SDT_CHECK(s == SD_OK, "%s: %s: %s", g_m[m].name, line, sd_last_error());
@@ -597,25 +618,28 @@ static void test_lowering(void)
             SDT_CHECK((a->rows == 0) == (p.nlaunches == 0), "%s: %s: %d launches for %d rows",
                       g_m[m].name, line, p.nlaunches, a->rows);
             for (int l = 0; l < p.nlaunches; l++) {
-                SDT_CHECK(p.launch[l].grid >= 1 && p.launch[l].block == (unsigned)v[i].block,
+                const sdi_low_launch *ln = &p.launch[l];
+                SDT_CHECK(ln->grid[0] >= 1 && ln->block[0] == (unsigned)c->block &&
+                              ln->kernel >= 0 && ln->kernel < p.nkernels,
                           "%s: %s: launch %d grid %u block %u", g_m[m].name, line, l,
-                          p.launch[l].grid, p.launch[l].block);
-                for (int k = 0; k < p.launch[l].nargs; k++)
-                    if (p.launch[l].args[k].kind == SDI_SPMV_ARG_ARRAY)
-                        SDT_CHECK(sdi_format_find(&p.fmt, p.launch[l].args[k].name) >= 0,
-                                  "%s: %s: argument %s missing", g_m[m].name, line,
-                                  p.launch[l].args[k].name);
+                          ln->grid[0], ln->block[0]);
+                for (int k = 0; k < ln->nargs; k++)
+                    if (ln->args[k].kind == SDI_LOW_ARG_ARRAY)
+                        SDT_CHECK(ln->args[k].index >= 0 && ln->args[k].index < p.narrays &&
+                                      sdi_format_find(&p.fmt, p.arr[ln->args[k].index].name) >= 0,
+                                  "%s: %s: argument %d names no array of the format",
+                                  g_m[m].name, line, k);
             }
-            SDT_CHECK(p.m_value >= 4 * a->nnz, "%s: %s: value bytes %lld", g_m[m].name, line,
-                      (long long)p.m_value);
+            SDT_CHECK(p.bytes_value >= 4 * a->nnz, "%s: %s: value bytes %lld", g_m[m].name, line,
+                      (long long)p.bytes_value);
             sdi_json j;
             sdi_json_init(&j, 0);
-            sdi_spmv_plan_json(&p, &j);
+            sdi_lowered_json(&p, &j);
             SDT_OK(sdi_json_finish(&j));
             sdi_json_free(&j);
-            sdi_spmv_plan_free(&p);
+            sdi_lowered_free(&p);
         }
-        sdi_free(v);
+        sdi_plan_list_free(&v);
     }
     SDT_CHECK(lowered > 100, "only %d plans lowered", lowered);
 }
@@ -623,6 +647,8 @@ static void test_lowering(void)
 int main(void)
 {
     sdt_init("test_formats_spmv");
+    if (sdi_gpu_profile("h200", &g_h200) != SD_OK)
+        return 1;
     build_matrices();
     SDT_RUN(test_round_trips);
     SDT_RUN(test_rowblocks_invariants);

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "gen/gen.h"
-#include "lower/spmv_lower.h"
+#include "plan/families/spmv_shared.h"
+#include "runtime/jit.h"
 #include "sdt.h"
 
 #define MAXV 512
@@ -16,11 +17,30 @@
 typedef struct {
     char key[512]; /* template + macros: what the cubin depends on */
     char label[160];
-    sdi_spmv_plan src;
+    sdi_lowered src;
 } variant;
 
 static variant g_v[MAXV];
 static int g_n;
+static sdi_gpu_props g_h200;
+
+static const sdi_family *spmv_family(int id)
+{
+    return sdi_family_at(sdi_family_of(SD_OP_SPMV, id));
+}
+
+/* The task of a matrix with its statistics on an H200. */
+static sdi_task task_of(const sd_csr *a, const sdi_spmv_stats *st)
+{
+    sdi_task t = {.op = SD_OP_SPMV, .k = 1, .a = a, .gpu = &g_h200, .spmv = st};
+    return t;
+}
+
+/* The family's sweep at level (the search's per-family call). */
+static void sweep_of(const sdi_task *t, int id, int level, sdi_plan_list *l)
+{
+    SDT_OK(spmv_family(id)->sweep(t, level, l));
+}
 
 static void add_config(const sdi_spmv_config *c)
 {
@@ -28,7 +48,10 @@ static void add_config(const sdi_spmv_config *c)
         return;
     variant *v = &g_v[g_n];
     memset(v, 0, sizeof *v);
-    sd_status s = sdi_spmv_config_source(c, &v->src);
+    sdi_plan p;
+    sdi_spmv_plan_set(&p, c);
+    const sdi_task t = {.op = SD_OP_SPMV, .k = 1, .gpu = &g_h200};
+    sd_status s = spmv_family(c->family)->source(&t, &p, &v->src);
     SDT_CHECK(s == SD_OK, "source of family %d: %s", c->family, sd_last_error());
     if (s != SD_OK)
         return;
@@ -40,8 +63,10 @@ static void add_config(const sdi_spmv_config *c)
                               v->src.macro_value[i]);
     memcpy(v->key, key, sizeof key);
     for (int i = 0; i < g_n; i++)
-        if (strcmp(g_v[i].key, v->key) == 0)
+        if (strcmp(g_v[i].key, v->key) == 0) {
+            sdi_lowered_free(&v->src);
             return;
+        }
     sdi_spmv_config_describe(c, v->label, sizeof v->label);
     g_n++;
 }
@@ -61,12 +86,13 @@ static void add_sweeps(void)
         }
         sdi_spmv_stats st;
         SDT_OK(sdi_spmv_stats_compute(&a, &st));
-        sdi_spmv_config *v = NULL;
-        int n = 0;
-        SDT_OK(sdi_spmv_enumerate(&st, NULL, 0, 2, 0, &v, &n));
-        for (int k = 0; k < n; k++)
-            add_config(&v[k]);
-        sdi_free(v);
+        const sdi_task t = task_of(&a, &st);
+        sdi_plan_list l = {0};
+        for (int f = 0; f < SDI_SPMV_NFAMILIES; f++)
+            sweep_of(&t, f, 2, &l);
+        for (int k = 0; k < l.n; k++)
+            add_config(&l.v[k].p.spmv);
+        sdi_plan_list_free(&l);
         sd_csr_free(&a);
     }
 }
@@ -188,37 +214,43 @@ static void test_stream2_enumerated(void)
     st.nnz = 30000000; /* 240 MB of matrix: > 2x a 60 MB L2 */
     for (int big_x = 0; big_x <= 1; big_x++) {
         st.rows = st.cols = big_x ? 20000000 : 2000000; /* x 80 MB or 8 MB */
-        sdi_spmv_config *v = NULL;
-        int n = 0, n1 = 0, n2 = 0;
-        SDT_OK(sdi_spmv_enumerate(&st, NULL, 1u << SDI_SPMV_CSR_VEC, 1, 0, &v, &n));
-        for (int k = 0; k < n; k++) {
-            n1 += v[k].stream == 1;
-            n2 += v[k].stream == 2;
-            if (v[k].stream == 2) {
-                sdi_spmv_plan p;
-                memset(&p, 0, sizeof p);
-                SDT_OK(sdi_spmv_config_source(&v[k], &p));
+        const sdi_task t = task_of(NULL, &st);
+        sdi_plan_list l = {0};
+        int n1 = 0, n2 = 0;
+        sweep_of(&t, SDI_SPMV_CSR_VEC, 1, &l);
+        for (int k = 0; k < l.n; k++) {
+            const sdi_spmv_config *v = &l.v[k].p.spmv;
+            n1 += v->stream == 1;
+            n2 += v->stream == 2;
+            if (v->stream == 2) {
+                sdi_lowered p;
+                SDT_OK(spmv_family(SDI_SPMV_CSR_VEC)->source(&t, &l.v[k], &p));
                 int found = 0;
                 for (int m = 0; m < p.nmacros; m++)
                     found |= !strcmp(p.macro_name[m], "SD_STREAM") && !strcmp(p.macro_value[m], "2");
                 SDT_CHECK(found, "stream 2 config without SD_STREAM=2");
+                sdi_lowered_free(&p);
             }
         }
-        sdi_free(v);
+        sdi_plan_list_free(&l);
         SDT_CHECK(n1 > 0, "x %s: no streaming config enumerated", big_x ? "80 MB" : "8 MB");
         SDT_CHECK(big_x ? n2 == 0 : n2 > 0, "x %s: %d evict-last configs", big_x ? "80 MB" : "8 MB", n2);
     }
     /* The hint round-trips through the config text and a value beyond 2 is refused. */
-    sdi_spmv_config c, back;
-    SDT_OK(sdi_spmv_config_default(SDI_SPMV_CSR_VEC, &st, NULL, &c));
-    c.stream = 2;
+    const sdi_task t = task_of(NULL, &st);
+    const sdi_family *fam = spmv_family(SDI_SPMV_CSR_VEC);
+    sdi_plan p;
+    sdi_spmv_config back;
+    SDT_OK(fam->defaults(&t, &p));
+    p.p.spmv.stream = 2;
     char text[160];
-    sdi_spmv_config_describe(&c, text, sizeof text);
+    sdi_spmv_config_describe(&p.p.spmv, text, sizeof text);
     SDT_OK(sdi_spmv_config_parse(text, &back));
     SDT_CHECK(back.stream == 2, "'%s' parsed to stream %d", text, back.stream);
-    SDT_OK(sdi_spmv_config_check(&c, &st, NULL));
-    c.stream = 3;
-    SDT_CHECK(sdi_spmv_config_check(&c, &st, NULL) != SD_OK, "stream 3 accepted");
+    SDT_OK(fam->check(&t, &p));
+    p.p.spmv.stream = 3;
+    SDT_CHECK(fam->check(&t, &p) != SD_OK, "stream 3 accepted");
+    sdi_error_clear();
 }
 
 /* x in shared memory (csr_vec xs): enumerated right after the default where x fits and
@@ -231,56 +263,64 @@ static void test_xsmem(void)
     SDT_OK(sdi_gen("uniform:rows=3000,cols=2001,deg=40", 1, &a));
     sdi_spmv_stats st;
     SDT_OK(sdi_spmv_stats_compute(&a, &st));
-    sdi_spmv_config *v = NULL;
-    int n = 0, at = -1;
-    SDT_OK(sdi_spmv_enumerate(&st, NULL, 1u << SDI_SPMV_CSR_VEC, 1, 0, &v, &n));
-    for (int k = 0; k < n && at < 0; k++)
-        if (v[k].xsmem)
+    sdi_task t = task_of(&a, &st);
+    const sdi_family *fam = spmv_family(SDI_SPMV_CSR_VEC);
+    sdi_plan_list l = {0};
+    int at = -1;
+    sweep_of(&t, SDI_SPMV_CSR_VEC, 1, &l);
+    for (int k = 0; k < l.n && at < 0; k++)
+        if (l.v[k].p.spmv.xsmem)
             at = k;
-    SDT_CHECK(at == 1, "xs member at %d of %d (want 1: right after the default)", at, n);
+    SDT_CHECK(at == 1, "xs member at %d of %d (want 1: right after the default)", at, l.n);
     if (at >= 0) {
-        sdi_spmv_config c = v[at], back;
+        sdi_plan p = l.v[at];
+        sdi_spmv_config back;
         char text[160];
-        sdi_spmv_config_describe(&c, text, sizeof text);
+        sdi_spmv_config_describe(&p.p.spmv, text, sizeof text);
         SDT_CHECK(strstr(text, " xs") != NULL, "'%s' does not name xs", text);
         SDT_OK(sdi_spmv_config_parse(text, &back));
-        SDT_CHECK(memcmp(&c, &back, sizeof c) == 0, "'%s' does not round-trip", text);
-        sdi_spmv_plan p;
-        SDT_OK(sdi_spmv_lower(&c, &a, &st, NULL, &p));
-        SDT_CHECK(p.nlaunches == 1, "%d launches", p.nlaunches);
-        const sdi_spmv_launch *l = &p.launch[0];
-        const int per_sm = sdi_spmv_ctas_per_sm(&c, a.cols, NULL);
-        SDT_CHECK(l->dyn_smem == 4 * 2004 && l->grid_stride == 1, "dyn %u stride %d", l->dyn_smem,
-                  l->grid_stride);
-        SDT_CHECK(per_sm >= 1 && l->grid <= (unsigned)(132 * per_sm), "grid %u, %d CTAs per SM",
-                  l->grid, per_sm);
-        SDT_CHECK(l->args[l->nargs - 1].kind == SDI_SPMV_ARG_I32 && l->args[l->nargs - 1].v == 2001,
+        SDT_CHECK(memcmp(&p.p.spmv, &back, sizeof back) == 0, "'%s' does not round-trip", text);
+        sdi_lowered low;
+        SDT_OK(fam->lower(&t, &p, &low));
+        SDT_CHECK(low.nlaunches == 1, "%d launches", low.nlaunches);
+        const sdi_low_launch *ln = &low.launch[0];
+        const int per_sm = sdi_spmv_resident_ctas(p.p.spmv.block, 4 * 2004, &g_h200);
+        SDT_CHECK(ln->dyn_smem == 4 * 2004 && ln->grid_stride == 1, "dyn %u stride %d",
+                  ln->dyn_smem, ln->grid_stride);
+        SDT_CHECK(per_sm >= 1 && ln->grid[0] <= (unsigned)(132 * per_sm), "grid %u, %d CTAs per SM",
+                  ln->grid[0], per_sm);
+        SDT_CHECK(ln->args[ln->nargs - 1].kind == SDI_LOW_ARG_I32 &&
+                      ln->args[ln->nargs - 1].value == 2001,
                   "last argument is not the column count");
-        sdi_spmv_plan_free(&p);
+        sdi_lowered_free(&low);
         /* 60 000 columns (240 KB) exceed the 227 KB a CTA may opt in to. */
         sdi_spmv_stats wide = st;
         wide.cols = 60000;
-        SDT_CHECK(sdi_spmv_config_check(&c, &wide, NULL) == SD_ERR_UNSUPPORTED,
+        t.spmv = &wide;
+        SDT_CHECK(fam->check(&t, &p) == SD_ERR_UNSUPPORTED,
                   "x of 60000 columns accepted in shared memory");
         SDT_CHECK(strstr(sd_last_error(), "opt in") != NULL, "message '%s'", sd_last_error());
         sdi_error_clear();
         /* 56 000 columns (224 KB) fit one CTA of 1024 threads per SM. */
         wide.cols = 56000;
-        c.block = 1024;
-        SDT_OK(sdi_spmv_config_check(&c, &wide, NULL));
-        SDT_CHECK(sdi_spmv_ctas_per_sm(&c, wide.cols, NULL) == 1, "%d CTAs per SM",
-                  sdi_spmv_ctas_per_sm(&c, wide.cols, NULL));
-        c.family = SDI_SPMV_SELL;
-        SDT_CHECK(sdi_spmv_config_check(&c, &st, NULL) != SD_OK, "xs accepted for sell");
+        p.p.spmv.block = 1024;
+        SDT_OK(fam->check(&t, &p));
+        SDT_CHECK(sdi_spmv_resident_ctas(1024, 4 * 56000, &g_h200) == 1, "%d CTAs per SM",
+                  sdi_spmv_resident_ctas(1024, 4 * 56000, &g_h200));
+        t.spmv = &st;
+        sdi_spmv_config sell = p.p.spmv;
+        sell.family = SDI_SPMV_SELL;
+        sdi_spmv_plan_set(&p, &sell);
+        SDT_CHECK(spmv_family(SDI_SPMV_SELL)->check(&t, &p) != SD_OK, "xs accepted for sell");
         sdi_error_clear();
     }
-    sdi_free(v);
+    sdi_plan_list_free(&l);
     /* Few entries per column: x's copies would cost more than the gathers. */
     st.nnz = 15LL * st.cols;
-    SDT_OK(sdi_spmv_enumerate(&st, NULL, 1u << SDI_SPMV_CSR_VEC, 2, 0, &v, &n));
-    for (int k = 0; k < n; k++)
-        SDT_CHECK(!v[k].xsmem, "xs enumerated at 15 entries a column");
-    sdi_free(v);
+    sweep_of(&t, SDI_SPMV_CSR_VEC, 2, &l);
+    for (int k = 0; k < l.n; k++)
+        SDT_CHECK(!l.v[k].p.spmv.xsmem, "xs enumerated at 15 entries a column");
+    sdi_plan_list_free(&l);
     sd_csr_free(&a);
 }
 
@@ -302,10 +342,16 @@ static void test_compile_all(void)
     char first_error[1024] = "";
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
     for (int i = 0; i < g_n; i++) {
-        sdi_macro m[SDI_SPMV_MAX_MACROS];
-        sdi_jit_request req;
-        sdi_spmv_plan_jit_request(&g_v[i].src, "sm_90", m, &req);
-        req.kernel_name = g_v[i].label;
+        /* the request as sdi_lowered_jit_request makes it, for sm_90 */
+        const sdi_lowered *src = &g_v[i].src;
+        sdi_macro m[SDI_LOW_MAX_MACROS];
+        for (int k = 0; k < src->nmacros; k++) {
+            m[k].name = src->macro_name[k];
+            m[k].value = src->macro_value[k];
+        }
+        sdi_jit_request req = {.template_name = src->template_name, .macros = m,
+                               .nmacros = src->nmacros, .arch = "sm_90",
+                               .kernel_name = g_v[i].label};
         sdi_cubin cub;
         sd_status s = sdi_jit_compile(&req, &cub);
         if (s != SD_OK) {
@@ -328,6 +374,8 @@ static void test_compile_all(void)
         for (int t = 0; t < ntmpl; t++)
             if (strcmp(g_v[i].src.template_name, templates[t]) == 0)
                 per_template[t]++;
+    for (int i = 0; i < g_n; i++)
+        sdi_lowered_free(&g_v[i].src);
     for (int t = 0; t < ntmpl; t++) {
         printf("#   %-22s %d variants\n", templates[t], per_template[t]);
         SDT_CHECK(per_template[t] > 0, "no variant of %s", templates[t]);
@@ -348,6 +396,8 @@ static void test_bad_variant_rejected(void)
 int main(void)
 {
     sdt_init("test_spmv_compile");
+    if (sdi_gpu_profile("h200", &g_h200) != SD_OK)
+        return 1;
     SDT_RUN(test_stream2_enumerated);
     SDT_RUN(test_xsmem);
     SDT_RUN(test_compile_all);

@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "gen/gen.h"
-#include "lower/spmv_lower.h"
+#include "plan/families/spmv_shared.h"
+#include "runtime/executable.h"
+#include "runtime/runtime.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;
@@ -66,11 +68,32 @@ static void task_free(task *t)
     memset(t, 0, sizeof *t);
 }
 
-static int uses_float_atomics(const sdi_spmv_config *c) { return c->family == SDI_SPMV_COO; }
+static const sdi_family *spmv_family(int id)
+{
+    return sdi_family_at(sdi_family_of(SD_OP_SPMV, id));
+}
+
+/* The task of a matrix with its statistics on this device. */
+static sdi_task task_of(const sd_csr *a, const sdi_spmv_stats *st)
+{
+    sdi_task k = {.op = SD_OP_SPMV, .k = 1, .a = a, .gpu = &g_ctx->props, .spmv = st};
+    return k;
+}
+
+/* The family's defaults for the matrix (its θ_H, unchecked). */
+static sd_status default_of(int f, const sd_csr *a, const sdi_spmv_stats *st, sdi_spmv_config *c)
+{
+    const sdi_task k = task_of(a, st);
+    sdi_plan p;
+    sd_status s = spmv_family(f)->defaults(&k, &p);
+    if (s == SD_OK)
+        *c = p.p.spmv;
+    return s;
+}
 
 /* Poison y, run, validate; returns 1 when the run passed. `pass` 1 or 2. */
-static int run_once(const char *mname, const char *cline, task *t, sdi_spmv_exec *e, int pass,
-                    float *h_y)
+static int run_once(const char *mname, const char *cline, task *t, sdi_executable *e,
+                    const float *d_x, int pass, float *h_y)
 {
     const sd_csr *a = t->a;
     if (a->rows > 0) {
@@ -79,7 +102,7 @@ static int run_once(const char *mname, const char *cline, task *t, sdi_spmv_exec
                                                              g_ctx->stream), "poisoning y", NULL);
         SDT_CHECK(s == SD_OK, "%s: %s", mname, sd_last_error());
     }
-    sd_status s = sdi_spmv_exec_run(g_ctx, e, g_ctx->stream);
+    sd_status s = sdi_exe_run(g_ctx, e, d_x, t->d_y, g_ctx->stream);
     if (s == SD_OK)
         s = sdi_stream_sync(g_ctx, "spmv", cline);
     SDT_CHECK(s == SD_OK, "%s: [%s] run %d: %s", mname, cline, pass, sd_last_error());
@@ -108,8 +131,12 @@ static void run_plan(const char *mname, task *t, const sdi_spmv_config *c,
 {
     char cline[256];
     sdi_spmv_config_describe(c, cline, sizeof cline);
-    sdi_spmv_plan p;
-    sd_status s = sdi_spmv_lower(c, t->a, st, &g_ctx->props, &p);
+    const sdi_task k = task_of(t->a, st);
+    const sdi_family *fam = spmv_family(c->family);
+    sdi_plan plan;
+    sdi_spmv_plan_set(&plan, c);
+    sdi_lowered p;
+    sd_status s = fam->lower(&k, &plan, &p);
     if (s == SD_ERR_UNSUPPORTED) { /* padding or window limits: a legal refusal */
         sdi_error_clear();
         return;
@@ -117,27 +144,25 @@ static void run_plan(const char *mname, task *t, const sdi_spmv_config *c,
     SDT_CHECK(s == SD_OK, "%s: [%s] lowering: %s", mname, cline, sd_last_error());
     if (s != SD_OK)
         return;
-    sdi_spmv_exec e;
-    s = sdi_spmv_exec_create(g_ctx, &p, &e);
+    /* A graph issues in 1.3 us what a plain launch issues in 3.5 (runtime.h). */
+    sdi_executable e;
+    s = sdi_exe_create_program(g_ctx, &p, sdi_config_get()->graphs, &e);
     SDT_CHECK(s == SD_OK, "%s: [%s] instantiate: %s", mname, cline, sd_last_error());
     if (s == SD_OK) {
         for (int i = 0; i < e.mod.nfunctions; i++)
             SDT_CHECK(e.mod.functions[i].local_bytes == 0, "%s: [%s] %s spills %zu B",
                       mname, cline, e.mod.functions[i].name, e.mod.functions[i].local_bytes);
-        s = sdi_spmv_exec_bind(&e, &p, t->d_x, t->d_y);
-        SDT_CHECK(s == SD_OK, "%s: [%s] bind: %s", mname, cline, sd_last_error());
         g_runs++;
-        int ok = s == SD_OK && run_once(mname, cline, t, &e, 1, t->h_y1) &&
-                 run_once(mname, cline, t, &e, 2, t->h_y2);
-        if (ok && !uses_float_atomics(c) && t->a->rows > 0)
+        int ok = run_once(mname, cline, t, &e, t->d_x, 1, t->h_y1) &&
+                 run_once(mname, cline, t, &e, t->d_x, 2, t->h_y2);
+        if (ok && !fam->uses_atomics(&plan) && t->a->rows > 0)
             SDT_CHECK(memcmp(t->h_y1, t->h_y2, (size_t)t->a->rows * sizeof(float)) == 0,
                       "%s: [%s] two runs differ bitwise (no atomics: must be deterministic)",
                       mname, cline);
         /* x copied into shared memory: a copy of x that is not 16-byte aligned takes the
          * scalar path and gives the same result bitwise. */
         if (ok && c->xsmem && t->d_xm != NULL) {
-            s = sdi_spmv_exec_bind(&e, &p, t->d_xm + 1, t->d_y);
-            ok = s == SD_OK && run_once(mname, cline, t, &e, 3, t->h_y2);
+            ok = run_once(mname, cline, t, &e, t->d_xm + 1, 3, t->h_y2);
             if (ok && t->a->rows > 0)
                 SDT_CHECK(memcmp(t->h_y1, t->h_y2, (size_t)t->a->rows * sizeof(float)) == 0,
                           "%s: [%s] misaligned x differs bitwise", mname, cline);
@@ -150,8 +175,7 @@ static void run_plan(const char *mname, task *t, const sdi_spmv_config *c,
                       "%s: [%s] %ld of %d runs replayed the graph", mname, cline,
                       e.prog.graph_runs, c->xsmem ? 3 : 2);
     }
-    sdi_spmv_exec_free(&e);
-    sdi_spmv_plan_free(&p);
+    sdi_exe_free(&e);
 }
 
 /* Every candidate of the sweep (level) whose family passes the filter. */
@@ -165,18 +189,19 @@ static void run_matrix(const char *mname, sd_csr *a, int level, int exact)
     sd_status s = task_init(&t, a, exact);
     SDT_CHECK(s == SD_OK, "%s: task: %s", mname, sd_last_error());
     if (s == SD_OK) {
-        sdi_spmv_config *v = NULL;
-        int n = 0;
-        uint32_t mask = g_only >= 0 ? 1u << g_only : 0;
-        SDT_OK(sdi_spmv_enumerate(&st, &g_ctx->props, mask, level, 0, &v, &n));
+        const sdi_task k = task_of(a, &st);
+        sdi_plan_list v = {0};
+        for (int f = 0; f < SDI_SPMV_NFAMILIES; f++)
+            if (g_only < 0 || f == g_only)
+                SDT_OK(spmv_family(f)->sweep(&k, level, &v));
         long before = g_fail_runs;
-        for (int i = 0; i < n; i++)
-            run_plan(mname, &t, &v[i], &st);
+        for (int i = 0; i < v.n; i++)
+            run_plan(mname, &t, &v.v[i].p.spmv, &st);
         printf("  %-34s %8d x %-8d nnz %-10lld %3d plans%s%s\n", mname, a->rows, a->cols,
-               (long long)a->nnz, n, exact ? " (exact)" : "",
+               (long long)a->nnz, v.n, exact ? " (exact)" : "",
                g_fail_runs > before ? "  FAILURES" : "");
         fflush(stdout);
-        sdi_free(v);
+        sdi_plan_list_free(&v);
     }
     task_free(&t);
 }
@@ -305,7 +330,7 @@ static void test_stream_hints(void)
         int ran = 0;
         for (int f = 0; s == SD_OK && f < SDI_SPMV_NFAMILIES; f++) {
             sdi_spmv_config c;
-            if (sdi_spmv_config_default(f, &st, &g_ctx->props, &c) != SD_OK)
+            if (default_of(f, &a, &st, &c) != SD_OK)
                 continue;
             for (int h = 0; h <= 2; h++) {
                 if (h == 2 && f == SDI_SPMV_DIA)
@@ -344,7 +369,7 @@ static void test_coo_ipt(void)
         sd_status s = exact_case(specs[i], &a, &st, &t);
         sdi_spmv_config c;
         if (s == SD_OK)
-            s = sdi_spmv_config_default(SDI_SPMV_COO, &st, &g_ctx->props, &c);
+            s = default_of(SDI_SPMV_COO, &a, &st, &c);
         for (size_t k = 0; s == SD_OK && k < sizeof ci / sizeof ci[0]; k++) {
             c.chunk = ci[k][0];
             c.ipt = ci[k][1];
