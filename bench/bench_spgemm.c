@@ -30,7 +30,8 @@
 #include "analysis/analysis.h"
 #include "core/io.h"
 #include "gen/gen.h"
-#include "lower/spgemm_exec.h"
+#include "lower/spgemm_units.h"
+#include "runtime/spgemm_exec.h"
 #include "vendor/baseline.h"
 
 #define NF SDI_SPGEMM_NFAMILIES
@@ -318,7 +319,7 @@ static void run_task(sd_context *ctx, const opts_t *o, task_t *t, double deadlin
         goto done;
     }
     const double tc = now();
-    (void)sdi_spgemm_precompile(ctx, op, cands, n);
+    (void)sdi_spgemm_precompile(ctx, sdi_spgemm_operands_rowinfo(op), cands, n);
     fprintf(stderr, "    %d candidates compiled in %.1f s\n", n, now() - tc);
     for (int f = 0; f < NF; f++)
         t->fam_us[f] = -1;

@@ -50,4 +50,11 @@ typedef struct {
 
 SDI_HIDDEN void sdi_sg_summarize(const sdi_sg_rowinfo *ri, sdi_sg_summary *out);
 
+/* u(i), lo(i), hi(i) of C = A·B computed on the host (b = A for A·A, Aᵀ for A·Aᵀ): the
+ * offline planner's and the tests' row analysis, where the search reads the device's
+ * (sdi_spgemm_operands_rowinfo). The arrays are allocated; free them with
+ * sdi_sg_rowinfo_host_free. */
+SDI_HIDDEN sd_status sdi_sg_rowinfo_host(const sd_csr *a, const sd_csr *b, sdi_sg_rowinfo *out);
+SDI_HIDDEN void sdi_sg_rowinfo_host_free(sdi_sg_rowinfo *ri);
+
 #endif /* SDI_ANALYSIS_PLAN_STATS_H */

@@ -1,11 +1,14 @@
-/* src/plan/spgemm.h: SpGEMM plan families: the configuration of one candidate (bins,
- * accumulators, capacities, phases, launch fusion, θ_H), the host binning that turns the
- * rows' upper bounds u(i) and column spans into bins and launch shapes, and the
- * enumeration of candidates for a product. Pure host code: testable on the CPU. */
+/* src/plan/spgemm.h: SpGEMM plans: the configuration of one candidate (bins, accumulators,
+ * capacities, phases, launch fusion, θ_H; spgemm_config.c), the host binning that turns the
+ * rows' upper bounds u(i) and column spans into bins and launch shapes (spgemm_schedule.c,
+ * spgemm_schedule_verify.c), and the search's SpGEMM helpers. The families themselves
+ * (presets, sweeps, edits, lowering) are src/plan/families/spgemm_*.c. Pure host code:
+ * testable on the CPU. */
 #ifndef SDI_PLAN_SPGEMM_H
 #define SDI_PLAN_SPGEMM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../analysis/gpu.h"
 #include "../core/core.h"
@@ -15,9 +18,10 @@
 #include "../analysis/plan_stats.h"
 
 
-/* Plan families: presets of which accumulators a plan may use and how it runs them;
- * θ_H (threads, load, phases, fusion) is swept inside each. Every family keeps the CTA
- * dense and global-stripe fallbacks, so every product completes. */
+/* Plan families (ids of the table entries src/plan/families/spgemm_*.c): presets of which
+ * accumulators a plan may use and how it runs them; θ_H (threads, load, phases, fusion) is
+ * swept inside each. Every family keeps the CTA dense and global-stripe fallbacks, so every
+ * product completes. */
 typedef enum {
     SDI_SPGEMM_HASH = 0, /* "csr_hash": group/CTA hash tables by capacity, two phases */
     SDI_SPGEMM_TILED,    /* "smem_tiled_hash": tiny lists + hash tables, one phase for
@@ -78,13 +82,19 @@ SDI_HIDDEN void sdi_sg_limits_from_props(const sdi_gpu_props *p, sdi_sg_limits *
 SDI_HIDDEN int32_t sdi_sg_resident_ctas(const sdi_sg_limits *lim, int threads, int64_t smem);
 
 /* ------------------------------------------------------------------ functions */
+/* The family's table name ("csr_hash", …; "unknown" out of range). */
 SDI_HIDDEN const char *sdi_spgemm_family_name(int f);
 /* -1 when unknown. */
 SDI_HIDDEN int sdi_spgemm_family_from_name(const char *name);
 SDI_HIDDEN const char *sdi_sg_kind_name(int kind);
 
-/* The family's preset (θ_H at its defaults). */
+/* The family's preset (θ_H at its defaults), through the family's entry. */
 SDI_HIDDEN sd_status sdi_spgemm_config_default(int family, sdi_spgemm_config *out);
+struct sdi_plan;
+/* The plan of configuration c: op SpGEMM, k 1, the table index of c's family, c as its
+ * parameters (a plan of a preset, an edit or a configuration read back). SD_ERR_INVALID_ARG
+ * for an unknown family. */
+SDI_HIDDEN sd_status sdi_spgemm_plan_of(const sdi_spgemm_config *c, struct sdi_plan *out);
 /* Field ranges and combinations; SD_ERR_INVALID_ARG names the field. */
 SDI_HIDDEN sd_status sdi_spgemm_config_check(const sdi_spgemm_config *c);
 /* One line, e.g. "hybrid T=256 tiny=32 gh=6..12 ch=14 load=50 gd=11 dense=400 one=512 fuse=1".
@@ -148,6 +158,30 @@ SDI_HIDDEN void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, si
 SDI_HIDDEN void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j);
 
 
+/* Binning internals shared by the schedule's files (and the tests). */
+/* A bin's size from its size code p: entries of a TINY list, columns of a dense stripe,
+ * slots of a hash table (GLOBAL's width is the schedule's, not p's). */
+SDI_HIDDEN int64_t sdi_sg_kind_size(int kind, int p);
+/* Row i's column span (0 without products), at most n. */
+SDI_HIDDEN int64_t sdi_sg_row_span(const sdi_sg_rowinfo *ri, int32_t i);
+/* Does a row (u, span) fit the accumulator (kind, p)? Structural safety only: hash tables
+ * must hold the bound, stripes the span, lists u (gwidth < 0: any global width). */
+SDI_HIDDEN int sdi_sg_row_fits(int kind, int p, int64_t u, int64_t span, int64_t gwidth);
+/* Rows one CTA of a bin serves. */
+SDI_HIDDEN int64_t sdi_sg_rows_per_cta(int kind, int g, int threads);
+/* A bound of nnz(C): no row of C holds more entries than its products or its span. */
+SDI_HIDDEN int64_t sdi_sg_c_bound(const sdi_sg_rowinfo *ri);
+
+/* Floating-point atomics: the hash tables and dense stripes (group and CTA, shared memory)
+ * and the global stripes add products with atomicAdd from several lanes of a row, in an
+ * order that varies run to run; only the tiny bin (a thread per row, a sorted list in
+ * registers) sums in a fixed order. The scan and the compaction move integers and finished
+ * values. So a SpGEMM plan is deterministic exactly when every bin of its schedule is tiny:
+ * true when a bin of s with rows is of another kind. Before a schedule exists, only a plan
+ * forced to the tiny kind is known not to (the families' uses_atomics hook). */
+SDI_HIDDEN bool sdi_sg_schedule_uses_atomics(const sdi_sg_schedule *s);
+
+/* ------------------------------------------------------------------ the search's helpers */
 /* A CTA-size edit carried to other families. Large products sweep one edit per family;
  * when `won` (the fastest family's best) runs another CTA size than its family's preset and
  * beat that preset (preset_us) by at least SDI_SG_TRANSFER_GAIN, out receives each of the
@@ -159,10 +193,35 @@ SDI_HIDDEN void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j);
 SDI_HIDDEN int sdi_spgemm_transfer_threads(const sdi_spgemm_config *won, double won_us,
                                            double preset_us, const sdi_spgemm_config *bests,
                                            int nb, sdi_spgemm_config *out);
-/* Candidates: for each family in fam_mask (bit f; 0 = all), a θ_H sweep (level 0: the
- * preset only; 1: a small sweep; 2: a wide one), at most cap in total, round-robin over
- * the families. *out is allocated (sdi_free); *n receives the count. */
+/* Candidates: for each family in fam_mask (bit f; 0 = all), its sweep (the entry's sweep
+ * hook: level 0 the preset's variant only, 1 a small sweep, 2 a wide one), at most cap in
+ * total, round-robin over the families. Family f alone (fam_mask 1u << f) gives the first
+ * cap plans of its sweep hook, in its order. *out is allocated (sdi_free); *n receives the
+ * count. */
 SDI_HIDDEN sd_status sdi_spgemm_enumerate(const sdi_sg_summary *sm, uint32_t fam_mask, int level,
                                           int cap, sdi_spgemm_config **out, int *n);
+
+/* Products of more than this many multiplications: each candidate costs seconds to run,
+ * so the search sweeps one configuration per family and refines only by carrying a CTA
+ * size that paid to the other families (sdi_spgemm_transfer_threads), and (below) its
+ * candidates are compiled at full optimisation. */
+#define SDI_SG_BIG_PRODUCTS 5e8
+
+/* SPARSEDITTO_SEARCH_FAST: the NVRTC --Ofast-compile level of a search's candidates (the
+ * winner is built again with full optimisation). Unset: min, unless SPARSEDITTO_NVRTC_FAST
+ * sets a level for every compile (then 0: that level, winner included, as before) or the
+ * product is large (SDI_SG_BIG_PRODUCTS: 0). The H200's quick set side by side
+ * (`sparseditto bench --set quick` with SPARSEDITTO_SEARCH_FAST unset and "0", clean of
+ * NVRTC's own cache): kernels kept (1.54x vs 1.53x, 79 vs 75 tasks won), the SpGEMM
+ * searches' NVRTC 94 -> 69 s, the set 208 -> 184 s. "0": every candidate at full
+ * optimisation. A bad knob is reported here (a search without a context: the offline
+ * plans). */
+SDI_HIDDEN sd_status sdi_spgemm_search_fast_level(const sdi_sg_summary *sm, int *level);
+
+/* Deterministic mode: the tiny accumulator is the only one without float atomics, so the
+ * candidates are every family's preset forced to it (in table order), which fits only when
+ * no row has more than 32 products (else none). At most cap into out; returns how many. */
+SDI_HIDDEN int sdi_spgemm_deterministic_configs(const sdi_sg_summary *sm, sdi_spgemm_config *out,
+                                                int cap);
 
 #endif /* SDI_PLAN_SPGEMM_H */

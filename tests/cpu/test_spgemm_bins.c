@@ -7,7 +7,7 @@
  * allocation-failure safety. */
 #include <omp.h>
 
-#include "lower/spgemm_lower.h"
+#include "lower/spgemm_units.h"
 #include "plan/spgemm.h"
 #include "sdt.h"
 

@@ -8,9 +8,9 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "lower/spgemm_lower.h"
+#include "lower/spgemm_units.h"
 #include "runtime/runtime.h"
-#include "lower/spgemm_exec.h"
+#include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
 static int compile(const char *template_name, const char *source, const char *label,

@@ -15,7 +15,8 @@
 #include "core/io.h"
 #include "gen/gen.h"
 #include "ref/ref.h"
-#include "lower/spgemm_exec.h"
+#include "lower/spgemm_units.h"
+#include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;
@@ -639,7 +640,7 @@ static void test_families(void)
         int n = 0;
         SDT_OK(sdi_spgemm_enumerate(&sm, 0, 1, 32, &cands, &n));
         /* compile them all at once (threads), then run them one by one */
-        SDT_OK(sdi_spgemm_precompile(g_ctx, op, cands, n));
+        SDT_OK(sdi_spgemm_precompile(g_ctx, sdi_spgemm_operands_rowinfo(op), cands, n));
         sdi_spgemm_operands_destroy(op);
         for (int q = 0; q < n; q++) {
             char label[64];

@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "gen/gen.h"
-#include "lower/spgemm_exec.h"
+#include "lower/spgemm_units.h"
+#include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;
@@ -106,7 +107,7 @@ static void test_shared_units(void)
     sdi_sg_summarize(sdi_spgemm_operands_rowinfo(op), &sm);
     int n = 0;
     SDT_OK(sdi_spgemm_enumerate(&sm, 0, 1, 16, &cands, &n));
-    SDT_OK(sdi_spgemm_precompile(g_ctx, op, cands, n));
+    SDT_OK(sdi_spgemm_precompile(g_ctx, sdi_spgemm_operands_rowinfo(op), cands, n));
     for (int q = 0; q < n; q++) {
         char what[64];
         double ms = -1;
