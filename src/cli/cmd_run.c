@@ -14,6 +14,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
+#include "plan/plan.h"
 #include "tune/tune.h"
 
 SDI_HIDDEN sd_status sdi_compile_cached(sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k,
@@ -37,7 +38,7 @@ typedef struct {
     const char *src;
     sd_op op;
     int k, iters;
-    char family[64], config[SDI_IMPL_CONFIG_TEXT];
+    char family[64], config[SDI_PLAN_TEXT];
     double us;          /* mean over the timed executions */
     sdi_validation val; /* the first execution's output */
     int64_t nnz_c;      /* SpGEMM */

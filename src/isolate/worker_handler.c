@@ -7,17 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tune/impl_cache.h"
+#include "../tune/plan_cache.h"
 #include "worker_handler.h"
 
 #define NVCC_TIMEOUT_S 240
 
 /* ------------------------------------------------------------------ built-in requests */
 
-sd_status sdi_worker_builtin_request(const sdi_impl *cand, const char *name, const char *matrix_path, char **out)
+sd_status sdi_worker_builtin_request(const sdi_candidate *cand, const char *name, const char *matrix_path,
+                                     char **out)
 {
     *out = NULL;
-    if (cand->kind != SDI_IMPL_SPMV && cand->kind != SDI_IMPL_SPMM)
+    if (cand->kind != SDI_CAND_PLAN || (cand->op != SD_OP_SPMV && cand->op != SD_OP_SPMM))
         return SDI_ERR(SD_ERR_UNSUPPORTED, "isolated runs cover our SpMV and SpMM candidates");
     sdi_json j;
     sdi_json_init(&j, 0);
@@ -32,9 +33,9 @@ sd_status sdi_worker_builtin_request(const sdi_impl *cand, const char *name, con
     sdi_json_int(&j, cand->op == SD_OP_SPMM ? cand->k : 1);
     sdi_json_key(&j, "matrix");
     sdi_json_string(&j, matrix_path);
-    /* The implementation record the kernel cache stores (tune/impl_cache.h). */
+    /* The record the kernel cache stores (tune/plan_cache.h). */
     sdi_json_key(&j, "config");
-    sdi_impl_record_json(cand, 0, &j);
+    sdi_plan_record_json(cand, 0, &j);
     sdi_json_end_object(&j);
     return sdi_json_take(&j, out);
 }
@@ -97,13 +98,13 @@ static sd_status harness_run(void *arg, const float *x, float *y, cudaStream_t s
 
 typedef struct {
     sd_context *ctx;
-    sdi_impl *im;
+    sdi_candidate *c;
 } builtin_exec;
 
 static sd_status builtin_run(void *arg, const float *x, float *y, cudaStream_t stream)
 {
     builtin_exec *b = arg;
-    return sdi_impl_run(b->ctx, b->im, x, y, stream);
+    return sdi_exe_run(b->ctx, &b->c->exe, x, y, stream);
 }
 
 /* An LLM-written candidate: nvcc (unless prebuilt), dlopen, preprocess, validate, time. */
@@ -200,10 +201,10 @@ static sd_status handle_agent(worker_state *ws, const sdi_jvalue *req, sdi_json 
 
 static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_json *reply, bool *fatal)
 {
-    sdi_impl im;
+    sdi_candidate c;
     int general_b = 0;
-    sd_status s = sdi_impl_record_read(sdi_jget(req, "config"), &im, &general_b);
-    if (s != SD_OK || (im.kind != SDI_IMPL_SPMV && im.kind != SDI_IMPL_SPMM)) {
+    sd_status s = sdi_plan_record_read(sdi_jget(req, "config"), &c, &general_b);
+    if (s != SD_OK || c.kind != SDI_CAND_PLAN || (c.op != SD_OP_SPMV && c.op != SD_OP_SPMM)) {
         char why[400];
         snprintf(why, sizeof why, "the built-in configuration does not read: %s",
                  s != SD_OK ? sd_last_error() : "not a SpMV or SpMM plan");
@@ -223,9 +224,14 @@ static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_jso
         put_status(reply, "no_device", why);
         return SD_OK;
     }
-    s = sdi_impl_build(ws->ctx, &ws->a, &im, NULL, 0);
+    /* The plan's family reads the matrix's statistics: computed here as the search's
+     * analysis computes them. */
+    sdi_plan_task task;
+    s = sdi_plan_task_init(ws->ctx, &ws->a, &c, &task);
+    if (s == SD_OK)
+        s = sdi_candidate_build(ws->ctx, &task.t, &c, NULL, 0);
     sdi_json_key(reply, "compile_ms");
-    sdi_json_number(reply, im.compile_ms);
+    sdi_json_number(reply, c.compile_ms);
     if (s != SD_OK) {
         *fatal = ws->ctx->broken != 0;
         put_status(reply, *fatal ? "fault" : s == SD_ERR_COMPILE ? "compile_error" : "error", sd_last_error());
@@ -233,10 +239,11 @@ static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_jso
     }
     if (sdi_device_calibrate(ws->ctx) != SD_OK)
         sdi_error_clear();
-    builtin_exec b = {ws->ctx, &im};
+    builtin_exec b = {ws->ctx, &c};
     sdi_candidate_exec ex = {builtin_run, &b};
-    sdi_candidate_measure(ws->ctx, &ws->a, im.op, im.k, sdi_jget_string(req, "name", "?"), &ex, reply, fatal);
-    sdi_impl_release(&im);
+    sdi_candidate_measure(ws->ctx, &ws->a, (sd_op)c.op, c.k, sdi_jget_string(req, "name", "?"), &ex, reply,
+                          fatal);
+    sdi_candidate_release(&c);
     return SD_OK;
 }
 

@@ -6,7 +6,7 @@
 #ifndef SDI_WORKER_HANDLER_H
 #define SDI_WORKER_HANDLER_H
 
-#include "../tune/impl.h"
+#include "../tune/candidate.h"
 #include "worker.h"
 
 /* The worker process's main loops (cmd_worker.c calls them): requests on fd_in,
@@ -14,9 +14,9 @@
 SDI_HIDDEN int sdi_worker_main(int fd_in, int fd_out);
 SDI_HIDDEN int sdi_worker_once(const char *request_path, const char *reply_path);
 
-/* Builds a worker request for one built-in candidate (its configuration travels as the
- * bytes of the sdi_impl configuration: worker and tuner are the same build). */
-SDI_HIDDEN sd_status sdi_worker_builtin_request(const sdi_impl *cand, const char *name,
+/* Builds a worker request for one built-in candidate, a plan of a SpMV or SpMM family (it
+ * travels as the record the kernel cache stores: tune/plan_cache.h). */
+SDI_HIDDEN sd_status sdi_worker_builtin_request(const sdi_candidate *cand, const char *name,
                                                 const char *matrix_path, char **out);
 
 #endif /* SDI_WORKER_HANDLER_H */

@@ -255,13 +255,13 @@ static void test_search_brief(void)
                 const bool mem = cudaMalloc((void **)&d_in, (size_t)a.cols * kk * sizeof(float)) == cudaSuccess &&
                                  cudaMalloc((void **)&d_out, (size_t)a.rows * kk * sizeof(float)) == cudaSuccess;
                 SDT_CHECK(mem, "%s: device buffers for the fallback's runs", what);
-                const long g0 = sdi_vendor_graph_runs(r->best.vendor);
+                const long g0 = sdi_vendor_graph_runs(r->best.exe.vendor);
                 sd_status rs = SD_OK;
                 for (int i = 0; i < 3 && mem && rs == SD_OK; i++)
-                    rs = sdi_impl_run(g_ctx, &r->best, d_in, d_out, g_ctx->stream);
+                    rs = sdi_exe_run(g_ctx, &r->best.exe, d_in, d_out, g_ctx->stream);
                 SDT_CHECK(rs == SD_OK && cudaStreamSynchronize(g_ctx->stream) == cudaSuccess,
                           "%s: the fallback runs: %s", what, sd_last_error());
-                const long replays = sdi_vendor_graph_runs(r->best.vendor) - g0;
+                const long replays = sdi_vendor_graph_runs(r->best.exe.vendor) - g0;
                 SDT_CHECK(!mem || (g ? replays == 2 : replays == 0),
                           "%s: %ld of 3 runs replayed (graph %d)", what, replays, (int)g);
                 cudaFree(d_in);

@@ -394,7 +394,7 @@ static void run_task(task *t)
     SDT_CHECK(ok > 0, "%s %s: no variant passed", t->label, opname);
 }
 
-/* The fallback's plain calls (sdi_vendor_options.no_graph; sdi_impl.vendor_plain): runs
+/* The fallback's plain calls (sdi_vendor_options.no_graph; sdi_candidate.vendor_plain): runs
  * on the same pointers never replay a graph, outputs stay right, and new values are read
  * at once. The search picks plain calls only where the replay is slower, which is rare on
  * the H200; this covers the executor's side of it. */

@@ -141,14 +141,21 @@ static void test_faults_kill_only_the_worker(void)
     /* A built-in candidate through the worker (SPARSEDITTO_ISOLATE's mechanism). */
     sdi_spmv_stats st;
     SDT_OK(sdi_spmv_stats_compute(&g_a, &st));
-    sdi_impl im;
-    memset(&im, 0, sizeof im);
-    im.kind = SDI_IMPL_SPMV;
-    im.op = SD_OP_SPMV;
-    im.k = 1;
-    SDT_OK(sdi_spmv_config_default(SDI_SPMV_CSR_VEC, &st, &g_ctx->props, &im.spmv_cfg));
+    sdi_task task;
+    memset(&task, 0, sizeof task);
+    task.op = SD_OP_SPMV;
+    task.k = 1;
+    task.a = &g_a;
+    task.gpu = &g_ctx->props;
+    task.spmv = &st;
+    sdi_candidate cand;
+    memset(&cand, 0, sizeof cand);
+    cand.kind = SDI_CAND_PLAN;
+    cand.op = SD_OP_SPMV;
+    cand.k = 1;
+    SDT_OK(sdi_plan_default(&task, sdi_family_find(SD_OP_SPMV, "csr_vec"), &cand.plan));
     memset(&tr, 0, sizeof tr);
-    SDT_OK(sdi_tune_run_isolated(w, &im, g_matrix, 120, &tr));
+    SDT_OK(sdi_tune_run_isolated(w, &cand, g_matrix, 120, &tr));
     SDT_CHECK(tr.status == SD_OK && tr.t.mean_us > 0, "isolated built-in: %s %s", sd_status_string(tr.status),
               tr.detail);
     printf("  isolated %s: %.2f us\n", tr.config, tr.t.mean_us);
@@ -206,14 +213,14 @@ static void check_spmv_with(sd_context *ctx, sd_status (*fn)(void *arg, const fl
 
 typedef struct {
     sd_context *ctx;
-    sdi_impl *im;
+    sdi_candidate *c;
     sd_kernel *kern;
 } run_target;
 
-static sd_status run_impl(void *arg, const float *dx, float *dy)
+static sd_status run_candidate(void *arg, const float *dx, float *dy)
 {
     run_target *t = arg;
-    return sdi_impl_run(t->ctx, t->im, dx, dy, t->ctx->stream);
+    return sdi_exe_run(t->ctx, &t->c->exe, dx, dy, t->ctx->stream);
 }
 
 static sd_status run_kernel(void *arg, const float *dx, float *dy)
@@ -222,10 +229,10 @@ static sd_status run_kernel(void *arg, const float *dx, float *dy)
     return sd_spmv(t->kern, dx, dy, NULL);
 }
 
-static void check_in_process(sd_context *ctx, sdi_impl *im)
+static void check_in_process(sd_context *ctx, sdi_candidate *c)
 {
-    run_target t = {ctx, im, NULL};
-    check_spmv_with(ctx, run_impl, &t);
+    run_target t = {ctx, c, NULL};
+    check_spmv_with(ctx, run_candidate, &t);
 }
 
 static void check_public(sd_context *ctx, sd_kernel *kern)
@@ -273,7 +280,7 @@ static void test_agent_end_to_end(void)
     SDT_CHECK(r->ntrials == 1 && r->trials[0].status == SD_OK, "the agent kernel validated: %s",
               r->ntrials ? r->trials[0].detail : "no trial");
     /* The winner is adopted: loaded into this process and runnable as the result's best. */
-    SDT_CHECK(r->winner_is_agent && r->best.kind == SDI_IMPL_AGENT && r->best.built, "adopted: %s", r->diagnosis);
+    SDT_CHECK(r->winner_is_agent && r->best.kind == SDI_CAND_AGENT && r->best.built, "adopted: %s", r->diagnosis);
     if (r->best.built)
         check_in_process(ctx, &r->best);
     sdi_cache *c = NULL;
@@ -306,7 +313,7 @@ static void test_agent_end_to_end(void)
     SDT_CHECK(replay_requests(&srv) == 1, "no model call on a cache hit: %d", replay_requests(&srv));
     SDT_CHECK(r->ntrials == 1 && r->trials[0].status == SD_OK && strstr(r->trials[0].config, "cached"),
               "cached kernel re-validated");
-    SDT_CHECK(r->winner_is_agent && r->best.kind == SDI_IMPL_AGENT && r->best.built, "cached kernel adopted");
+    SDT_CHECK(r->winner_is_agent && r->best.kind == SDI_CAND_AGENT && r->best.built, "cached kernel adopted");
     sdi_tune_result_free(r);
     free(r);
 

@@ -13,7 +13,7 @@
  * records the winner's peak device memory; a product cuSPARSE could not do (out of
  * resources) that we completed is reported separately and kept out of the geomeans. A task
  * our plan wins is "outside V_o" when that plan instantiates no label of the template
- * vocabulary as it stands (sdi_impl_vo_label: another representation, a balanced
+ * vocabulary as it stands (sdi_candidate_vo_label: another representation, a balanced
  * decomposition, compression).
  *
  * With `deterministic`, every task is compiled a second time with deterministic = 1 in the
@@ -42,7 +42,7 @@
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "corpus/corpus_build.h"
-#include "tune/impl.h"
+#include "plan/plan.h"
 
 typedef struct {
     char matrix[96];
@@ -51,7 +51,7 @@ typedef struct {
     int64_t nnz;
     const char *status; /* ok, failed, skipped */
     char detail[200];
-    char family[48], config[SDI_IMPL_CONFIG_TEXT], vendor_best[32];
+    char family[48], config[SDI_PLAN_TEXT], vendor_best[32];
     char vo_label[16]; /* the V_o label the winner instantiates; "" outside V_o or cuSPARSE */
     double features[SD_NUM_FEATURES]; /* the search's 36 features (NaN when absent) */
     char shape[16];

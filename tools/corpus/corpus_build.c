@@ -1,6 +1,6 @@
 /* tools/corpus/corpus_build.c: the corpus builder (corpus_build.h): the list and task
  * parsers and the append-only journal (host only, unit-tested on the CPU), then the
- * measurement of V_o per (matrix, task) with the tuner's building blocks: sdi_impl for
+ * measurement of V_o per (matrix, task) with the tuner's building blocks: sdi_candidate for
  * SpMV / SpMM candidates, the SpGEMM executor, the cuSPARSE baseline, sdi_measure's
  * check-then-time protocol. */
 #include <ctype.h>
@@ -16,13 +16,12 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "corpus.h"
-#include "lower/spgemm_exec.h"
 #include "model/forest.h"
 #include "model/rank.h"
 #include "plan/spgemm.h"
 #include "vendor/baseline.h"
 #include "corpus_build.h"
-#include "tune/impl.h"
+#include "tune/candidate.h"
 
 /* ------------------------------------------------------------------ the list */
 static int ends_with(const char *s, const char *suffix)
@@ -401,7 +400,7 @@ sd_status sdi_corpus_journal_append(sdi_corpus_journal *j, const char *matrix, s
 /* The best of one label. */
 typedef struct {
     double us, pipelined_us;
-    char family[32], config[SDI_IMPL_CONFIG_TEXT];
+    char family[32], config[SDI_PLAN_TEXT];
     int tried, invalid;
 } label_result;
 
@@ -425,7 +424,7 @@ typedef struct {
     /* configurations measured for an earlier label of this task (spmm csr and coo share
      * csr_split): measured once */
     int nmemo;
-    sdi_impl memo[MAX_CANDS];
+    sdi_plan memo[MAX_CANDS];
     sdi_timing memo_t[MAX_CANDS];
     int memo_valid[MAX_CANDS], memo_invalid[MAX_CANDS];
 } task_state;
@@ -482,60 +481,72 @@ static int spmm_label_families(const char *label, const sdi_spmm_stats *st, int 
     return n;
 }
 
-/* Adds im to cands unless present. */
-static bool same_cfg(const sdi_impl *a, const sdi_impl *b)
-{
-    if (a->kind != b->kind)
-        return false;
-    if (a->kind == SDI_IMPL_SPMV)
-        return memcmp(&a->spmv_cfg, &b->spmv_cfg, sizeof a->spmv_cfg) == 0;
-    return memcmp(&a->spmm_cfg, &b->spmm_cfg, sizeof a->spmm_cfg) == 0;
-}
-
-static void push_cand(sdi_impl *cands, int *n, const sdi_impl *im)
+/* Adds p to cands unless present. */
+static void push_cand(sdi_plan *cands, int *n, const sdi_plan *p)
 {
     for (int i = 0; i < *n; i++)
-        if (same_cfg(&cands[i], im))
+        if (sdi_plan_equal(&cands[i], p))
             return;
     if (*n < MAX_CANDS)
-        cands[(*n)++] = *im;
+        cands[(*n)++] = *p;
+}
+
+/* The task of ts's matrix for the families (statistics, when given, are the caller's). */
+static void task_of(const task_state *ts, const sdi_spmv_stats *vst, const sdi_spmm_stats *mst, sdi_task *t)
+{
+    memset(t, 0, sizeof *t);
+    t->op = ts->t.op;
+    t->k = ts->t.op == SD_OP_SPMM ? ts->t.k : 1;
+    t->a = ts->a;
+    t->gpu = &ts->ctx->props;
+    t->spmv = vst;
+    t->spmm = mst;
+}
+
+/* The plans of family index fi at sweep `level`, at most the first 64 (as the tuner's
+ * enumeration capped them); SD_ERR_OUT_OF_MEMORY only. */
+static sd_status family_sweep(const sdi_task *t, int fi, int level, sdi_plan_list *out)
+{
+    memset(out, 0, sizeof *out);
+    const sdi_family *f = sdi_family_at(fi);
+    sd_status s = f != NULL && f->sweep != NULL ? f->sweep(t, level, out) : SD_ERR_UNSUPPORTED;
+    if (s != SD_OK) {
+        sdi_plan_list_free(out);
+        if (s == SD_ERR_OUT_OF_MEMORY)
+            return s;
+        sdi_error_clear();
+        return SD_OK;
+    }
+    if (out->n > 64)
+        out->n = 64;
+    return SD_OK;
 }
 
 /* SpMV candidates of family f matching slice height c / block b (0 = any). */
 static sd_status spmv_family_cands(task_state *ts, const sdi_spmv_stats *st, int f, int c, int b,
-                                   sdi_impl *cands, int *n)
+                                   sdi_plan *cands, int *n)
 {
-    sdi_impl im;
-    memset(&im, 0, sizeof im);
-    im.kind = SDI_IMPL_SPMV;
-    im.op = SD_OP_SPMV;
-    im.k = 1;
-    im.spmv_st = st; /* the caller's, alive while the candidates are measured */
+    sdi_task t;
+    task_of(ts, st, NULL, &t);
+    const int fi = sdi_family_of(SD_OP_SPMV, f);
+    sdi_plan p;
     int before = *n;
-    if (sdi_spmv_config_default(f, st, &ts->ctx->props, &im.spmv_cfg) == SD_OK &&
-        (c == 0 || im.spmv_cfg.c == c) && (b == 0 || im.spmv_cfg.b == b))
-        push_cand(cands, n, &im);
+    if (sdi_plan_default(&t, fi, &p) == SD_OK && (c == 0 || p.p.spmv.c == c) && (b == 0 || p.p.spmv.b == b))
+        push_cand(cands, n, &p);
     sdi_error_clear();
     for (int level = 1; level <= 2 && *n - before < 1 + ts->o->sweep; level++) {
-        sdi_spmv_config *v = NULL;
-        int nv = 0;
-        sd_status s = sdi_spmv_enumerate(st, &ts->ctx->props, 1u << f, level, 64, &v, &nv);
-        if (s != SD_OK) {
-            sdi_free(v);
-            if (s == SD_ERR_OUT_OF_MEMORY)
-                return s;
-            sdi_error_clear();
-            continue;
-        }
+        sdi_plan_list v;
+        sd_status fs = family_sweep(&t, fi, level, &v);
+        if (fs != SD_OK)
+            return fs;
         int matched = 0;
-        for (int i = 0; i < nv && *n - before < 1 + ts->o->sweep; i++) {
-            if ((c != 0 && v[i].c != c) || (b != 0 && v[i].b != b))
+        for (int i = 0; i < v.n && *n - before < 1 + ts->o->sweep; i++) {
+            if ((c != 0 && v.v[i].p.spmv.c != c) || (b != 0 && v.v[i].p.spmv.b != b))
                 continue;
             matched++;
-            im.spmv_cfg = v[i];
-            push_cand(cands, n, &im);
+            push_cand(cands, n, &v.v[i]);
         }
-        sdi_free(v);
+        sdi_plan_list_free(&v);
         if (matched > 0 && level == 1 && *n - before > 0)
             break; /* level 2 only where level 1 had nothing for this label */
     }
@@ -543,22 +554,26 @@ static sd_status spmv_family_cands(task_state *ts, const sdi_spmv_stats *st, int
 }
 
 static sd_status spmm_family_cands(task_state *ts, const sdi_spmm_stats *st, int f, int b,
-                                   sdi_impl *cands, int *n)
+                                   sdi_plan *cands, int *n)
 {
-    sdi_impl im;
-    memset(&im, 0, sizeof im);
-    im.kind = SDI_IMPL_SPMM;
-    im.op = SD_OP_SPMM;
-    im.k = ts->t.k;
+    sdi_task t;
+    task_of(ts, NULL, st, &t);
+    const int fi = sdi_family_of(SD_OP_SPMM, f);
+    sdi_plan p;
     int before = *n;
     if (f == SDI_SPMM_PCSR && ts->o->pcsr_space) {
+        /* The whole PCSR space (the cost model's training data), as plans. */
         sdi_spmm_config *v = NULL;
         int nv = 0;
         sd_status s = sdi_spmm_enumerate_pcsr(ts->a, ts->t.k, 1, &v, &nv);
         if (s == SD_OK)
             for (int i = 0; i < nv; i++) {
-                im.spmm_cfg = v[i];
-                push_cand(cands, n, &im);
+                memset(&p, 0, sizeof p);
+                p.op = SD_OP_SPMM;
+                p.k = ts->t.k;
+                p.family = fi;
+                p.p.spmm = v[i];
+                push_cand(cands, n, &p);
             }
         sdi_free(v);
         if (s == SD_ERR_OUT_OF_MEMORY)
@@ -566,30 +581,22 @@ static sd_status spmm_family_cands(task_state *ts, const sdi_spmm_stats *st, int
         sdi_error_clear();
         return SD_OK;
     }
-    if (sdi_spmm_config_default(f, ts->t.k, st, &im.spmm_cfg) == SD_OK &&
-        (b == 0 || im.spmm_cfg.block == b))
-        push_cand(cands, n, &im);
+    if (sdi_plan_default(&t, fi, &p) == SD_OK && (b == 0 || p.p.spmm.block == b))
+        push_cand(cands, n, &p);
     sdi_error_clear();
     for (int level = 1; level <= 2 && *n - before < 1 + ts->o->sweep; level++) {
-        sdi_spmm_config *v = NULL;
-        int nv = 0;
-        sd_status s = sdi_spmm_enumerate(ts->a, ts->t.k, 1u << f, level, 64, &v, &nv);
-        if (s != SD_OK) {
-            sdi_free(v);
-            if (s == SD_ERR_OUT_OF_MEMORY)
-                return s;
-            sdi_error_clear();
-            continue;
-        }
+        sdi_plan_list v;
+        sd_status fs = family_sweep(&t, fi, level, &v);
+        if (fs != SD_OK)
+            return fs;
         int matched = 0;
-        for (int i = 0; i < nv && *n - before < 1 + ts->o->sweep; i++) {
-            if (b != 0 && v[i].block != b)
+        for (int i = 0; i < v.n && *n - before < 1 + ts->o->sweep; i++) {
+            if (b != 0 && v.v[i].p.spmm.block != b)
                 continue;
             matched++;
-            im.spmm_cfg = v[i];
-            push_cand(cands, n, &im);
+            push_cand(cands, n, &v.v[i]);
         }
-        sdi_free(v);
+        sdi_plan_list_free(&v);
         if (matched > 0 && level == 1 && *n - before > 0)
             break;
     }
@@ -599,14 +606,14 @@ static sd_status spmm_family_cands(task_state *ts, const sdi_spmm_stats *st, int
 /* ---- measuring a dense candidate */
 typedef struct {
     task_state *ts;
-    sdi_impl *im;
+    sdi_candidate *c;
     sdi_validation val;
 } dense_arg;
 
 static sd_status dense_exec(sd_context *ctx, void *arg, cudaStream_t stream)
 {
     dense_arg *d = arg;
-    return sdi_impl_run(ctx, d->im, d->ts->d_in, d->ts->d_out, stream);
+    return sdi_exe_run(ctx, &d->c->exe, d->ts->d_in, d->ts->d_out, stream);
 }
 
 static sd_status dense_check(sd_context *ctx, void *arg)
@@ -617,36 +624,44 @@ static sd_status dense_check(sd_context *ctx, void *arg)
     return sdi_check_dense_output(ctx, &d->ts->ref, d->ts->d_out, &d->val);
 }
 
-/* Builds, validates and times im; *us = mean (0 when it did not validate or build).
- * Returns an error only when the context broke or host memory ran out. */
-static sd_status measure_dense(task_state *ts, sdi_impl *im, sdi_timing *tm, int *valid, int *invalid)
+/* Builds, validates and times plan p for task t; *us = mean (0 when it did not validate
+ * or build). Returns an error only when the context broke or host memory ran out. */
+static sd_status measure_dense(task_state *ts, const sdi_task *t, const sdi_plan *p, sdi_timing *tm, int *valid,
+                               int *invalid)
 {
     *valid = 0;
     *invalid = 0;
-    sd_status s = sdi_impl_build(ts->ctx, ts->a, im, NULL, 0);
+    sdi_candidate cand;
+    memset(&cand, 0, sizeof cand);
+    cand.kind = SDI_CAND_PLAN;
+    cand.op = t->op;
+    cand.k = t->k;
+    cand.plan = *p;
+    sdi_candidate *im = &cand;
+    sd_status s = sdi_candidate_build(ts->ctx, t, im, NULL, 0);
     if (s == SD_OK) {
         size_t out_bytes = (size_t)ts->a->rows * (size_t)ts->t.k * sizeof(float);
         if (out_bytes > 0) /* poison: an entry never written fails validation */
             s = sdi_cuda_status(ts->ctx, cudaMemsetAsync(ts->d_out, 0xff, out_bytes, ts->ctx->stream),
                                 "poisoning the output", NULL);
         dense_arg d = {ts, im, {0}};
-        char name[SDI_IMPL_CONFIG_TEXT];
-        sdi_impl_describe(im, name, sizeof name);
+        char name[SDI_PLAN_TEXT];
+        sdi_candidate_describe(im, name, sizeof name);
         if (s == SD_OK)
             s = sdi_measure(ts->ctx, name, dense_exec, &d, dense_check, &d, tm);
         *valid = s == SD_OK;
         *invalid = s == SD_ERR_VALIDATION;
     }
-    sdi_impl_release(im);
+    sdi_candidate_release(im);
     if (ts->ctx->broken)
         return SDI_ERR(SD_ERR_CUDA, "%s", ts->ctx->broken_reason);
     sdi_error_clear(); /* a refused or failing candidate is a result, not an error */
     return SD_OK;
 }
 
-static void record_pcsr(task_state *ts, const sdi_impl *im, double us)
+static void record_pcsr(task_state *ts, const sdi_plan *p, double us)
 {
-    const sdi_spmm_config *c = &im->spmm_cfg;
+    const sdi_spmm_config *c = &p->p.spmm;
     if (c->tmpl != SDI_SPMM_PCSR || ts->npcsr >= (int)(sizeof ts->pcsr / sizeof ts->pcsr[0]))
         return;
     ts->pcsr[ts->npcsr++] = (pcsr_point){c->warps, c->coarsen, c->pcsr_v, c->pcsr_s, c->pcsr_group, us};
@@ -654,7 +669,7 @@ static void record_pcsr(task_state *ts, const sdi_impl *im, double us)
 
 static sd_status measure_dense_labels(task_state *ts)
 {
-    sdi_impl *cands = NULL;
+    sdi_plan *cands = NULL;
 #define SD_FREE_ALL sdi_free(cands)
     sdi_spmv_stats vst;
     sdi_spmm_stats mst;
@@ -664,6 +679,8 @@ static sd_status measure_dense_labels(task_state *ts)
         sdi_spmm_stats_compute(ts->a, &mst);
     cands = sdi_calloc(MAX_CANDS, sizeof *cands);
     SD_CHECK_ALLOC(cands, "candidates");
+    sdi_task task;
+    task_of(ts, ts->t.op == SD_OP_SPMV ? &vst : NULL, ts->t.op == SD_OP_SPMM ? &mst : NULL, &task);
     int nv = 0;
     const char *const *vocab = sdi_vocabulary(ts->t.op, &nv);
     for (int l = 0; l < nv; l++) {
@@ -679,15 +696,14 @@ static sd_status measure_dense_labels(task_state *ts)
             sdi_timing tm;
             int valid = 0, invalid = 0, seen = -1;
             for (int q = 0; q < ts->nmemo && seen < 0; q++)
-                if (same_cfg(&ts->memo[q], &cands[i]))
+                if (sdi_plan_equal(&ts->memo[q], &cands[i]))
                     seen = q;
             if (seen >= 0) {
                 tm = ts->memo_t[seen];
                 valid = ts->memo_valid[seen];
                 invalid = ts->memo_invalid[seen];
             } else {
-                sdi_impl im = cands[i];
-                SD_TRY(measure_dense(ts, &im, &tm, &valid, &invalid));
+                SD_TRY(measure_dense(ts, &task, &cands[i], &tm, &valid, &invalid));
                 if (ts->nmemo < MAX_CANDS) {
                     ts->memo[ts->nmemo] = cands[i];
                     ts->memo_t[ts->nmemo] = tm;
@@ -704,8 +720,8 @@ static sd_status measure_dense_labels(task_state *ts)
             if (lr->us == 0 || tm.mean_us < lr->us) {
                 lr->us = tm.mean_us;
                 lr->pipelined_us = tm.pipelined_us;
-                sdi_impl_family(&cands[i], lr->family, sizeof lr->family);
-                sdi_impl_describe(&cands[i], lr->config, sizeof lr->config);
+                sdi_plan_label(&cands[i], lr->family, sizeof lr->family);
+                sdi_plan_describe(&cands[i], lr->config, sizeof lr->config);
             }
         }
     }
@@ -716,7 +732,7 @@ static sd_status measure_dense_labels(task_state *ts)
 
 /* ---- SpGEMM */
 typedef struct {
-    sdi_spgemm_exec *e;
+    sdi_executable *e;
     sd_device_csr c;
     int have;
     const sdi_reference *ref;
@@ -724,12 +740,11 @@ typedef struct {
 
 static sd_status sg_exec(sd_context *ctx, void *p, cudaStream_t st)
 {
-    (void)ctx;
     sg_arg *r = p;
     if (r->have)
         sdi_spgemm_output_free(&r->c, st);
     r->have = 0;
-    sd_status s = sdi_spgemm_exec_run(r->e, st, SDI_SG_ALLOC_ASYNC, &r->c);
+    sd_status s = sdi_exe_run_spgemm(ctx, r->e, st, &r->c);
     r->have = s == SD_OK;
     return s;
 }
@@ -751,70 +766,81 @@ static const int sg_label_family[3] = {SDI_SPGEMM_HASH, SDI_SPGEMM_TILED, SDI_SP
 static sd_status measure_spgemm_labels(task_state *ts, sd_csr *at)
 {
     sdi_spgemm_operands *op = NULL;
-    sdi_spgemm_config *cands = NULL, *v = NULL;
+    sdi_plan *cands = NULL;
+    sdi_plan_list v;
+    memset(&v, 0, sizeof v);
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         sdi_free(cands);                                                                   \
-        sdi_free(v);                                                                       \
+        sdi_plan_list_free(&v);                                                            \
         sdi_spgemm_operands_destroy(op);                                                   \
     } while (0)
     int aat = ts->a->rows != ts->a->cols;
     SD_TRY(sdi_reference_spgemm(ts->a, aat ? at : ts->a, &ts->ref));
     SD_TRY(sdi_spgemm_operands_create(ts->ctx, ts->a, NULL, aat, &op));
     sdi_sg_summary sm;
+    sdi_sg_limits lim;
     sdi_sg_summarize(sdi_spgemm_operands_rowinfo(op), &sm);
+    sdi_sg_limits_from_props(&ts->ctx->props, &lim);
+    sdi_task task;
+    task_of(ts, NULL, NULL, &task);
+    task.sg_rows = sdi_spgemm_operands_rowinfo(op);
+    task.sg = &sm;
+    task.sg_lim = &lim;
     cands = sdi_calloc(MAX_CANDS, sizeof *cands);
     SD_CHECK_ALLOC(cands, "candidates");
     int owner[MAX_CANDS], n = 0;
     for (int l = 0; l < 3; l++) {
-        int f = sg_label_family[l], before = n;
-        sdi_spgemm_config c;
-        if (sdi_spgemm_config_default(f, &c) == SD_OK) {
+        int fi = sdi_family_of(SD_OP_SPGEMM, sg_label_family[l]), before = n;
+        sdi_plan c;
+        if (sdi_plan_default(&task, fi, &c) == SD_OK) {
             owner[n] = l;
             cands[n++] = c;
         }
         sdi_error_clear();
-        int nv = 0;
-        if (sdi_spgemm_enumerate(&sm, 1u << f, 1, 64, &v, &nv) == SD_OK)
-            for (int i = 0; i < nv && n < MAX_CANDS && n - before < 1 + ts->o->sweep; i++) {
-                int dup = 0;
-                for (int q = before; q < n; q++)
-                    dup |= memcmp(&cands[q], &v[i], sizeof v[i]) == 0;
-                if (!dup) {
-                    owner[n] = l;
-                    cands[n++] = v[i];
-                }
+        SD_TRY(family_sweep(&task, fi, 1, &v));
+        for (int i = 0; i < v.n && n < MAX_CANDS && n - before < 1 + ts->o->sweep; i++) {
+            int dup = 0;
+            for (int q = before; q < n; q++)
+                dup |= sdi_plan_equal(&cands[q], &v.v[i]);
+            if (!dup) {
+                owner[n] = l;
+                cands[n++] = v.v[i];
             }
-        sdi_error_clear();
-        sdi_free(v);
-        v = NULL;
+        }
+        sdi_plan_list_free(&v);
     }
-    (void)sdi_spgemm_precompile(ts->ctx, op, cands, n); /* failures show in exec_create */
-    sdi_error_clear();
     for (int i = 0; i < n; i++) {
         label_result *lr = &ts->lab[owner[i]];
         lr->tried++;
-        sdi_spgemm_exec *e = NULL;
-        if (sdi_spgemm_exec_create(ts->ctx, op, &cands[i], &e) != SD_OK) {
+        sdi_candidate cand;
+        memset(&cand, 0, sizeof cand);
+        cand.kind = SDI_CAND_PLAN;
+        cand.op = SD_OP_SPGEMM;
+        cand.k = 1;
+        cand.plan = cands[i];
+        cand.sg_aat = aat;
+        cand.sg_ops = op; /* lent: shared by the candidates */
+        if (sdi_candidate_build(ts->ctx, &task, &cand, NULL, 0) != SD_OK) {
             sdi_error_clear();
             if (ts->ctx->broken)
                 break;
             continue;
         }
-        char cfg[SDI_SPGEMM_CONFIG_TEXT];
-        sdi_spgemm_config_describe(&cands[i], cfg, sizeof cfg);
-        sg_arg r = {.e = e, .ref = &ts->ref};
+        char cfg[SDI_PLAN_TEXT];
+        sdi_plan_describe(&cands[i], cfg, sizeof cfg);
+        sg_arg r = {.e = &cand.exe, .ref = &ts->ref};
         sdi_timing tm;
         sd_status s = sdi_measure(ts->ctx, cfg, sg_exec, &r, sg_check, &r, &tm);
         if (r.have)
             sdi_spgemm_output_free(&r.c, ts->ctx->stream);
         (void)sdi_stream_sync(ts->ctx, "corpus spgemm", NULL);
-        sdi_spgemm_exec_destroy(e);
+        sdi_candidate_release(&cand);
         lr->invalid += s == SD_ERR_VALIDATION;
         if (s == SD_OK && (lr->us == 0 || tm.mean_us < lr->us)) {
             lr->us = tm.mean_us;
             lr->pipelined_us = tm.pipelined_us;
-            snprintf(lr->family, sizeof lr->family, "spgemm.%s", sdi_spgemm_family_name(cands[i].family));
+            sdi_plan_label(&cands[i], lr->family, sizeof lr->family);
             snprintf(lr->config, sizeof lr->config, "%s", cfg);
         }
         sdi_error_clear();
