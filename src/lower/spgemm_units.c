@@ -135,13 +135,6 @@ static void kernel_text(text *t, const char *name, int threads, int nsegs, const
     text_add(t, "}\n");
 }
 
-const char *sdi_sg_lowered_kernel(const sdi_sg_lowered *low, int l)
-{
-    if (low == NULL || l < 0 || l >= low->nkernels || low->unit_of == NULL)
-        return NULL;
-    return low->units[low->unit_of[l]].name;
-}
-
 /* The shape of a launch (what its kernel's text depends on): threads, nsegs, then kind,
  * lanes, size and phase per segment. Returns the number of words. */
 enum { SHAPE_MAX = 2 + 4 * SD_SG_MAX_SEGS };

@@ -15,8 +15,6 @@
  * not part of any unit (sdi_spgemm_scan_request compiles it once). On failure *out is
  * zeroed. */
 SDI_HIDDEN sd_status sdi_spgemm_lower(const sdi_sg_schedule *s, sdi_sg_lowered *out);
-/* The kernel launch l runs (its unit's name). */
-SDI_HIDDEN const char *sdi_sg_lowered_kernel(const sdi_sg_lowered *low, int l);
 
 /* Source instantiating every template variant a schedule can produce at `threads`
  * (each kind, lane count, size and phase), one kernel per kind × phase: the compile

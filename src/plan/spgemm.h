@@ -86,7 +86,6 @@ SDI_HIDDEN int32_t sdi_sg_resident_ctas(const sdi_sg_limits *lim, int threads, i
 SDI_HIDDEN const char *sdi_spgemm_family_name(int f);
 /* -1 when unknown. */
 SDI_HIDDEN int sdi_spgemm_family_from_name(const char *name);
-SDI_HIDDEN const char *sdi_sg_kind_name(int kind);
 
 /* The family's preset (θ_H at its defaults), through the family's entry. */
 SDI_HIDDEN sd_status sdi_spgemm_config_default(int family, sdi_spgemm_config *out);
@@ -153,15 +152,9 @@ SDI_HIDDEN sd_status sdi_sg_schedule_build(const sdi_spgemm_config *c, const sdi
  * limit). SD_ERR_INTERNAL names the first violation. Used by tests and debug builds. */
 SDI_HIDDEN sd_status sdi_sg_schedule_verify(const sdi_spgemm_config *c, const sdi_sg_limits *lim,
                                             const sdi_sg_rowinfo *ri, const sdi_sg_schedule *s);
-/* A one-line summary of the bins ("tiny8:1200 gh16x9:300(1p) global:2 ..."). */
-SDI_HIDDEN void sdi_sg_schedule_describe(const sdi_sg_schedule *s, char *buf, size_t cap);
-SDI_HIDDEN void sdi_sg_schedule_json(const sdi_sg_schedule *s, sdi_json *j);
 
 
 /* Binning internals shared by the schedule's files (and the tests). */
-/* A bin's size from its size code p: entries of a TINY list, columns of a dense stripe,
- * slots of a hash table (GLOBAL's width is the schedule's, not p's). */
-SDI_HIDDEN int64_t sdi_sg_kind_size(int kind, int p);
 /* Row i's column span (0 without products), at most n. */
 SDI_HIDDEN int64_t sdi_sg_row_span(const sdi_sg_rowinfo *ri, int32_t i);
 /* Does a row (u, span) fit the accumulator (kind, p)? Structural safety only: hash tables

@@ -13,9 +13,6 @@
 #include "spgemm.h"
 
 /* ------------------------------------------------------------------ names */
-static const char *const kind_names[SDI_SG_NKINDS] = {"tiny", "ghash", "gdense", "chash",
-                                                      "cdense", "global", "copy"};
-
 /* The entry of SpGEMM family f (NULL when none). */
 static const sdi_family *spgemm_family(int f)
 {
@@ -36,11 +33,6 @@ int sdi_spgemm_family_from_name(const char *name)
         return -1;
     const sdi_family *e = sdi_family_at(sdi_family_find(SD_OP_SPGEMM, name));
     return e != NULL && e->op == SD_OP_SPGEMM ? e->id : -1;
-}
-
-const char *sdi_sg_kind_name(int kind)
-{
-    return kind >= 0 && kind < SDI_SG_NKINDS ? kind_names[kind] : "unknown";
 }
 
 /* ------------------------------------------------------------------ limits */
@@ -105,15 +97,6 @@ static int64_t copy_scratch_bytes(int threads)
 {
     int64_t b = cta_scratch_bytes(threads) + 8 * (SD_SG_SCAN_TILE + 1) + 4 * (SD_SG_SCAN_TILE + 1);
     return (b + 7) / 8 * 8;
-}
-
-int64_t sdi_sg_kind_size(int kind, int p)
-{
-    if (kind == SDI_SG_TINY)
-        return p;
-    if (kind == SDI_SG_CDENSE || kind == SDI_SG_GDENSE)
-        return sdi_sg_stripe_cols(p);
-    return (int64_t)1 << p;
 }
 
 int64_t sdi_sg_smem_bytes(int kind, int g, int p, int threads, int phase)

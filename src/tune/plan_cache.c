@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../model/model_files.h"
+#include "../runtime/memo.h"
 #include "plan_cache.h"
 
 #define SD_FREE_ALL ((void)0) /* nothing here owns memory across an SD_TRY */
