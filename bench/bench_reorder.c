@@ -23,9 +23,49 @@
 #include "formats/reorder.h"
 #include "formats/spmm_formats.h"
 #include "gen/gen.h"
-#include "lower/spmm_lower.h"
+#include "plan/families/spmm_shared.h"
+#include "runtime/executable.h"
+#include "runtime/runtime.h"
 #include "plan/spmm.h"
 #include "vendor/baseline.h"
+
+/* ------------------------------------------------------------------ one configuration
+ * Lowered through its family, instantiated as the runtime's executable. */
+static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowered *l)
+{
+    sdi_spmm_stats st;
+    sdi_spmm_stats_compute(a, &st);
+    return sdi_spmm_lower_config(a, &st, c, l);
+}
+
+typedef struct {
+    sdi_executable *e;
+    const float *b;
+    float *c;
+    const sdi_reference *ref;
+    sdi_validation *val;
+} exe_arg;
+
+static sd_status exe_exec(sd_context *ctx, void *p, cudaStream_t stream)
+{
+    exe_arg *m = p;
+    return sdi_exe_run(ctx, m->e, m->b, m->c, stream);
+}
+
+static sd_status exe_check(sd_context *ctx, void *p)
+{
+    exe_arg *m = p;
+    return sdi_check_dense_output(ctx, m->ref, m->c, m->val);
+}
+
+/* The measurement protocol (sdi_measure), the first warm-up's output checked against ref. */
+static sd_status exe_measure(sd_context *ctx, sdi_executable *e, const float *d_b, float *d_c,
+                             const sdi_reference *ref, sdi_validation *val, const char *name,
+                             sdi_timing *out)
+{
+    exe_arg m = {e, d_b, d_c, ref, val};
+    return sdi_measure(ctx, name, exe_exec, &m, ref ? exe_check : NULL, &m, out);
+}
 
 #define NM (SDI_REORDER_NMETHODS + 1) /* original + each method */
 #define MAX_K 4
@@ -139,16 +179,16 @@ static void time_spmm(sd_context *ctx, const sd_csr *a, int k, int level, double
     for (int i = 0; i < n && s == SD_OK; i++) {
         char desc[160];
         sdi_spmm_config_describe(&c[i], desc, sizeof desc);
-        sdi_spmm_lowered l;
-        sdi_spmm_loaded ld;
+        sdi_lowered l;
+        sdi_executable ld;
         memset(&ld, 0, sizeof ld);
-        sd_status e = sdi_spmm_lower(a, &c[i], &l);
+        sd_status e = lower_cfg(a, &c[i], &l);
         if (e == SD_ERR_UNSUPPORTED) {
             sdi_error_clear();
             continue;
         }
         if (e == SD_OK)
-            e = sdi_spmm_load(ctx, &l, true, &ld);
+            e = sdi_exe_create_program(ctx, &l, true, &ld);
         if (e == SD_OK && nc)
             e = sdi_cuda_status(ctx, cudaMemsetAsync(d_c, 0xff, nc * 4, ctx->stream), "poison",
                                 NULL);
@@ -156,9 +196,9 @@ static void time_spmm(sd_context *ctx, const sd_csr *a, int k, int level, double
         memset(&val, 0, sizeof val);
         sdi_timing tm;
         if (e == SD_OK)
-            e = sdi_spmm_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
-        sdi_spmm_unload(&ld);
-        sdi_spmm_lowered_free(&l);
+            e = exe_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
+        sdi_exe_free(&ld);
+        sdi_lowered_free(&l);
         if (e != SD_OK) {
             nfail++;
             fprintf(stderr, "  FAILED %s K=%d: %s\n", desc, k,

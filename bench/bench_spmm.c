@@ -33,9 +33,72 @@
 #include <cuda_runtime_api.h>
 
 #include "gen/gen.h"
-#include "lower/spmm_lower.h"
+#include "plan/families/spmm_shared.h"
+#include "runtime/executable.h"
+#include "runtime/runtime.h"
 #include "plan/spmm.h"
 #include "vendor/baseline.h"
+
+/* ------------------------------------------------------------------ one configuration
+ * Lowered through its family, instantiated as the runtime's executable. */
+static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowered *l)
+{
+    sdi_spmm_stats st;
+    sdi_spmm_stats_compute(a, &st);
+    return sdi_spmm_lower_config(a, &st, c, l);
+}
+
+typedef struct {
+    sdi_executable *e;
+    const float *b;
+    float *c;
+    const sdi_reference *ref;
+    sdi_validation *val;
+} exe_arg;
+
+static sd_status exe_exec(sd_context *ctx, void *p, cudaStream_t stream)
+{
+    exe_arg *m = p;
+    return sdi_exe_run(ctx, m->e, m->b, m->c, stream);
+}
+
+static sd_status exe_check(sd_context *ctx, void *p)
+{
+    exe_arg *m = p;
+    return sdi_check_dense_output(ctx, m->ref, m->c, m->val);
+}
+
+/* The measurement protocol (sdi_measure), the first warm-up's output checked against ref. */
+static sd_status exe_measure(sd_context *ctx, sdi_executable *e, const float *d_b, float *d_c,
+                             const sdi_reference *ref, sdi_validation *val, const char *name,
+                             sdi_timing *out)
+{
+    exe_arg m = {e, d_b, d_c, ref, val};
+    return sdi_measure(ctx, name, exe_exec, &m, ref ? exe_check : NULL, &m, out);
+}
+
+/* The kernels of list[0..n) compiled into ctx's memo in parallel (the loads that follow
+ * are memo hits); *nfailed counts those that fail. */
+static sd_status precompile_list(sd_context *ctx, const sdi_lowered *const *list, int n,
+                                 int *nfailed, double *wall_s)
+{
+    int failed = 0;
+    double t0 = sdi_now();
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
+    for (int i = 0; i < n; i++) {
+        sdi_macro macros[SDI_LOW_MAX_MACROS];
+        sdi_jit_request req;
+        const sdi_cubin *c = NULL;
+        if (sdi_lowered_jit_request(list[i], NULL, macros, &req) != SD_OK ||
+            sdi_jit_get(ctx, &req, &c, NULL) != SD_OK) {
+            sdi_log(1, "precompiling %s: %s", list[i]->kname[0], sd_last_error());
+            failed++;
+        }
+    }
+    *nfailed = failed;
+    *wall_s = sdi_now() - t0;
+    return ctx->broken ? SDI_ERR(SD_ERR_CUDA, "%s", ctx->broken_reason) : SD_OK;
+}
 
 #define NT SDI_SPMM_NTEMPLATES
 #define MAX_K 8
@@ -286,8 +349,8 @@ static void precompile(sd_context *ctx, const opts_t *o, const int *ks, int nk)
     const char *reps[] = {"bimodal:rows=4096,short=4,long=600,frac=0.05",
                           "blockdiag:n=4096,b=16", "uniform:rows=4096,deg=3"};
     int cap = 8192, n = 0;
-    sdi_spmm_lowered *ls = sdi_calloc((size_t)cap, sizeof *ls);
-    const sdi_spmm_lowered **ptr = sdi_calloc((size_t)cap, sizeof *ptr);
+    sdi_lowered *ls = sdi_calloc((size_t)cap, sizeof *ls);
+    const sdi_lowered **ptr = sdi_calloc((size_t)cap, sizeof *ptr);
     if (!ls || !ptr) {
         sdi_free(ls);
         sdi_free(ptr);
@@ -303,8 +366,8 @@ static void precompile(sd_context *ctx, const opts_t *o, const int *ks, int nk)
             if (candidates(o, &a, ks[q], &c, &nc) != SD_OK)
                 continue;
             for (int i = 0; i < nc && n < cap; i++) {
-                sdi_spmm_lowered l;
-                if (sdi_spmm_lower(&a, &c[i], &l) != SD_OK)
+                sdi_lowered l;
+                if (lower_cfg(&a, &c[i], &l) != SD_OK)
                     continue;
                 bool dup = false;
                 for (int j = 0; j < n && !dup; j++)
@@ -327,7 +390,7 @@ static void precompile(sd_context *ctx, const opts_t *o, const int *ks, int nk)
     }
     int failed = 0;
     double wall = 0;
-    sdi_spmm_precompile(ctx, ptr, n, &failed, &wall);
+    precompile_list(ctx, ptr, n, &failed, &wall);
     fprintf(stderr, "precompiled %d kernels in %.1f s (%d failed)\n", n, wall, failed);
     sdi_free(ls);
     sdi_free(ptr);
@@ -336,7 +399,7 @@ static void precompile(sd_context *ctx, const opts_t *o, const int *ks, int nk)
 /* ------------------------------------------------------------------ one task */
 
 /* One execution between two events (C is left for validation). */
-static sd_status screen_run(sd_context *ctx, sdi_spmm_loaded *ld, const float *d_b, float *d_c,
+static sd_status screen_run(sd_context *ctx, sdi_executable *ld, const float *d_b, float *d_c,
                             double *us)
 {
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -346,7 +409,7 @@ static sd_status screen_run(sd_context *ctx, sdi_spmm_loaded *ld, const float *d
     if (s == SD_OK)
         s = sdi_cuda_status(ctx, cudaEventRecord(e0, ctx->stream), "event", NULL);
     if (s == SD_OK)
-        s = sdi_spmm_run(ctx, ld, d_b, d_c, ctx->stream);
+        s = sdi_exe_run(ctx, ld, d_b, d_c, ctx->stream);
     if (s == SD_OK)
         s = sdi_cuda_status(ctx, cudaEventRecord(e1, ctx->stream), "event", NULL);
     if (s == SD_OK)
@@ -417,16 +480,16 @@ static void run_task(sd_context *ctx, const opts_t *o, task_t *t, const sd_csr *
         const sdi_spmm_config *c = &cands[i];
         char desc[160];
         sdi_spmm_config_describe(c, desc, sizeof desc);
-        sdi_spmm_lowered l;
-        sdi_spmm_loaded ld;
+        sdi_lowered l;
+        sdi_executable ld;
         memset(&ld, 0, sizeof ld);
-        s = sdi_spmm_lower(a, c, &l);
+        s = lower_cfg(a, c, &l);
         if (s == SD_ERR_UNSUPPORTED) {
             sdi_error_clear();
             continue;
         }
         if (s == SD_OK)
-            s = sdi_spmm_load(ctx, &l, true, &ld);
+            s = sdi_exe_create_program(ctx, &l, true, &ld);
         if (s == SD_OK && nc > 0)
             s = sdi_cuda_status(ctx, cudaMemsetAsync(d_c, 0xff, nc * 4, ctx->stream), "poison",
                                 NULL);
@@ -452,9 +515,9 @@ static void run_task(sd_context *ctx, const opts_t *o, task_t *t, const sd_csr *
                                     "poison", NULL);
         }
         if (s == SD_OK && !screened)
-            s = sdi_spmm_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
-        sdi_spmm_unload(&ld);
-        sdi_spmm_lowered_free(&l);
+            s = exe_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
+        sdi_exe_free(&ld);
+        sdi_lowered_free(&l);
         t->ncand++;
         if (s != SD_OK) {
             t->nfail++;

@@ -99,3 +99,22 @@ sd_status sdi_paramspmm_preset(const sd_csr *a, int k, const sdi_spmm_stats *st,
     return SD_OK;
 #undef SD_FREE_ALL
 }
+
+sd_status sdi_paramspmm_task_preset(const sdi_task *t, sdi_plan *p)
+{
+    /* ParamSpMM's decider picks the PCSR branch's first configuration when a
+     * paramspmm.json is on the models' path. */
+    int decided = 0;
+    char why[320];
+    sdi_spmm_config c;
+    sd_status s = sdi_paramspmm_preset(t->a, t->k, t->spmm, NULL, &c, &decided, why, sizeof why);
+    if (s != SD_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", sd_last_error()); /* SDI_ERR rewrites the message */
+        return SDI_ERR(SD_ERR_UNSUPPORTED, "pcsr preset: %s", msg);
+    }
+    sdi_log(decided ? 1 : 2, "pcsr preset: %s", why);
+    p->p.spmm = c;
+    p->k = c.k;
+    return SD_OK;
+}

@@ -3,6 +3,7 @@
 #ifndef SDI_PCSR_SHIPPED_H
 #define SDI_PCSR_SHIPPED_H
 
+#include "../plan/family.h"
 #include "../plan/spmm.h"
 #include "forest.h"
 
@@ -27,5 +28,11 @@ SDI_HIDDEN sd_status sdi_paramspmm_preset(const sd_csr *a, int k, const sdi_spmm
                                           const sdi_paramspmm_deciders *d,
                                           sdi_spmm_config *out, int *decided, char *why,
                                           size_t why_cap);
+
+/* The search's sdi_task.preset: the pcsr family's defaults hook passes its rule's plan,
+ * which becomes sdi_paramspmm_preset's configuration with the shipped decider (logged as
+ * "pcsr preset: …"). A preset that fails leaves the family without a default
+ * (SD_ERR_UNSUPPORTED, naming why), as the search did. */
+SDI_HIDDEN sd_status sdi_paramspmm_task_preset(const sdi_task *t, sdi_plan *p);
 
 #endif /* SDI_PCSR_SHIPPED_H */

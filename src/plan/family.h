@@ -28,6 +28,11 @@ typedef struct sdi_task {
     const sdi_sg_rowinfo *sg_rows; /* SDI_STATS_SG_ROWS: u(i), lo(i), hi(i) of C's rows */
     const sdi_sg_summary *sg;      /* SDI_STATS_SG_ROWS: their summary */
     const sdi_sg_limits *sg_lim;   /* SpGEMM: the GPU's limits for binning */
+    /* Optional: a learned first choice (model/, which plan/ does not include). A family
+     * whose defaults hook consults it (pcsr: ParamSpMM's decider) passes its rule's plan
+     * in *p; the callback may replace it by another legal plan of the family. An error is
+     * the defaults hook's. NULL: the rule's plan stands. */
+    sd_status (*preset)(const struct sdi_task *t, sdi_plan *p);
 } sdi_task;
 
 /* Statistics a family reads (sdi_family.stats). */

@@ -1,6 +1,7 @@
-/* src/plan/spmm.h: SpMM plan families: the template vocabulary of the SpMM mechanism
- * library, one configuration struct (representation + schedule + θ_H) per candidate,
- * legality checks and the enumeration of candidates for a matrix and a dense width K. */
+/* src/plan/spmm.h: SpMM plans: the template vocabulary of the SpMM mechanism library (one
+ * family per template, src/plan/families/spmm_*.c), the configuration struct
+ * (representation + schedule + θ_H) of a plan, legality checks and the enumeration of
+ * candidates for a matrix and a dense width K (spmm_config.c, through the families). */
 #ifndef SDI_PLAN_SPMM_H
 #define SDI_PLAN_SPMM_H
 
@@ -96,14 +97,14 @@ SDI_HIDDEN bool sdi_spmm_split_segmented(const sdi_spmm_config *c);
 SDI_HIDDEN sd_status sdi_spmm_config_check(const sdi_spmm_config *c, const sdi_spmm_stats *st);
 
 /* A ready-made configuration of each template for a matrix and K: the θ_H that the
- * family's rules pick first (used as the default of a template and by tests). */
+ * family's rules pick first (the base of its sweep; its defaults hook starts from it). */
 SDI_HIDDEN sd_status sdi_spmm_config_default(int tmpl, int k, const sdi_spmm_stats *st,
                                              sdi_spmm_config *out);
 
 /* Whether the column windows of c (SDI_SPMM_COL_WINDOW) are dense enough to stage: on
  * average each staged B row serves at least two entries (else staging reads more of B than
- * the entries do). The sweep keeps only such members, and the tuner's default of the
- * family the same way. */
+ * the entries do). The sweep keeps only such members, and the family's defaults hook the
+ * same way. */
 SDI_HIDDEN sd_status sdi_spmm_colwin_dense(const sd_csr *a, const sdi_spmm_config *c, bool *dense);
 
 /* The candidate set: for each template enabled in tmpl_mask (bit t = template t; 0 = all),

@@ -99,6 +99,8 @@ typedef struct {
     int64_t smem;       /* static shared memory per CTA */
     int32_t long_rows;  /* split rows (SpMM split, PCSR with S) */
     int64_t chunks;     /* chunks (split) or PCSR rows */
+    int32_t atomics;    /* the program adds floats atomically (not bitwise reproducible),
+                           as built for this matrix (a plan's family says it beforehand) */
     double build_ms;    /* host format building */
 } sdi_lowered;
 

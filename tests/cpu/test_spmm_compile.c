@@ -12,15 +12,24 @@
 #include "core/sdi.h"
 
 #include "gen/gen.h"
-#include "lower/spmm_lower.h"
+#include "plan/families/spmm_shared.h"
 #include "plan/spmm.h"
 #include "sdt.h"
+
+/* c lowered for a through its family, with a's statistics. */
+static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowered *l)
+{
+    sdi_spmm_stats st;
+    sdi_spmm_stats_compute(a, &st);
+    return sdi_spmm_lower_config(a, &st, c, l);
+}
 
 /* The variants to compile, deduplicated by kernel name (lowered descriptions kept). */
 #define MAX_VARIANTS 2048
 typedef struct {
     char desc[160];
-    sdi_spmm_lowered l;
+    sdi_lowered l;
+    int tmpl;
     sd_status status;
     char error[512];
     int found[2];
@@ -35,24 +44,25 @@ static void add_variant(const sd_csr *a, const sdi_spmm_config *cfg)
 {
     char desc[160];
     sdi_spmm_config_describe(cfg, desc, sizeof desc);
-    sdi_spmm_lowered l;
-    sd_status s = sdi_spmm_lower(a, cfg, &l);
+    sdi_lowered l;
+    sd_status s = lower_cfg(a, cfg, &l);
     SDT_CHECK(s == SD_OK, "lowering %s: %s", desc, sd_last_error());
     if (s != SD_OK)
         return;
     for (int i = 0; i < nvars; i++)
         if (strcmp(vars[i].l.kname[0], l.kname[0]) == 0) {
-            sdi_spmm_lowered_free(&l);
+            sdi_lowered_free(&l);
             return;
         }
     if (nvars == MAX_VARIANTS) {
-        sdi_spmm_lowered_free(&l);
+        sdi_lowered_free(&l);
         return;
     }
     variant *v = &vars[nvars++];
     memset(v, 0, sizeof *v);
     snprintf(v->desc, sizeof v->desc, "%s", desc);
     v->l = l;
+    v->tmpl = cfg->tmpl;
 }
 
 static bool cubin_has(const sdi_cubin *c, const char *name)
@@ -68,9 +78,13 @@ static bool cubin_has(const sdi_cubin *c, const char *name)
 /* Compiles vars[i] (thread-safe: results stay in the variant). */
 static void compile_variant(variant *v)
 {
-    sdi_macro macros[SDI_SPMM_MAX_MACROS];
+    sdi_macro macros[SDI_LOW_MAX_MACROS];
     sdi_jit_request req;
-    sdi_spmm_jit_request(&v->l, macros, &req);
+    v->status = sdi_lowered_jit_request(&v->l, NULL, macros, &req);
+    if (v->status != SD_OK) {
+        snprintf(v->error, sizeof v->error, "%s", sd_last_error());
+        return;
+    }
     req.arch = "sm_90";
     sdi_cubin cubin;
     memset(&cubin, 0, sizeof cubin);
@@ -191,13 +205,13 @@ static void test_compile_all(void)
         SDT_CHECK(v->status == SD_OK, "%s (%s) does not compile: %s", v->desc, v->l.kname[0],
                   v->error);
         if (v->status == SD_OK) {
-            per_template[v->l.cfg.tmpl]++;
+            per_template[v->tmpl]++;
             ms += v->ms;
             for (int k = 0; k < v->l.nkernels; k++)
                 SDT_CHECK(v->found[k], "%s: cubin lacks kernel %s", v->desc, v->l.kname[k]);
             SDT_CHECK(!v->warned, "%s: NVRTC warnings: %s", v->desc, v->log);
         }
-        sdi_spmm_lowered_free(&v->l);
+        sdi_lowered_free(&v->l);
     }
     for (int t = 0; t < SDI_SPMM_NTEMPLATES; t++) {
         SDT_CHECK(per_template[t] > 0, "template %s: nothing compiled", sdi_spmm_template_name(t));
@@ -259,7 +273,7 @@ static void test_light_members(void)
  * finish's workspace), a reproducible program where no row crosses a segment boundary, and
  * the sweep's members: both finishes per segment length, 8-entry segments with atomic sums
  * only. */
-static size_t ws_bytes(const sdi_spmm_lowered *l)
+static size_t ws_bytes(const sdi_lowered *l)
 {
     for (int i = 0; i < l->narrays; i++)
         if (strcmp(l->arr[i].name, "ws") == 0)
@@ -294,19 +308,19 @@ static void test_segatomic_lowering(void)
         for (int mode = SDI_SPLIT_SEGMENTS; mode <= SDI_SPLIT_SEGATOMIC; mode++) {
             c.split_mode = mode;
             SDT_OK(sdi_spmm_config_check(&c, &st));
-            sdi_spmm_lowered l;
-            SDT_OK(sdi_spmm_lower(&a, &c, &l));
+            sdi_lowered l;
+            SDT_OK(lower_cfg(&a, &c, &l));
             const size_t want = (size_t)nseg * (mode == SDI_SPLIT_SEGATOMIC ? 1 : 2) * 32 * 4;
             SDT_CHECK(ws_bytes(&l) == want, "mode %d: ws %zu bytes, want %zu", mode,
                       ws_bytes(&l), want);
             const int det = mode == SDI_SPLIT_SEGMENTS || !long_row;
-            SDT_CHECK(l.deterministic == det, "mode %d, long row %d: deterministic %d", mode,
-                      long_row, l.deterministic);
+            SDT_CHECK((!l.atomics) == det, "mode %d, long row %d: deterministic %d", mode,
+                      long_row, !l.atomics);
             char desc[160];
             sdi_spmm_config_describe(&c, desc, sizeof desc);
             SDT_CHECK(strstr(desc, mode == SDI_SPLIT_SEGATOMIC ? "segatomic" : "segments") != NULL,
                       "description '%s'", desc);
-            sdi_spmm_lowered_free(&l);
+            sdi_lowered_free(&l);
         }
         if (long_row) { /* the sweep's segment members */
             sdi_spmm_config *v = NULL;

@@ -14,11 +14,19 @@
 
 #include "formats/spmm_formats.h"
 #include "gen/gen.h"
-#include "lower/spmm_lower.h"
+#include "plan/families/spmm_shared.h"
 #include "plan/spmm.h"
 #include "ref/ref.h"
 #include "sdt.h"
 #include "spmm_tc_data.h"
+
+/* c lowered for a through its family, with a's statistics. */
+static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowered *l)
+{
+    sdi_spmm_stats st;
+    sdi_spmm_stats_compute(a, &st);
+    return sdi_spmm_lower_config(a, &st, c, l);
+}
 
 /* ------------------------------------------------------------------ TF32 arithmetic model */
 
@@ -283,12 +291,13 @@ static void test_compile(void)
     sdi_spmm_stats st;
     sdi_spmm_stats_compute(&a, &st);
     enum { NV = 6 * 2 * 2 };
-    sdi_spmm_lowered *ls = sdi_calloc(NV, sizeof *ls);
+    sdi_lowered *ls = sdi_calloc(NV, sizeof *ls);
+    sdi_spmm_config *cfgs = sdi_calloc(NV, sizeof *cfgs);
     sd_status *res = sdi_calloc(NV, sizeof *res);
     char(*err)[512] = sdi_calloc(NV, sizeof *err);
     int n = 0;
-    SDT_CHECK(ls && res && err, "out of memory");
-    for (int q = 0; q < 6 && ls && res && err; q++)
+    SDT_CHECK(ls && cfgs && res && err, "out of memory");
+    for (int q = 0; q < 6 && ls && cfgs && res && err; q++)
         for (int b = 8; b <= 16; b += 8)
             for (int v = 0; v < 2; v++) {
                 sdi_spmm_config c;
@@ -298,21 +307,22 @@ static void test_compile(void)
                     c.coarsen = c.coarsen == 1 ? 2 : 1;
                     c.warps = 8;
                 }
-                sd_status s = sdi_spmm_lower(&a, &c, &ls[n]);
+                sd_status s = lower_cfg(&a, &c, &ls[n]);
                 SDT_CHECK(s == SD_OK, "lowering K=%d b=%d: %s", ks[q], b, sd_last_error());
                 if (s == SD_OK)
-                    n++;
+                    cfgs[n++] = c;
             }
     double t0 = sdi_now();
 #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < n; i++) {
-        sdi_macro macros[SDI_SPMM_MAX_MACROS];
+        sdi_macro macros[SDI_LOW_MAX_MACROS];
         sdi_jit_request req;
-        sdi_spmm_jit_request(&ls[i], macros, &req);
-        req.arch = "sm_90";
         sdi_cubin cubin;
         memset(&cubin, 0, sizeof cubin);
-        res[i] = sdi_jit_compile(&req, &cubin);
+        res[i] = sdi_lowered_jit_request(&ls[i], NULL, macros, &req);
+        req.arch = "sm_90";
+        if (res[i] == SD_OK)
+            res[i] = sdi_jit_compile(&req, &cubin);
         if (res[i] != SD_OK)
             snprintf(err[i], sizeof err[i], "%s", sd_last_error());
         else if (!cubin_has(&cubin, ls[i].kname[0]))
@@ -324,29 +334,30 @@ static void test_compile(void)
     sdi_spmm_config first;
     memset(&first, 0, sizeof first);
     if (n > 0)
-        first = ls[0].cfg;
+        first = cfgs[0];
     for (int i = 0; i < n; i++) {
         char d[160];
-        sdi_spmm_config_describe(&ls[i].cfg, d, sizeof d);
+        sdi_spmm_config_describe(&cfgs[i], d, sizeof d);
         SDT_CHECK(res[i] == SD_OK && err[i][0] == '\0', "%s: %s", d, err[i]);
-        sdi_spmm_lowered_free(&ls[i]);
+        sdi_lowered_free(&ls[i]);
     }
     printf("  %d bsr_tc variants compiled for sm_90 in %.1f s\n", n, sdi_now() - t0);
     /* An architecture without TF32 mma is refused by the template itself. */
     if (n > 0) {
-        SDT_OK(sdi_spmm_lower(&a, &first, &ls[0]));
-        sdi_macro macros[SDI_SPMM_MAX_MACROS];
+        SDT_OK(lower_cfg(&a, &first, &ls[0]));
+        sdi_macro macros[SDI_LOW_MAX_MACROS];
         sdi_jit_request req;
-        sdi_spmm_jit_request(&ls[0], macros, &req);
+        SDT_OK(sdi_lowered_jit_request(&ls[0], NULL, macros, &req));
         req.arch = "sm_75";
         sdi_cubin cubin;
         memset(&cubin, 0, sizeof cubin);
         SDT_STATUS(sdi_jit_compile(&req, &cubin), SD_ERR_COMPILE);
         SDT_CHECK(strstr(sd_last_error(), "sm_80") != NULL, "message '%s'", sd_last_error());
         sdi_cubin_free(&cubin);
-        sdi_spmm_lowered_free(&ls[0]);
+        sdi_lowered_free(&ls[0]);
     }
     sdi_free(ls);
+    sdi_free(cfgs);
     sdi_free(res);
     sdi_free(err);
     sd_csr_free(&a);
@@ -439,27 +450,27 @@ static void test_lowering(void)
         sdi_spmm_config c;
         SDT_OK(sdi_spmm_config_default(SDI_SPMM_BSR_TC, 130, &st, &c));
         c.block = b;
-        sdi_spmm_lowered l;
-        SDT_OK(sdi_spmm_lower(&a, &c, &l));
+        sdi_lowered l;
+        SDT_OK(lower_cfg(&a, &c, &l));
         int brows = (a.rows + b - 1) / b;
         SDT_CHECK(l.nlaunches == 1 && l.launch[0].grid[0] == (unsigned)((brows + 3) / 4) &&
                       l.launch[0].grid[1] == 3 && l.launch[0].block[0] == 128 &&
                       l.launch[0].nargs == 8,
                   "b=%d: launch grid %u x %u, block %u, %d args", b, l.launch[0].grid[0],
                   l.launch[0].grid[1], l.launch[0].block[0], l.launch[0].nargs);
-        SDT_CHECK(strcmp(l.template_name, "spmm_bsr_tc.cuh") == 0 && l.deterministic &&
+        SDT_CHECK(strcmp(l.template_name, "spmm_bsr_tc.cuh") == 0 && !l.atomics &&
                       l.slots == l.chunks * b * 8 && l.slots >= a.nnz,
                   "b=%d: template %s, slots %lld, tiles %lld", b, l.template_name,
                   (long long)l.slots, (long long)l.chunks);
-        sdi_spmm_lowered_free(&l);
+        sdi_lowered_free(&l);
     }
     /* Scattered nonzeros: more than 8x padding is refused, by name. */
     SDT_OK(sdi_gen("uniform:rows=900,cols=410,deg=7", sdt_seed, &scattered));
     sdi_spmm_stats_compute(&scattered, &st);
     sdi_spmm_config c;
     SDT_OK(sdi_spmm_config_default(SDI_SPMM_BSR_TC, 32, &st, &c));
-    sdi_spmm_lowered l;
-    SDT_STATUS(sdi_spmm_lower(&scattered, &c, &l), SD_ERR_UNSUPPORTED);
+    sdi_lowered l;
+    SDT_STATUS(lower_cfg(&scattered, &c, &l), SD_ERR_UNSUPPORTED);
     SDT_CHECK(strstr(sd_last_error(), "padding") != NULL, "message '%s'", sd_last_error());
     /* The inputs of the GPU test (tests/gpu/test_spmm.c, test_bsr_tc) are within the
      * padding limit for both tile heights. */
@@ -471,8 +482,8 @@ static void test_lowering(void)
         for (int b = 8; b <= 16; b += 8) {
             SDT_OK(sdi_spmm_config_default(SDI_SPMM_BSR_TC, 7, &st, &c));
             c.block = b;
-            SDT_OK(sdi_spmm_lower(&t, &c, &l));
-            sdi_spmm_lowered_free(&l);
+            SDT_OK(lower_cfg(&t, &c, &l));
+            sdi_lowered_free(&l);
         }
         sd_csr_free(&t);
     }

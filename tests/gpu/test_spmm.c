@@ -14,10 +14,73 @@
 #include <cuda_runtime_api.h>
 
 #include "gen/gen.h"
-#include "lower/spmm_lower.h"
+#include "plan/families/spmm_shared.h"
+#include "runtime/executable.h"
+#include "runtime/runtime.h"
 #include "plan/spmm.h"
 #include "sdt.h"
 #include "spmm_tc_data.h"
+
+/* ------------------------------------------------------------------ one configuration
+ * Lowered through its family, instantiated as the runtime's executable. */
+static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowered *l)
+{
+    sdi_spmm_stats st;
+    sdi_spmm_stats_compute(a, &st);
+    return sdi_spmm_lower_config(a, &st, c, l);
+}
+
+typedef struct {
+    sdi_executable *e;
+    const float *b;
+    float *c;
+    const sdi_reference *ref;
+    sdi_validation *val;
+} exe_arg;
+
+static sd_status exe_exec(sd_context *ctx, void *p, cudaStream_t stream)
+{
+    exe_arg *m = p;
+    return sdi_exe_run(ctx, m->e, m->b, m->c, stream);
+}
+
+static sd_status exe_check(sd_context *ctx, void *p)
+{
+    exe_arg *m = p;
+    return sdi_check_dense_output(ctx, m->ref, m->c, m->val);
+}
+
+/* The measurement protocol (sdi_measure), the first warm-up's output checked against ref. */
+static sd_status exe_measure(sd_context *ctx, sdi_executable *e, const float *d_b, float *d_c,
+                             const sdi_reference *ref, sdi_validation *val, const char *name,
+                             sdi_timing *out)
+{
+    exe_arg m = {e, d_b, d_c, ref, val};
+    return sdi_measure(ctx, name, exe_exec, &m, ref ? exe_check : NULL, &m, out);
+}
+
+/* The kernels of list[0..n) compiled into ctx's memo in parallel (the loads that follow
+ * are memo hits); *nfailed counts those that fail. */
+static sd_status precompile_list(sd_context *ctx, const sdi_lowered *const *list, int n,
+                                 int *nfailed, double *wall_s)
+{
+    int failed = 0;
+    double t0 = sdi_now();
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
+    for (int i = 0; i < n; i++) {
+        sdi_macro macros[SDI_LOW_MAX_MACROS];
+        sdi_jit_request req;
+        const sdi_cubin *c = NULL;
+        if (sdi_lowered_jit_request(list[i], NULL, macros, &req) != SD_OK ||
+            sdi_jit_get(ctx, &req, &c, NULL) != SD_OK) {
+            sdi_log(1, "precompiling %s: %s", list[i]->kname[0], sd_last_error());
+            failed++;
+        }
+    }
+    *nfailed = failed;
+    *wall_s = sdi_now() - t0;
+    return ctx->broken ? SDI_ERR(SD_ERR_CUDA, "%s", ctx->broken_reason) : SD_OK;
+}
 
 static sd_context *g_ctx;
 static int g_quick;
@@ -113,10 +176,10 @@ static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config 
 {
     char desc[192];
     sdi_spmm_config_describe(cfg, desc, sizeof desc);
-    sdi_spmm_lowered l;
-    sdi_spmm_loaded ld;
+    sdi_lowered l;
+    sdi_executable ld;
     memset(&ld, 0, sizeof ld);
-    sd_status s = sdi_spmm_lower(a, cfg, &l);
+    sd_status s = lower_cfg(a, cfg, &l);
     if (s == SD_ERR_UNSUPPORTED) { /* a format limit (padding), named: not a failure */
         sdi_error_clear();
         return 1;
@@ -124,7 +187,7 @@ static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config 
     SDT_CHECK(s == SD_OK, "%s on %s: lowering: %s", desc, label, sd_last_error());
     if (s != SD_OK)
         return 0;
-    s = sdi_spmm_load(g_ctx, &l, graph, &ld);
+    s = sdi_exe_create_program(g_ctx, &l, graph, &ld); /* the lowering moves into ld.low */
     SDT_CHECK(s == SD_OK, "%s on %s: load: %s", desc, label, sd_last_error());
     int ok = s == SD_OK;
     size_t cbytes = (size_t)a->rows * (size_t)cfg->k * 4;
@@ -133,9 +196,9 @@ static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config 
         memset(&val, 0, sizeof val);
         s = poison(d_c, cbytes);
         if (s == SD_OK)
-            s = sdi_spmm_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
+            s = sdi_exe_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
         if (s == SD_OK)
-            s = sdi_stream_sync(g_ctx, "spmm test run", l.kname[0]);
+            s = sdi_stream_sync(g_ctx, "spmm test run", ld.low.kname[0]);
         if (s == SD_OK)
             s = sdi_check_dense_output(g_ctx, ref, d_c, &val);
         g_runs++;
@@ -144,12 +207,12 @@ static int run_config(const sd_csr *a, const char *label, const sdi_spmm_config 
             SDT_CHECK(0, "%s on %s (%d x %d, nnz %lld) run %d: %s [kernel %s, %d launches, "
                       "regs %d/%d, local %zu B]",
                       desc, label, a->rows, a->cols, (long long)a->nnz, rep + 1,
-                      val.reason[0] ? val.reason : sd_last_error(), l.kname[0], l.nlaunches,
+                      val.reason[0] ? val.reason : sd_last_error(), ld.low.kname[0], ld.low.nlaunches,
                       ld.num_regs[0], ld.num_regs[1], ld.local_bytes[0]);
         }
     }
-    sdi_spmm_unload(&ld);
-    sdi_spmm_lowered_free(&l);
+    sdi_exe_free(&ld);
+    sdi_lowered_free(&l);
     return ok;
 }
 
@@ -234,8 +297,8 @@ static sd_status configs_for(const sd_csr *a, int k, sdi_spmm_config **out, int 
 static void precompile_all(const int *ks, int nk)
 {
     int cap = 4096, n = 0;
-    sdi_spmm_lowered *ls = sdi_calloc((size_t)cap, sizeof *ls);
-    const sdi_spmm_lowered **ptr = sdi_calloc((size_t)cap, sizeof *ptr);
+    sdi_lowered *ls = sdi_calloc((size_t)cap, sizeof *ls);
+    const sdi_lowered **ptr = sdi_calloc((size_t)cap, sizeof *ptr);
     if (!ls || !ptr) {
         sdi_free(ls);
         sdi_free(ptr);
@@ -255,8 +318,8 @@ static void precompile_all(const int *ks, int nk)
             if (configs_for(&a, ks[q], &cfgs, &nc) != SD_OK)
                 continue;
             for (int i = 0; i < nc && n < cap; i++) {
-                sdi_spmm_lowered l;
-                if (sdi_spmm_lower(&a, &cfgs[i], &l) != SD_OK) {
+                sdi_lowered l;
+                if (lower_cfg(&a, &cfgs[i], &l) != SD_OK) {
                     sdi_error_clear();
                     continue;
                 }
@@ -282,7 +345,7 @@ static void precompile_all(const int *ks, int nk)
     }
     int failed = 0;
     double wall = 0;
-    sd_status s = sdi_spmm_precompile(g_ctx, ptr, n, &failed, &wall);
+    sd_status s = precompile_list(g_ctx, ptr, n, &failed, &wall);
     SDT_CHECK(s == SD_OK && failed == 0, "precompiling: %d of %d kernels failed (%s)", failed, n,
               sd_last_error());
     printf("  %d distinct kernels compiled in %.1f s (%.1f s with lowering)\n", n, wall,
@@ -430,10 +493,10 @@ static void test_uniform_values_graph_update(void)
                 }
                 char desc[192];
                 sdi_spmm_config_describe(&cfg, desc, sizeof desc);
-                sdi_spmm_lowered l;
-                sdi_spmm_loaded ld;
+                sdi_lowered l;
+                sdi_executable ld;
                 memset(&ld, 0, sizeof ld);
-                sd_status e = sdi_spmm_lower(&a, &cfg, &l);
+                sd_status e = lower_cfg(&a, &cfg, &l);
                 if (e == SD_ERR_UNSUPPORTED) {
                     sdi_error_clear();
                     continue;
@@ -441,42 +504,44 @@ static void test_uniform_values_graph_update(void)
                 SDT_CHECK(e == SD_OK, "%s: %s", desc, sd_last_error());
                 if (e != SD_OK)
                     continue;
-                e = sdi_spmm_load(g_ctx, &l, true, &ld); /* graphs for 2-launch programs */
+                e = sdi_exe_create_program(g_ctx, &l, true, &ld); /* graphs for 2-launch programs */
                 sdi_validation val;
                 memset(&val, 0, sizeof val);
                 sdi_timing tm;
                 if (e == SD_OK)
                     e = poison(d_c, nc * 4);
                 if (e == SD_OK)
-                    e = sdi_spmm_measure(g_ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
+                    e = exe_measure(g_ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
                 SDT_CHECK(e == SD_OK, "%s on %s K=%d (uniform values): %s", desc, families[m], k,
                           val.reason[0] ? val.reason : sd_last_error());
                 /* Deterministic programs are bitwise reproducible run to run. */
-                if (e == SD_OK && l.deterministic) {
+                if (e == SD_OK && !ld.low.atomics) {
                     e = sdi_copy_to_host(g_ctx, h1, d_c, nc * 4, "C");
                     if (e == SD_OK)
-                        e = sdi_spmm_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
+                        e = sdi_exe_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
                     if (e == SD_OK)
                         e = sdi_copy_to_host(g_ctx, h2, d_c, nc * 4, "C");
                     SDT_CHECK(e == SD_OK && memcmp(h1, h2, nc * 4) == 0,
                               "%s on %s K=%d: deterministic program not reproducible", desc,
                               families[m], k);
                 }
-                /* Value update: regather, upload, run, check against the new reference. */
+                /* Value update: the executable follows the new values; run, check against the new
+                 * reference. */
                 if (e == SD_OK) {
-                    sdi_spmm_lowered_refresh(&l, newv);
-                    e = sdi_spmm_upload_values(g_ctx, &l, &ld);
+                    sd_csr an = a; /* the same pattern with the new values */
+                    an.vals = newv;
+                    e = sdi_exe_update_values(g_ctx, &ld, &an, NULL);
                     if (e == SD_OK)
                         e = poison(d_c, nc * 4);
                     if (e == SD_OK)
-                        e = sdi_spmm_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
+                        e = sdi_exe_run(g_ctx, &ld, d_b, d_c, g_ctx->stream);
                     if (e == SD_OK)
                         e = sdi_check_dense_output(g_ctx, &ref2, d_c, &val);
                     SDT_CHECK(e == SD_OK, "%s on %s K=%d after a value update: %s", desc,
                               families[m], k, val.reason[0] ? val.reason : sd_last_error());
                 }
-                sdi_spmm_unload(&ld);
-                sdi_spmm_lowered_free(&l);
+                sdi_exe_free(&ld);
+                sdi_lowered_free(&l);
             }
             sdi_free(b);
             sdi_free(h1);
@@ -571,11 +636,11 @@ static void test_bsr_tc(void)
                         cfg.coarsen = nt;
                         cfg.warps = w;
                         /* these inputs are within the padding limit: lowering must work */
-                        sdi_spmm_lowered l;
-                        sd_status e = sdi_spmm_lower(&a, &cfg, &l);
+                        sdi_lowered l;
+                        sd_status e = lower_cfg(&a, &cfg, &l);
                         SDT_CHECK(e == SD_OK, "%s K=%d b=%d: lowering: %s", label, k, bm,
                                   sd_last_error());
-                        sdi_spmm_lowered_free(&l);
+                        sdi_lowered_free(&l);
                         if (e != SD_OK)
                             continue;
                         if (run_config(&a, label, &cfg, d_b, d_c, &ref, false))
