@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
 #include "analysis/plan_stats.h"
 #include "gen/gen.h"
 #include "plan/family.h"
@@ -35,58 +34,15 @@ typedef struct {
     sd_features features;
     sdi_spmv_stats spmv;
     sdi_spmm_stats spmm;
-    sdi_sg_rowinfo rows;
-    int64_t *u;
-    int32_t *lo, *hi;
+    sdi_sg_rowinfo rows; /* of C = A·A (square A) */
     sdi_sg_summary sg;
     sdi_sg_limits lim;
     sdi_task t;
 } fixture;
 
-/* u(i), lo(i), hi(i) of C = A·A on the host, as the offline planner computes them. */
-static sd_status host_rowinfo(fixture *fx)
-{
-    const sd_csr *a = &fx->a, *b = &fx->a;
-    size_t m = (size_t)(a->rows > 0 ? a->rows : 1);
-    fx->u = sdi_malloc_array(m, sizeof *fx->u);
-    fx->lo = sdi_malloc_array(m, sizeof *fx->lo);
-    fx->hi = sdi_malloc_array(m, sizeof *fx->hi);
-    if (fx->u == NULL || fx->lo == NULL || fx->hi == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "row analysis");
-    (void)sdi_spgemm_row_work(a, b->rowptr, fx->u);
-    for (int32_t i = 0; i < a->rows; i++) {
-        int32_t l = b->cols, h = -1;
-        for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) {
-            int32_t k = a->colind[p];
-            if (b->rowptr[k + 1] > b->rowptr[k]) {
-                if (b->colind[b->rowptr[k]] < l)
-                    l = b->colind[b->rowptr[k]];
-                if (b->colind[b->rowptr[k + 1] - 1] > h)
-                    h = b->colind[b->rowptr[k + 1] - 1];
-            }
-        }
-        fx->lo[i] = h >= 0 ? l : 0;
-        fx->hi[i] = h >= 0 ? h : 0;
-    }
-    int64_t bmax = 0;
-    for (int32_t k = 0; k < b->rows; k++)
-        if (b->rowptr[k + 1] - b->rowptr[k] > bmax)
-            bmax = b->rowptr[k + 1] - b->rowptr[k];
-    memset(&fx->rows, 0, sizeof fx->rows);
-    fx->rows.m = a->rows;
-    fx->rows.n = b->cols;
-    fx->rows.u = fx->u;
-    fx->rows.lo = fx->lo;
-    fx->rows.hi = fx->hi;
-    fx->rows.b_row_max = bmax;
-    return SD_OK;
-}
-
 static void fixture_free(fixture *fx)
 {
-    sdi_free(fx->u);
-    sdi_free(fx->lo);
-    sdi_free(fx->hi);
+    sdi_sg_rowinfo_host_free(&fx->rows);
     sd_csr_free(&fx->a);
     memset(fx, 0, sizeof *fx);
 }
@@ -121,7 +77,7 @@ static bool fixture_open(fixture *fx, const char *what, const sd_csr *from)
     if (s == SD_OK)
         sdi_spmm_stats_compute(&fx->a, &fx->spmm);
     if (s == SD_OK && fx->a.rows == fx->a.cols) {
-        s = host_rowinfo(fx);
+        s = sdi_sg_rowinfo_host(&fx->a, &fx->a, &fx->rows); /* the offline planner's analysis */
         if (s == SD_OK) {
             sdi_sg_summarize(&fx->rows, &fx->sg);
             sdi_sg_limits_from_props(&fx->gpu, &fx->lim);
