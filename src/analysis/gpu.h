@@ -4,6 +4,8 @@
 #ifndef SDI_GPU_H
 #define SDI_GPU_H
 
+#include <stdio.h>
+
 #include "../core/sdi.h"
 
 typedef struct {
@@ -43,6 +45,9 @@ SDI_HIDDEN void sdi_gpu_props_complete(sdi_gpu_props *p);
 /* NVRTC's name of p's architecture, "sm_<major><minor>" ("sm_90"), into out, which
  * SDI_GPU_ARCH_TEXT bytes hold whatever the two numbers. */
 #define SDI_GPU_ARCH_TEXT 32
-SDI_HIDDEN void sdi_gpu_arch(const sdi_gpu_props *p, char out[SDI_GPU_ARCH_TEXT]);
+static inline void sdi_gpu_arch(const sdi_gpu_props *p, char out[SDI_GPU_ARCH_TEXT])
+{
+    snprintf(out, SDI_GPU_ARCH_TEXT, "sm_%d%d", p->cc_major, p->cc_minor);
+}
 
 #endif /* SDI_GPU_H */

@@ -145,8 +145,3 @@ void sdi_gpu_props_complete(sdi_gpu_props *p)
             p->copy_bandwidth = q->props.copy_bandwidth;
     }
 }
-
-void sdi_gpu_arch(const sdi_gpu_props *p, char out[SDI_GPU_ARCH_TEXT])
-{
-    snprintf(out, SDI_GPU_ARCH_TEXT, "sm_%d%d", p->cc_major, p->cc_minor);
-}
