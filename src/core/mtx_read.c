@@ -1,16 +1,14 @@
-/* src/core/mtx_read.c: the Matrix Market reader: block reads (plain or gzip, from an
- * opened input or from memory) with a bounded line buffer, a hand-written tokenizer with
- * an exact fast path for decimals, symmetric expansion, and canonicalisation into CSR
- * through the COO staging buffer. */
+/* src/core/mtx_read.c: the Matrix Market parser: a hand-written tokenizer with an exact
+ * fast path for decimals, banner and size lines, symmetric expansion, and
+ * canonicalisation into CSR through the COO staging buffer. The lines come from the
+ * buffered input of mtx_lines.c. */
 #include <errno.h>
 #include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-#include "io.h"
+#include "mtx_lines.h"
 
 const char *sdi_mtx_field_name(sdi_mtx_field f)
 {
@@ -34,11 +32,6 @@ const char *sdi_mtx_symmetry_name(sdi_mtx_symmetry s)
 }
 
 /* ================================================================== numbers */
-
-static inline bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
-static inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
-static inline bool is_eol(char c) { return c == '\n' || c == '\r'; }
-static inline bool is_end(char c) { return is_blank(c) || is_eol(c) || c == '\0'; }
 
 /* 10^k as doubles; exact up to 10^22, correctly rounded beyond (compiler literals). */
 static const double k_pow10[65] = {
@@ -202,329 +195,6 @@ sdi_num_status sdi_parse_value(const char *p, bool integer, const char **end, fl
     return value_fast(p, integer, end, out);
 }
 
-/* ================================================================== input blocks */
-
-/* Compressed bytes read from an input at once (memory is inflated in place). */
-#define SDI_ZIN_BYTES (256u << 10)
-
-/* A long line in progress that is being dropped rather than kept (rd_skip). */
-enum { SKIP_NONE, SKIP_BLANKS, SKIP_COMMENT };
-
-typedef struct {
-    sdi_input *in; /* NULL: the bytes are mem[0, mem_len) */
-    const unsigned char *mem;
-    size_t mem_len, mem_pos;
-    bool gzip; /* inflated on the way: the bytes started with the gzip magic */
-    z_stream zs;
-    bool zs_live, zs_done, raw_eof;
-    unsigned char *zin; /* compressed bytes read from in */
-    /* The buffer holds [0, len) read so far plus a NUL at len; [pos, chunk_end) are
-     * whole lines not yet parsed; [chunk_end, len) is an incomplete last line. */
-    char *buf;
-    size_t cap, len, pos, chunk_end, block;
-    bool eof;
-    int skip;      /* SKIP_*: the line in progress is longer than SDI_MTX_LINE_MAX */
-    bool comments; /* past the banner: a line starting with '%' is a comment */
-    int64_t line;  /* lines consumed */
-    int64_t text_bytes;
-} rd_t;
-
-/* Makes at least want (1 or 2) compressed bytes available to inflate unless the raw
- * bytes end first; the one byte that may be left over is kept. */
-static sd_status z_fill(rd_t *r, uInt want)
-{
-    while (r->zs.avail_in < want && !r->raw_eof) {
-        uInt keep = r->zs.avail_in;
-        if (r->in == NULL) {
-            size_t off = r->mem_pos - keep, k = r->mem_len - off;
-            if (k > UINT_MAX)
-                k = UINT_MAX;
-            if (k <= keep) {
-                r->raw_eof = true;
-                break;
-            }
-            r->zs.next_in = (unsigned char *)(uintptr_t)(r->mem + off);
-            r->zs.avail_in = (uInt)k;
-            r->mem_pos = off + k;
-        } else {
-            if (keep > 0) /* next_in is NULL before the first read */
-                memmove(r->zin, r->zs.next_in, keep);
-            size_t got = 0;
-            sd_status s = sdi_input_read(r->in, r->zin + keep, SDI_ZIN_BYTES - keep, &got);
-            if (s != SD_OK)
-                return s;
-            r->zs.next_in = r->zin;
-            r->zs.avail_in = keep + (uInt)got;
-            r->raw_eof = got == 0;
-        }
-    }
-    return SD_OK;
-}
-
-/* Inflates up to n bytes, continuing over concatenated members; bytes after the last
- * member that do not start another one are ignored, as gzip -d does. */
-static sd_status z_read(rd_t *r, char *dst, size_t n, size_t *got)
-{
-    size_t produced = 0;
-    while (produced < n && !r->zs_done) {
-        if (r->zs.avail_in == 0) {
-            sd_status s = z_fill(r, 1);
-            if (s != SD_OK)
-                return s;
-            if (r->zs.avail_in == 0)
-                return SDI_ERR(SD_ERR_PARSE,
-                               "the gzip data is truncated after %lld bytes of text",
-                               (long long)(r->text_bytes + (int64_t)produced));
-        }
-        size_t room = n - produced;
-        if (room > UINT_MAX)
-            room = UINT_MAX;
-        r->zs.next_out = (unsigned char *)dst + produced;
-        r->zs.avail_out = (uInt)room;
-        int ret = inflate(&r->zs, Z_NO_FLUSH);
-        produced += room - r->zs.avail_out;
-        if (ret == Z_STREAM_END) {
-            sd_status s = z_fill(r, 2);
-            if (s != SD_OK)
-                return s;
-            if (r->zs.avail_in >= 2 && r->zs.next_in[0] == 0x1f && r->zs.next_in[1] == 0x8b)
-                inflateReset(&r->zs);
-            else
-                r->zs_done = true;
-        } else if (ret == Z_MEM_ERROR) {
-            return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory inflating gzip data");
-        } else if (ret != Z_OK) { /* input was given: Z_BUF_ERROR means no progress */
-            return SDI_ERR(SD_ERR_PARSE, "corrupt gzip data (%s) after %lld bytes of text",
-                           r->zs.msg ? r->zs.msg : "inflate failed",
-                           (long long)(r->text_bytes + (int64_t)produced));
-        }
-    }
-    *got = produced;
-    return SD_OK;
-}
-
-static sd_status src_read(rd_t *r, char *dst, size_t n, size_t *got)
-{
-    *got = 0;
-    if (r->gzip)
-        return z_read(r, dst, n, got);
-    if (r->in != NULL)
-        return sdi_input_read(r->in, dst, n, got);
-    size_t k = r->mem_len - r->mem_pos;
-    if (k > n)
-        k = n;
-    memcpy(dst, r->mem + r->mem_pos, k);
-    r->mem_pos += k;
-    *got = k;
-    return SD_OK;
-}
-
-/* The error for line ln (other than a comment) longer than SDI_MTX_LINE_MAX; [ls, ls +
- * avail) holds its first bytes (at least the limit's worth, or none). */
-static sd_status line_too_long(long long ln, const char *ls, size_t avail)
-{
-    bool nul = memchr(ls, '\0', avail < SDI_MTX_LINE_MAX ? avail : SDI_MTX_LINE_MAX) != NULL;
-    return SDI_ERR(SD_ERR_PARSE, "line %lld: longer than %u bytes, the limit for a line that "
-                                 "is not a comment%s", ln, SDI_MTX_LINE_MAX,
-                   nul ? " (it holds NUL bytes: binary data, not Matrix Market text)" : "");
-}
-
-/* The first line end in [p, q), or q. strcspn is quick on long lines; it stops at NUL
- * bytes too (the buffer ends with one), which are stepped over. */
-static const char *find_eol(const char *p, const char *q)
-{
-    while (p < q) {
-        p += strcspn(p, "\n\r");
-        if (p >= q || *p != '\0')
-            break;
-        p++;
-    }
-    return p < q ? p : q;
-}
-
-/* Whether [p, e) is a comment line: '%' after optional blanks, once past the banner. */
-static bool is_comment(const rd_t *r, const char *p, const char *e)
-{
-    while (p < e && is_blank(*p))
-        p++;
-    return r->comments && p < e && *p == '%';
-}
-
-/* Position just after the last complete line in [from, len), 0 if none. A CR as the
- * very last byte may be the first half of a CRLF: it ends a line only at end of input.
- * Callers start at the first byte not yet scanned (less one, for such a CR), so that
- * every byte is scanned once however long its line. */
-static size_t last_eol(const rd_t *r, size_t from)
-{
-    /* Backwards over the last bytes first: a line end is usually near the end. */
-    size_t stop = r->len - from > 4096 ? r->len - 4096 : from;
-    for (size_t i = r->len; i > stop; i--) {
-        char c = r->buf[i - 1];
-        if (c == '\n' || (c == '\r' && (i < r->len || r->eof)))
-            return i;
-    }
-    /* Within a long line: forwards at library speed to the last line end before it. */
-    size_t last = 0;
-    const char *b = r->buf, *q = b + stop;
-    for (const char *p = find_eol(b + from, q); p < q; p = find_eol(p + 1, q))
-        last = (size_t)(p - b) + 1;
-    return last;
-}
-
-static sd_status rd_grow(rd_t *r, size_t cap)
-{
-    char *nb = sdi_realloc_array(r->buf, cap + 1, 1);
-    if (nb == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte read buffer",
-                       cap);
-    r->buf = nb;
-    r->cap = cap;
-    return SD_OK;
-}
-
-/* The line in progress, [0, len) without a line end, has outgrown SDI_MTX_LINE_MAX. A
- * comment (or what may still become one: blanks so far) is dropped from here on, so it
- * costs no memory; anything else is an error. */
-static sd_status rd_long_line(rd_t *r)
-{
-    size_t i = 0;
-    while (i < r->len && is_blank(r->buf[i]))
-        i++;
-    if (r->comments && i == r->len) {
-        r->skip = SKIP_BLANKS;
-        r->len = 0;
-        return SD_OK;
-    }
-    if (r->comments && r->buf[i] == '%') {
-        /* A CR as the last byte may end the comment: kept, it is judged by what follows. */
-        bool cr = r->buf[r->len - 1] == '\r';
-        r->buf[0] = '%';
-        r->len = 1;
-        if (cr)
-            r->buf[r->len++] = '\r';
-        else
-            r->skip = SKIP_COMMENT;
-        return SD_OK;
-    }
-    return line_too_long((long long)r->line + 1, r->buf, r->len);
-}
-
-/* Drops the bytes [from, len) just read that belong to the long line being skipped. The
- * comment stays in the buffer as the one byte "%" followed by its line end, so lines
- * are counted as usual. */
-static sd_status rd_skip(rd_t *r, size_t from)
-{
-    char *b = r->buf;
-    size_t k = from;
-    if (r->skip == SKIP_BLANKS) {
-        while (k < r->len && is_blank(b[k]))
-            k++;
-        if (k == r->len) {
-            r->len = 0;
-            return r->eof ? line_too_long((long long)r->line + 1, b, 0) : SD_OK;
-        }
-        if (b[k] != '%') /* a long blank line, or blanks before an entry */
-            return line_too_long((long long)r->line + 1, b, 0);
-        r->skip = SKIP_COMMENT;
-        b[0] = '%';
-        k++;
-    }
-    k = (size_t)(find_eol(b + k, b + r->len) - b);
-    if (k == r->len) {
-        r->len = 1;
-        if (r->eof)
-            r->skip = SKIP_NONE;
-        return SD_OK;
-    }
-    memmove(b + 1, b + k, r->len - k);
-    r->len = 1 + (r->len - k);
-    r->skip = SKIP_NONE;
-    return SD_OK;
-}
-
-/* Makes [pos, chunk_end) hold whole lines (the rest of the input at its end); *more is
- * false when nothing is left. The buffer holds at most a block plus one line of up to
- * SDI_MTX_LINE_MAX bytes, and every byte read is scanned a bounded number of times. */
-static sd_status rd_refill(rd_t *r, bool *more)
-{
-    size_t tail = r->len - r->pos;
-    if (r->pos > 0 && tail > 0)
-        memmove(r->buf, r->buf + r->pos, tail);
-    r->len = tail;
-    r->pos = 0;
-    size_t scan = tail > 0 ? tail - 1 : 0; /* the tail has no line end but maybe a CR */
-    for (;;) {
-        if (!r->eof && r->len < r->cap) {
-            size_t want = r->cap - r->len;
-            if (want > r->block)
-                want = r->block;
-            size_t got = 0, from = r->len;
-            sd_status s = src_read(r, r->buf + r->len, want, &got);
-            if (s != SD_OK)
-                return s;
-            if (got == 0)
-                r->eof = true;
-            r->len += got;
-            r->text_bytes += (int64_t)got;
-            r->buf[r->len] = '\0';
-            if (r->skip != SKIP_NONE) {
-                if ((s = rd_skip(r, from)) != SD_OK)
-                    return s;
-                scan = 0;
-            }
-        }
-        r->buf[r->len] = '\0';
-        size_t q = last_eol(r, scan);
-        if (q > 0 || r->eof) {
-            r->chunk_end = q > 0 ? q : r->len;
-            *more = r->chunk_end > 0;
-            /* Large inputs earn large blocks: small files keep a small buffer. */
-            if (r->len == r->cap && r->cap < r->block && !r->eof) {
-                size_t cap = r->cap * 8 < r->block ? r->cap * 8 : r->block;
-                return rd_grow(r, cap);
-            }
-            return SD_OK;
-        }
-        scan = r->len > 0 ? r->len - 1 : 0;
-        size_t n = r->len - (r->len > 0 && r->buf[r->len - 1] == '\r');
-        if (n > SDI_MTX_LINE_MAX) {
-            sd_status s = rd_long_line(r);
-            if (s != SD_OK)
-                return s;
-            scan = 0;
-        } else if (r->len == r->cap) {
-            sd_status s = rd_grow(r, r->cap * 2);
-            if (s != SD_OK)
-                return s;
-        }
-    }
-}
-
-/* The next line [*ls, *le) without its terminator; *got false at the end of input. */
-static sd_status rd_line(rd_t *r, const char **ls, const char **le, bool *got)
-{
-    *got = false;
-    if (r->pos >= r->chunk_end) {
-        bool more = false;
-        sd_status s = rd_refill(r, &more);
-        if (s != SD_OK)
-            return s;
-        if (!more)
-            return SD_OK;
-    }
-    const char *p = r->buf + r->pos, *q = r->buf + r->chunk_end, *e = find_eol(p, q);
-    if ((size_t)(e - p) > SDI_MTX_LINE_MAX && !is_comment(r, p, e))
-        return line_too_long((long long)r->line + 1, p, (size_t)(e - p));
-    *ls = p;
-    *le = e;
-    if (e < q)
-        e += (*e == '\r' && e + 1 < q && e[1] == '\n') ? 2 : 1;
-    r->pos = (size_t)(e - r->buf);
-    r->line++;
-    *got = true;
-    return SD_OK;
-}
-
 /* ================================================================== messages */
 
 /* Copies the token at p (up to a blank, a line end or q) for a message. */
@@ -585,12 +255,12 @@ static size_t next_word(const char **p, const char *e, char *w, size_t cap)
 
 #define SDI_BANNER_HINT "'%%%%MatrixMarket matrix coordinate <field> <symmetry>'"
 
-static sd_status parse_banner(rd_t *r, mtx_state *st)
+static sd_status parse_banner(sdi_mtx_reader *r, mtx_state *st)
 {
     const char *ls = NULL, *le = NULL;
     bool got = false;
     for (;;) {
-        sd_status s = rd_line(r, &ls, &le, &got);
+        sd_status s = sdi_mtx_reader_line(r, &ls, &le, &got);
         if (s != SD_OK)
             return s;
         if (!got)
@@ -691,12 +361,12 @@ static bool size_number(const char **p, const char *e, uint64_t *v, bool *big)
     return true;
 }
 
-static sd_status parse_size(rd_t *r, mtx_state *st)
+static sd_status parse_size(sdi_mtx_reader *r, mtx_state *st)
 {
     const char *ls = NULL, *le = NULL;
     bool got = false;
     for (;;) {
-        sd_status s = rd_line(r, &ls, &le, &got);
+        sd_status s = sdi_mtx_reader_line(r, &ls, &le, &got);
         if (s != SD_OK)
             return s;
         if (!got)
@@ -804,7 +474,7 @@ static sd_status value_error(long long ln, sdi_num_status ns, const char *p, con
 }
 
 /* Parses the whole lines [pos, chunk_end): entries, blank lines and comments. */
-static sd_status parse_chunk(rd_t *r, mtx_state *st)
+static sd_status parse_chunk(sdi_mtx_reader *r, mtx_state *st)
 {
     const char *p = r->buf + r->pos, *q = r->buf + r->chunk_end;
     int64_t line = r->line;
@@ -877,7 +547,7 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                                    (long long)line, token_text(p, q, tok, sizeof tok),
                                    pattern ? 2 : 3));
             if ((size_t)(p - ls) > SDI_MTX_LINE_MAX)
-                ENTRY_FAIL(line_too_long((long long)line, ls, (size_t)(p - ls)));
+                ENTRY_FAIL(sdi_mtx_line_too_long((long long)line, ls, (size_t)(p - ls)));
             if (i - 1 >= rows)
                 ENTRY_FAIL(SDI_ERR(SD_ERR_PARSE, "line %lld: row index %llu out of range "
                                                  "[1, %llu]",
@@ -909,7 +579,7 @@ static sd_status parse_chunk(rd_t *r, mtx_state *st)
                                (long long)line, pattern ? "" : " value",
                                token_text(p, q, tok, sizeof tok)));
         } else if ((size_t)(p - ls) > SDI_MTX_LINE_MAX) { /* a blank line */
-            ENTRY_FAIL(line_too_long((long long)line, ls, (size_t)(p - ls)));
+            ENTRY_FAIL(sdi_mtx_line_too_long((long long)line, ls, (size_t)(p - ls)));
         }
         if (p < q)
             p += (*p == '\r' && p + 1 < q && p[1] == '\n') ? 2 : 1;
@@ -922,11 +592,11 @@ fail:
     r->line = line;
     if (s == SD_ERR_PARSE) {
         /* A line too long is reported as such whatever else is wrong with it, as it is
-         * when it does not fit the buffer (rd_refill): the message must not depend on
+         * when it does not fit the buffer (mtx_lines.c): the message must not depend on
          * where the block boundaries fall. */
         const char *e = find_eol(ls, q);
         if ((size_t)(e - ls) > SDI_MTX_LINE_MAX)
-            return line_too_long((long long)line, ls, (size_t)(e - ls));
+            return sdi_mtx_line_too_long((long long)line, ls, (size_t)(e - ls));
     }
     return s;
 }
@@ -939,7 +609,7 @@ fail:
 #define SDI_FREE_ROWS (INT64_C(1) << 24)
 #define SDI_ROWS_PER_BYTE 16
 
-static sd_status mtx_parse(rd_t *r, sd_csr *out, sdi_mtx_info *info)
+static sd_status mtx_parse(sdi_mtx_reader *r, sd_csr *out, sdi_mtx_info *info)
 {
     mtx_state st;
     memset(&st, 0, sizeof st);
@@ -952,7 +622,7 @@ static sd_status mtx_parse(rd_t *r, sd_csr *out, sdi_mtx_info *info)
     for (;;) {
         if (r->pos >= r->chunk_end) {
             bool more = false;
-            SD_TRY(rd_refill(r, &more));
+            SD_TRY(sdi_mtx_reader_refill(r, &more));
             if (!more)
                 break;
         }
@@ -1012,35 +682,15 @@ static sd_status mtx_parse(rd_t *r, sd_csr *out, sdi_mtx_info *info)
     return SD_OK;
 }
 
-static void rd_close(rd_t *r)
-{
-    if (r->zs_live)
-        inflateEnd(&r->zs);
-    sdi_free(r->zin);
-    sdi_free(r->buf);
-    memset(r, 0, sizeof *r);
-}
-
 /* One path for inputs and memory: r holds the source and the block size. */
-static sd_status mtx_read(rd_t *r, bool gzip, sd_csr *out, sdi_mtx_info *info)
+static sd_status mtx_read(sdi_mtx_reader *r, bool gzip, sd_csr *out, sdi_mtx_info *info)
 {
-    sd_status s = SD_OK;
-    r->gzip = gzip;
-    if (gzip) {
-        if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
-            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "cannot initialise zlib");
-        else
-            r->zs_live = true;
-        if (s == SD_OK && r->in != NULL && (r->zin = sdi_malloc(SDI_ZIN_BYTES)) == NULL)
-            s = SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for a gzip read buffer");
-    }
-    if (s == SD_OK)
-        s = rd_grow(r, r->block < (64u << 10) ? r->block : (64u << 10));
+    sd_status s = sdi_mtx_reader_open(r, gzip);
     if (s == SD_OK)
         s = mtx_parse(r, out, info);
     if (s == SD_OK && info != NULL)
         info->gzip = gzip;
-    rd_close(r);
+    sdi_mtx_reader_close(r);
     if (s != SD_OK)
         sd_csr_free(out);
     return s;
@@ -1048,7 +698,7 @@ static sd_status mtx_read(rd_t *r, bool gzip, sd_csr *out, sdi_mtx_info *info)
 
 sd_status sdi_mtx_read_input(sdi_input *in, sd_csr *out, sdi_mtx_info *info)
 {
-    rd_t r;
+    sdi_mtx_reader r;
     memset(&r, 0, sizeof r);
     if (info != NULL)
         memset(info, 0, sizeof *info);
@@ -1068,7 +718,7 @@ sd_status sdi_mtx_read_input(sdi_input *in, sd_csr *out, sdi_mtx_info *info)
 sd_status sdi_mtx_read_mem(const char *buf, size_t len, size_t block_size, sd_csr *out,
                            sdi_mtx_info *info)
 {
-    rd_t r;
+    sdi_mtx_reader r;
     memset(&r, 0, sizeof r);
     if (info != NULL)
         memset(info, 0, sizeof *info);
