@@ -57,13 +57,8 @@ bool sdi_candidate_vo_label(const sdi_candidate *c, char *buf, size_t cap)
     return true;
 }
 
-/* SpGEMM accumulators and floating-point atomics: the hash tables and dense stripes
- * (group and CTA, shared memory) and the global stripes add products with atomicAdd
- * from several lanes of a row, in an order that varies run to run; only the tiny bin
- * (a thread per row, a sorted list in registers) sums in a fixed order. The scan and
- * the compaction move integers and finished values. So a built SpGEMM plan is
- * deterministic exactly when every bin of its schedule is tiny (before the build its
- * family says, from the plan alone). */
+/* A built SpGEMM plan says from its schedule (sdi_sg_schedule_uses_atomics: atomics unless
+ * every bin with rows is tiny); before the build its family says, from the plan alone. */
 static bool spgemm_schedule_atomics(const sdi_candidate *c, bool *atomics)
 {
     if (!c->built || c->exe.kind != SDI_EXE_SPGEMM || c->exe.sg == NULL)
@@ -71,10 +66,7 @@ static bool spgemm_schedule_atomics(const sdi_candidate *c, bool *atomics)
     const sdi_sg_schedule *s = sdi_spgemm_exec_schedule(c->exe.sg);
     if (s == NULL)
         return false;
-    *atomics = false;
-    for (int b = 0; b < s->nbins; b++)
-        if (s->bins[b].nrows > 0 && s->bins[b].kind != SDI_SG_TINY && s->bins[b].kind != SDI_SG_COPY)
-            *atomics = true;
+    *atomics = sdi_sg_schedule_uses_atomics(s);
     return true;
 }
 

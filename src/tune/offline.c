@@ -373,7 +373,7 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     if (branches <= 0)
         branches = 3;
     /* The candidates compiled as the search's first round would compile them. */
-    SD_TRY(sdi_search_spgemm_fast(&s->sm, &s->search_fast));
+    SD_TRY(sdi_spgemm_search_fast_level(&s->sm, &s->search_fast));
     char arch[SDI_GPU_ARCH_TEXT];
     sdi_gpu_arch(gpu, arch);
     if (plans != NULL)

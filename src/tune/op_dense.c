@@ -1,8 +1,8 @@
 /* src/tune/op_dense.c: the search's hooks for the operators with a dense output, SpMV and
  * SpMM: the statistics their families read, the seeded dense operand and the CPU
  * reference, measurement of y / C (poisoned first, checked against the reference), the
- * parallel precompilation switch, ParamSpMM's preset for the PCSR branch, and the vendor
- * round with cuSPARSE's fallback replayed as a graph. */
+ * parallel precompilation switch, ParamSpMM's preset for the PCSR branch (through the
+ * task), and the vendor round with cuSPARSE's fallback replayed as a graph. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +22,10 @@ static sd_status dense_stats(sdi_search *s)
     } else {
         sdi_spmm_stats_compute(s->a, &s->spmm_st);
         s->task.spmm = &s->spmm_st;
+        /* ParamSpMM's decider picks the PCSR branch's first plan when a paramspmm.json is
+         * on the models' path (pcsr_shipped.h): a search-side choice the family's defaults
+         * consult through the task (plan/ does not include model/). */
+        s->task.preset = sdi_paramspmm_task_preset;
     }
     return SD_OK;
 }
@@ -43,25 +47,6 @@ static sd_status dense_operands(sdi_search *s)
         s->r->roofline_us =
             sdi_roofline_bytes(s->op, a->rows, a->cols, a->nnz, s->k) / s->ctx->copy_bw * 1e6;
     return SD_OK;
-}
-
-/* ParamSpMM's decider picks the PCSR branch's first configuration when a paramspmm.json is
- * on the models' path (pcsr_shipped.h): a search-side choice (the model is not the
- * family's). */
-static bool dense_preset(sdi_search *s, int index, sdi_plan *out, sd_status *st)
-{
-    if (s->op != SD_OP_SPMM || index != sdi_family_find(SD_OP_SPMM, "pcsr"))
-        return false;
-    memset(out, 0, sizeof *out);
-    out->op = SD_OP_SPMM;
-    out->k = s->k;
-    out->family = index;
-    int decided = 0;
-    char why[320];
-    *st = sdi_paramspmm_preset(s->a, s->k, &s->spmm_st, NULL, &out->p.spmm, &decided, why, sizeof why);
-    if (*st == SD_OK)
-        sdi_log(decided ? 1 : 2, "pcsr preset: %s", why);
-    return true;
 }
 
 /* The kernels of the plans a round is about to measure, compiled in parallel into the memo
@@ -250,7 +235,6 @@ const sdi_search_op sdi_search_op_dense = {
     .vendor_none = " and no cuSPARSE variant is usable",
     .stats = dense_stats,
     .operands = dense_operands,
-    .preset = dense_preset,
     .precompile = dense_precompile,
     .measure = dense_measure,
     .vendor_round = dense_vendor_round,

@@ -42,38 +42,6 @@ sd_status sdi_spgemm_second_operand(const sd_csr *a, const sd_csr *b, int *aat, 
     return s;
 }
 
-/* Products of more than this many multiplications: each candidate costs seconds to run,
- * so the search sweeps one configuration per family and refines only by carrying a CTA
- * size that paid to the other families (transfer_threads), and (below) its
- * candidates are compiled at full optimisation. */
-#define SG_BIG_PRODUCTS 5e8
-
-/* SPARSEDITTO_SEARCH_FAST: the NVRTC --Ofast-compile level of a search's candidates (the
- * winner is built again with full optimisation). Unset: min, unless SPARSEDITTO_NVRTC_FAST
- * sets a level for every compile (then 0: that level, winner included, as before) or the
- * product is large (SG_BIG_PRODUCTS: 0). The H200's quick set side by side
- * (`sparseditto bench --set quick` with SPARSEDITTO_SEARCH_FAST unset and "0", clean of
- * NVRTC's own cache): kernels kept (1.54x vs 1.53x, 79 vs 75 tasks won), the SpGEMM
- * searches' NVRTC 94 -> 69 s, the set 208 -> 184 s. "0": every candidate at full
- * optimisation. */
-sd_status sdi_search_spgemm_fast(const sdi_sg_summary *sm, int *level)
-{
-    *level = 0;
-    /* a search without a context (the offline plans) reports a bad knob here */
-    sd_status s = sdi_config_status();
-    if (s != SD_OK)
-        return s;
-    if (!sdi_config_is_set("SPARSEDITTO_SEARCH_FAST")) {
-        /* Large products: NVRTC is a small part of their search (af_shell10's twin: 2.4 s of
-         * 113 s) and min-built candidates ran 24 % slower than the winner rebuilt at full
-         * (380 vs 289 ms), so they are ranked as they will run. */
-        *level = sdi_config_is_set("SPARSEDITTO_NVRTC_FAST") || sm->u_total > SG_BIG_PRODUCTS ? 0 : 1;
-        return SD_OK;
-    }
-    *level = sdi_config_get()->search_fast;
-    return SD_OK;
-}
-
 static sd_status sg_prepare(sdi_search *s)
 {
     SD_TRY(sdi_spgemm_second_operand(s->a, s->b, &s->aat, &s->at, &s->bb));
@@ -95,14 +63,14 @@ static sd_status sg_operands(sdi_search *s)
     sdi_sg_limits_from_props(&s->ctx->props, &s->lim);
     s->task.sg_lim = &s->lim;
     out->products = s->sm.u_total;
-    s->big = s->sm.u_total > SG_BIG_PRODUCTS;
+    s->big = s->sm.u_total > SDI_SG_BIG_PRODUCTS;
     const double t_ref = sdi_now();
     SD_TRY(sdi_reference_spgemm(s->a, s->bb, &s->ref));
     out->nnz_c = s->ref.c.nnz;
     sdi_log(1, "spgemm search: operands %.1f ms, CPU reference %.1f ms (%lld entries)",
             (t_ref - t0) * 1e3, (sdi_now() - t_ref) * 1e3, (long long)out->nnz_c);
     SD_TRY(sdi_device_calibrate(s->ctx));
-    return sdi_search_spgemm_fast(&s->sm, &s->search_fast);
+    return sdi_spgemm_search_fast_level(&s->sm, &s->search_fast);
 }
 
 static void sg_adjust(const sdi_search *s, sdi_plan *p)
@@ -119,7 +87,7 @@ static void sg_precompile(sdi_search *s, const sdi_plan *v, int n)
     if (n < 1)
         return;
     double t0 = sdi_now();
-    if (sdi_spgemm_precompile_plans(s->ctx, &s->task, v, n) != SD_OK)
+    if (sdi_spgemm_precompile_plans(s->ctx, s->task.sg_rows, v, n) != SD_OK)
         sdi_error_clear();
     s->r->ms_compile += (sdi_now() - t0) * 1e3;
 }
@@ -143,33 +111,24 @@ static sd_status sg_measure(sdi_search *s, sdi_candidate *c, const char *name, c
 }
 
 /* Deterministic mode: the tiny accumulator is the only one without float atomics
- * (candidate.c), so the candidates are every family's preset forced to it, which fits only
- * when no row has more than 32 products. */
+ * (sdi_spgemm_deterministic_configs), so the candidates are every family's preset forced to
+ * it, which fits only when no row has more than 32 products. */
 static sd_status sg_deterministic(sdi_search *s)
 {
-    sdi_plan dc[SDI_SEARCH_MAX_FAMILIES];
-    int nd = 0;
-    for (int i = 0; s->sm.u_max <= 32 && i < sdi_family_count() && nd < SDI_SEARCH_MAX_FAMILIES; i++) {
-        const sdi_family *f = sdi_family_at(i);
-        if (f == NULL || f->op != SD_OP_SPGEMM)
-            continue;
-        sdi_plan p;
-        if (sdi_plan_default(&s->task, i, &p) != SD_OK) {
-            sdi_error_clear();
-            continue;
-        }
-        p.p.spgemm.force_kind = SDI_SG_TINY;
-        p.p.spgemm.force_p = s->sm.u_max <= 8 ? 8 : 32;
-        p.p.spgemm.force_g = 0;
-        if (sdi_plan_check(&s->task, &p) == SD_OK) {
-            p.p.spgemm.fast_compile = s->search_fast;
-            dc[nd++] = p;
-        }
-        sdi_error_clear();
+    sdi_spgemm_config dc[SDI_SEARCH_MAX_FAMILIES];
+    sdi_plan v[SDI_SEARCH_MAX_FAMILIES];
+    const int nd = sdi_spgemm_deterministic_configs(&s->sm, dc, SDI_SEARCH_MAX_FAMILIES);
+    for (int i = 0; i < nd; i++) {
+        memset(&v[i], 0, sizeof v[i]);
+        v[i].op = SD_OP_SPGEMM;
+        v[i].k = 1;
+        v[i].family = sdi_family_of(SD_OP_SPGEMM, dc[i].family);
+        v[i].p.spgemm = dc[i];
+        v[i].p.spgemm.fast_compile = s->search_fast;
     }
-    sg_precompile(s, dc, nd);
+    sg_precompile(s, v, nd);
     for (int i = 0; i < nd; i++)
-        SD_TRY(sdi_search_try(s, 1, &dc[i], NULL, 0));
+        SD_TRY(sdi_search_try(s, 1, &v[i], NULL, 0));
     if (nd == 0)
         snprintf(s->r->diagnosis, sizeof s->r->diagnosis,
                  "deterministic: a row has %lld products; only the tiny accumulator "

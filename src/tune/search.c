@@ -106,8 +106,8 @@ int sdi_search_branches(int budget)
 
 /* ------------------------------------------------------------------ plans of a round */
 
-/* Plans of family `index` at a sweep level (0 = its default: a search-side preset or the
- * family's defaults; a family that does not apply gives none). */
+/* Plans of family `index` at a sweep level (0 = its defaults, which may consult the task's
+ * preset; a family that does not apply gives none). */
 sd_status sdi_search_plans(sdi_search *s, int index, int level, sdi_plan_list *out)
 {
     memset(out, 0, sizeof *out);
@@ -116,9 +116,7 @@ sd_status sdi_search_plans(sdi_search *s, int index, int level, sdi_plan_list *o
         return SD_OK;
     if (level == 0) {
         sdi_plan p;
-        sd_status st = SD_OK;
-        if (s->ops_of->preset == NULL || !s->ops_of->preset(s, index, &p, &st))
-            st = sdi_plan_default(&s->task, index, &p);
+        sd_status st = sdi_plan_default(&s->task, index, &p);
         if (st != SD_OK) {
             if (st == SD_ERR_OUT_OF_MEMORY)
                 return st;

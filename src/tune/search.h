@@ -48,9 +48,6 @@ typedef struct {
     /* A plan the loop generated (default or sweep), before it is tried: the search's own
      * settings (SpGEMM: the NVRTC fast level). NULL = none. */
     void (*adjust)(const sdi_search *s, sdi_plan *p);
-    /* A search-side first choice for family `index` (true: *out is it, false: the family's
-     * defaults apply). NULL = none. */
-    bool (*preset)(sdi_search *s, int index, sdi_plan *out, sd_status *st);
     /* Compiles n plans (and what their builds need) into the memo ahead of their tries. */
     void (*precompile)(sdi_search *s, const sdi_plan *v, int n);
     /* Validates and times a built candidate: the full protocol when sc is NULL. */
@@ -115,17 +112,15 @@ SDI_HIDDEN sd_status sdi_search_run(sdi_search *s);
 /* Families of the operator in ranking order (table indices); their count. */
 SDI_HIDDEN int sdi_search_ranked(const sdi_task *t, const sdi_ranking *rk, bool interleave,
                                  int *fams, int cap);
-/* Plans of family `index` at a sweep level (0 = its default: a search-side preset or the
- * family's defaults; none when the family does not apply), the operator's `adjust` applied;
+/* Plans of family `index` at a sweep level (0 = its defaults, which may consult the
+ * task's preset; none when the family does not apply), the operator's `adjust` applied;
  * free with sdi_plan_list_free. */
 SDI_HIDDEN sd_status sdi_search_plans(sdi_search *s, int index, int level, sdi_plan_list *out);
 /* The branches of a budget (5 at the default of 25, ≈ the paper's 3 × 5 + 2 × 5 shape). */
 SDI_HIDDEN int sdi_search_branches(int budget);
 
-/* op_spgemm.c: the product as messages name it; the NVRTC fast level of a product's
- * candidates (SPARSEDITTO_SEARCH_FAST; the offline planner compiles them so too). */
+/* op_spgemm.c: the product as messages name it. */
 SDI_HIDDEN const char *sdi_search_product_name(const sd_csr *b, int aat);
-SDI_HIDDEN sd_status sdi_search_spgemm_fast(const sdi_sg_summary *sm, int *level);
 
 /* search_measure.c */
 SDI_HIDDEN bool sdi_search_would_try(const sdi_search *s, const sdi_plan *p);
