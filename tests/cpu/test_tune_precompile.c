@@ -10,6 +10,7 @@
 #include "analysis/gpu.h"
 #include "analysis/plan_stats.h"
 #include "gen/gen.h"
+#include "runtime/runtime.h"
 #include "tune/candidate.h"
 #include "sdt.h"
 
