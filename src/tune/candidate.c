@@ -257,23 +257,35 @@ sd_status sdi_candidate_build(sd_context *ctx, const sdi_task *t, sdi_candidate 
 
 /* ------------------------------------------------------------------ precompilation */
 
-/* One plan's kernel into the memo: its compile request alone (the family's `source`, else
- * a private lowering, freed again). */
+/* One plan's kernel into the memo: its compile request alone (the family's `source`), else
+ * through a private lowering, freed again. A plan without launches (no rows) compiles
+ * nothing. */
 static sd_status precompile_one(sd_context *ctx, const sdi_task *t, const sdi_plan *p)
 {
     const sdi_family *f = sdi_plan_family(p);
     if (f == NULL)
         return SDI_ERR(SD_ERR_INTERNAL, "precompile: plan of no family");
+    sdi_macro macros[SDI_LOW_MAX_MACROS];
+    sdi_jit_request req;
     sdi_lowered low;
     memset(&low, 0, sizeof low);
-    sd_status s = f->source != NULL ? f->source(t, p, &low) : sdi_plan_lower(t, p, &low);
-    if (s == SD_OK && low.nlaunches > 0) {
-        sdi_macro macros[SDI_LOW_MAX_MACROS];
-        sdi_jit_request req;
-        const sdi_cubin *cubin = NULL;
+    sd_status s = SD_ERR_UNSUPPORTED;
+    if (f->source != NULL && f->source(t, p, &low) == SD_OK)
         s = sdi_lowered_jit_request(&low, sdi_candidate_arch(ctx, p->op), macros, &req);
+    if (s != SD_OK) { /* no source, or a request it cannot make: the full lowering's */
+        sdi_error_clear();
+        sdi_lowered_free(&low);
+        s = sdi_plan_lower(t, p, &low);
+        if (s == SD_OK && low.nlaunches == 0) {
+            sdi_lowered_free(&low);
+            return SD_OK;
+        }
         if (s == SD_OK)
-            s = sdi_jit_get(ctx, &req, &cubin, NULL);
+            s = sdi_lowered_jit_request(&low, sdi_candidate_arch(ctx, p->op), macros, &req);
+    }
+    if (s == SD_OK) {
+        const sdi_cubin *cubin = NULL;
+        s = sdi_jit_get(ctx, &req, &cubin, NULL);
     }
     sdi_lowered_free(&low);
     return s;
