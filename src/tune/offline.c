@@ -31,6 +31,8 @@ static sdi_trial *new_trial(sdi_tune_result *out, const sdi_search *s, const sdi
     return tr;
 }
 
+/* One plan's entry: its lowering (SpGEMM: the schedule, whose launches carry their
+ * residency, as `sparseditto plan` prints it) and its bounds. */
 static void plan_json(sdi_json *plans, const sdi_trial *tr, const sdi_lowered *low,
                       const sdi_plan_bounds *b)
 {
@@ -40,7 +42,10 @@ static void plan_json(sdi_json *plans, const sdi_trial *tr, const sdi_lowered *l
     sdi_json_key(plans, "config");
     sdi_json_string(plans, tr->config);
     sdi_json_key(plans, "lowering");
-    sdi_lowered_json(low, plans);
+    if (low->op == SD_OP_SPGEMM)
+        sdi_sg_schedule_json(&low->sg, plans);
+    else
+        sdi_lowered_json(low, plans);
     sdi_json_key(plans, "bounds");
     sdi_plan_bounds_json(b, plans);
     sdi_json_end_object(plans);
