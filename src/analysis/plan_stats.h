@@ -7,6 +7,13 @@
 #include "../core/core.h"
 #include "../runtime/sg_program.h"
 
+/* ------------------------------------------------------------------ features */
+/* The task's 36 features for op (src/analysis/analyze_task.c): the matrix checked
+ * (sdi_analysis_check), then sdi_features_compute; on failure *out is zeroed and the
+ * message names sd_analyze, as the public entry point's did. What the search and the
+ * planner call (never the public sd_analyze); sd_analyze is this plus its argument checks. */
+SDI_HIDDEN sd_status sdi_analyze(const sd_csr *a, sd_op op, sd_features *out);
+
 /* ------------------------------------------------------------------ SpMV */
 /* Row-length summary and structure probes used by legality and enumeration. */
 typedef struct {

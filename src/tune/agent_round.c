@@ -1,9 +1,9 @@
-/* src/tune/agent_round.c: the search side of process isolation and of the agent lowering
- * backend, in the tuner's process: isolated runs of built-in candidates, the agent round
- * (prompt → code → worker (compile, validate, time, and optionally ncu) → feedback → …
- * within the budgets; the winner, if it beat every other candidate, is cached with its
- * provenance and the transcript beside it) and the task's cache key. The worker's side is
- * src/isolate/worker_handler.c. */
+/* src/tune/agent_round.c: the search side of the agent lowering backend, in the tuner's
+ * process: the agent round (prompt → code → worker (compile, validate, time, and
+ * optionally ncu) → feedback → … within the budgets; the winner, if it beat every other
+ * candidate, is cached with its provenance and the transcript beside it) and the agent
+ * cache path of sd_compile. Isolated runs and the task's cache key: agent_isolate.c. The
+ * worker's side is src/isolate/worker_handler.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -18,92 +18,6 @@
 #include "../isolate/worker_handler.h"
 #include "../plan/plan.h"
 #include "agent_round.h"
-
-
-/* ------------------------------------------------------------------ replies → trials */
-
-void sdi_tune_trial_from_reply(const sdi_worker_reply *rep, sdi_trial *tr)
-{
-    memset(&tr->t, 0, sizeof tr->t);
-    if (rep->outcome != SDI_WORKER_REPLIED) {
-        tr->status = rep->outcome == SDI_WORKER_NOT_STARTED ? SD_ERR_INTERNAL : SD_ERR_CUDA;
-        snprintf(tr->detail, sizeof tr->detail, "%.190s", rep->cause);
-        return;
-    }
-    const char *st = sdi_jget_string(&rep->reply, "status", "error");
-    tr->status = strcmp(st, "ok") == 0              ? SD_OK
-                 : strcmp(st, "invalid") == 0       ? SD_ERR_VALIDATION
-                 : strcmp(st, "compile_error") == 0 ? SD_ERR_COMPILE
-                 : strcmp(st, "load_error") == 0    ? SD_ERR_COMPILE
-                 : strcmp(st, "no_device") == 0     ? SD_ERR_NO_DEVICE
-                 : strcmp(st, "fault") == 0         ? SD_ERR_CUDA
-                                                    : SD_ERR_INTERNAL;
-    snprintf(tr->detail, sizeof tr->detail, "%s%s%.180s", st, "; ", sdi_jget_string(&rep->reply, "detail", ""));
-    tr->compile_ms = sdi_jget_number(&rep->reply, "compile_ms", 0);
-    if (tr->status == SD_OK) {
-        const sdi_jvalue *t = sdi_jget(&rep->reply, "timing");
-        tr->t.mean_us = sdi_jget_number(t, "mean_us", 0);
-        tr->t.min_us = sdi_jget_number(t, "min_us", 0);
-        tr->t.median_us = sdi_jget_number(t, "median_us", 0);
-        tr->t.pipelined_us = sdi_jget_number(t, "pipelined_us", 0);
-        tr->roofline_frac = sdi_jget_number(&rep->reply, "roofline_frac", 0);
-        tr->detail[0] = '\0';
-    }
-}
-
-sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, const char *matrix_path, double timeout_s,
-                                sdi_trial *tr)
-{
-    char name[SDI_IMPL_CONFIG_TEXT], *req = NULL;
-    sdi_impl_describe(cand, name, sizeof name);
-    sd_status s = sdi_worker_builtin_request(cand, name, matrix_path, &req);
-    if (s != SD_OK)
-        return s;
-    sdi_worker_reply rep;
-    s = sdi_worker_call(w, req, timeout_s, &rep);
-    sdi_free(req);
-    if (s != SD_OK)
-        return s;
-    sdi_impl_family(cand, tr->family, sizeof tr->family);
-    snprintf(tr->config, sizeof tr->config, "%s", name);
-    sdi_tune_trial_from_reply(&rep, tr);
-    sdi_worker_reply_free(&rep);
-    return SD_OK;
-}
-
-/* ------------------------------------------------------------------ cache key */
-
-void sdi_tune_task_key(const sd_context *ctx, const sd_csr *a, const sd_csr *b, sd_op op, int k, int32_t flags,
-                       sdi_cache_key *key)
-{
-    sdi_cache_key_init(key);
-    /* The templates the entry's cubins and formats come from: the library version does not
-     * change between builds, so without this a build with other templates would read an
-     * older build's entries (cache.c's fixed revision "g1" did not follow the templates). */
-    snprintf(key->generator, sizeof key->generator, "g2-%012llx",
-             (unsigned long long)(sdi_kernel_templates_hash() & 0xffffffffffffull));
-    sdi_cache_key_pattern(key, a, b);
-    key->op = op;
-    key->k = op == SD_OP_SPMM ? k : 0;
-    key->flags |= flags;
-    snprintf(key->gpu_name, sizeof key->gpu_name, "%s", ctx->props.name);
-    key->cc_major = ctx->props.cc_major;
-    key->cc_minor = ctx->props.cc_minor;
-    int major = 0, minor = 0;
-    if (sdi_nvrtc_version(&major, &minor) == SD_OK) {
-        key->nvrtc_major = major;
-        key->nvrtc_minor = minor;
-    }
-    key->driver_version = ctx->driver_version;
-}
-
-void sdi_tune_agent_key(const sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_tune_options *opt,
-                        sdi_cache_key *key)
-{
-    sdi_tune_task_key(ctx, a, NULL, op, k,
-                      (opt && opt->allow_vendor ? 1 : 0) | (opt && opt->deterministic ? 2 : 0) | SDI_CACHE_FLAG_AGENT,
-                      key);
-}
 
 /* ------------------------------------------------------------------ the agent round */
 
@@ -216,10 +130,10 @@ static void count_trial(const round_env *e, const sdi_trial *tr, double best_us)
 static sd_status isolated_recheck(round_env *e)
 {
     sdi_tune_result *r = e->r;
-    if (r->ours_trial < 0 || (r->best.kind != SDI_IMPL_SPMV && r->best.kind != SDI_IMPL_SPMM))
+    if (r->ours_trial < 0 || r->best.kind != SDI_CAND_PLAN)
         return SD_OK;
-    char cfg[SDI_IMPL_CONFIG_TEXT];
-    sdi_impl_describe(&r->best, cfg, sizeof cfg);
+    char cfg[SDI_PLAN_TEXT];
+    sdi_candidate_describe(&r->best, cfg, sizeof cfg);
     sdi_trial *tr = new_trial(r, "isolated", cfg);
     if (tr == NULL)
         return SD_OK;
@@ -240,29 +154,28 @@ static sd_status plan_for_prompt(const round_env *e, char **out)
 {
     *out = NULL;
     const sdi_tune_result *r = e->r;
-    const sdi_impl *im = &r->best;
+    const sdi_candidate *im = &r->best;
     sdi_json j;
     sdi_json_init(&j, 2);
-    char buf[SDI_IMPL_CONFIG_TEXT];
+    char buf[SDI_PLAN_TEXT];
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "op");
     sdi_json_string(&j, r->op == SD_OP_SPMV ? "spmv" : "spmm");
     sdi_json_key(&j, "k");
     sdi_json_int(&j, r->k);
-    if (r->ours_trial >= 0 && (im->kind == SDI_IMPL_SPMV || im->kind == SDI_IMPL_SPMM)) {
-        sdi_impl_family(im, buf, sizeof buf);
+    if (r->ours_trial >= 0 && im->kind == SDI_CAND_PLAN && im->built) {
+        sdi_candidate_family(im, buf, sizeof buf);
         sdi_json_key(&j, "family");
         sdi_json_string(&j, buf);
-        sdi_impl_describe(im, buf, sizeof buf);
+        sdi_candidate_describe(im, buf, sizeof buf);
         sdi_json_key(&j, "config");
         sdi_json_string(&j, buf);
+        sdi_json_key(&j, "plan");
+        sdi_plan_json(&im->plan, &j);
         sdi_json_key(&j, "lowering");
-        if (im->kind == SDI_IMPL_SPMV)
-            sdi_spmv_plan_json(&im->spmv_plan, &j);
-        else
-            sdi_spmm_lowered_json(&im->spmm_low, &j);
+        sdi_lowered_json(&im->exe.low, &j);
         int64_t value, meta, work;
-        sdi_impl_bytes(im, &value, &meta, &work);
+        sdi_exe_bytes(&im->exe, &value, &meta, &work);
         sdi_plan_bounds b;
         sdi_plan_bounds_compute(value, meta, work, r->op, r->k, e->a->rows, e->a->cols, e->a->nnz, &e->ctx->props,
                                 &b);
@@ -415,14 +328,15 @@ static sd_status run_cached(round_env *e, const sdi_cache_entry *entry, cached_c
 static sd_status adopt(round_env *e, const char *so, const char *model, const sdi_timing *t)
 {
     sdi_tune_result *r = e->r;
-    sdi_impl im;
+    sdi_candidate im;
     memset(&im, 0, sizeof im);
-    im.kind = SDI_IMPL_AGENT;
+    im.kind = SDI_CAND_AGENT;
     im.op = r->op;
     im.k = r->op == SD_OP_SPMM ? r->k : 1;
     snprintf(im.agent_so, sizeof im.agent_so, "%s", so);
     snprintf(im.agent_model, sizeof im.agent_model, "%s", model);
-    sd_status s = sdi_impl_build(e->ctx, e->a, &im, NULL, 0);
+    const sdi_task task = {.op = r->op, .k = im.k, .a = e->a, .gpu = &e->ctx->props};
+    sd_status s = sdi_candidate_build(e->ctx, &task, &im, NULL, 0);
     if (s != SD_OK) {
         if (s == SD_ERR_OUT_OF_MEMORY || e->ctx->broken)
             return s;
@@ -431,7 +345,7 @@ static sd_status adopt(round_env *e, const char *so, const char *model, const sd
         sdi_error_clear();
         return SD_OK;
     }
-    sdi_impl_release(&r->best);
+    sdi_candidate_release(&r->best);
     r->best = im;
     r->best_t = *t;
     r->best_roofline = r->roofline_us > 0 && t->mean_us > 0 ? r->roofline_us / t->mean_us : 0;
@@ -816,7 +730,7 @@ sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_tune_option
 }
 
 sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_tune_options *opt,
-                                sdi_impl *out, char **record_json, bool *used)
+                                sdi_candidate *out, char **record_json, bool *used)
 {
     memset(out, 0, sizeof *out);
     *record_json = NULL;
@@ -886,13 +800,13 @@ sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_op op, int 
         return SD_OK;
     }
     /* The record: the winner as a search record names it, the provenance, the re-check. */
-    char buf[SDI_IMPL_CONFIG_TEXT];
+    char buf[SDI_PLAN_TEXT];
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "winner");
     sdi_json_begin_object(&j);
     sdi_json_key(&j, "family");
     sdi_json_string(&j, "agent");
-    sdi_impl_describe(&r->best, buf, sizeof buf);
+    sdi_candidate_describe(&r->best, buf, sizeof buf);
     sdi_json_key(&j, "config");
     sdi_json_string(&j, buf);
     sdi_json_key(&j, "vendor");

@@ -24,18 +24,18 @@ SDI_HIDDEN sd_status sdi_tune_agent(sd_context *ctx, const sd_csr *a, const sdi_
 
 /* sd_compile's agent cache path (SPARSEDITTO_LOWERING=agent, SpMV/SpMM, not
  * deterministic): when the task's agent entry exists, its kernel is re-validated and
- * re-timed in a worker and, if it passes, loaded into *out (built, SDI_IMPL_AGENT) with
+ * re-timed in a worker and, if it passes, loaded into *out (built, SDI_CAND_AGENT) with
  * *record_json (sdi_malloc'd: the winner, the cached provenance, the re-check) and
  * *used = true — no search runs. Otherwise *used = false and the caller searches.
  * Errors only for host memory or a broken CUDA context. */
 SDI_HIDDEN sd_status sdi_tune_agent_cached(sd_context *ctx, const sd_csr *a, sd_op op, int k,
-                                           const sdi_tune_options *opt, sdi_impl *out, char **record_json,
+                                           const sdi_tune_options *opt, sdi_candidate *out, char **record_json,
                                            bool *used);
 
-/* Runs a built-in candidate in a worker: fills tr (status, detail, timing) from the
+/* (agent_isolate.c) Runs a built-in candidate in a worker: fills tr (status, detail, timing) from the
  * reply or from the worker's fate. SPARSEDITTO_ISOLATE=1 makes the agent hook
  * re-check the built-in winner this way. */
-SDI_HIDDEN sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_impl *cand, const char *matrix_path,
+SDI_HIDDEN sd_status sdi_tune_run_isolated(sdi_worker *w, const sdi_candidate *cand, const char *matrix_path,
                                            double timeout_s, sdi_trial *tr);
 /* A reply (or a worker fate) → a trial's status, detail and timing. */
 SDI_HIDDEN void sdi_tune_trial_from_reply(const sdi_worker_reply *rep, sdi_trial *tr);

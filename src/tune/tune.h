@@ -6,7 +6,7 @@
 
 #include "../model/rank.h"
 #include "../vendor/baseline.h"
-#include "impl.h"
+#include "candidate.h"
 
 #define SDI_TUNE_MAX_TRIALS 128
 #define SDI_TUNE_DEFAULT_BUDGET 25 /* the paper's 3 branches × 5 iterations + 2 × 5 */
@@ -14,7 +14,7 @@
 typedef struct {
     int round; /* 1 branches, 2 iterations, 3 refinement */
     char family[32];
-    char config[SDI_IMPL_CONFIG_TEXT];
+    char config[SDI_PLAN_TEXT];
     sd_status status; /* SD_OK: validated and timed */
     char detail[200]; /* failure cause */
     sdi_timing t;
@@ -29,14 +29,14 @@ typedef struct {
      * (two from SDI_TUNE_BRIEF_LONG_US) from SDI_TUNE_BRIEF_US (the winner is measured
      * again in full, its trial then FULL). */
     sdi_measured measured;
-    /* An edit of another trial (the SpGEMM winner's edits, tune_spgemm.c): that trial's
+    /* An edit of another trial (the winner's edits, the search's `winner_edits` step): that trial's
      * index in trials plus one, and which edit. Stored plus one so that 0 means none: the
      * five places that make trials all memset them, and a forgotten −1 would name trial 0
      * as a source without anything noticing. The record writes the index itself. */
     int edit_src;
     char edit[16]; /* its mark in the configuration: "wb=off", "load=100", "gh=10",
                       "cta>512"; "wb=on" takes " wb=off" out */
-    /* A finalist timed again side by side with the others (SpGEMM, tune_spgemm.c): t is
+    /* A finalist timed again side by side with the others (SpGEMM, search_measure.c): t is
      * then its last round's timing; the search's own mean and each round's stay here. */
     int retimed;
     double search_mean_us;
@@ -94,7 +94,7 @@ static inline bool sdi_tune_vendor_replays(const sdi_timing *graph, const sdi_ti
     return graph->mean_us > 0 && !sdi_tune_vendor_wins(graph, plain);
 }
 
-/* The finalists of a search (SpGEMM's final rounds, tune_spgemm.c): the winner's index
+/* The finalists of a search (SpGEMM's final rounds, search_measure.c): the winner's index
  * first, then up to cap - 1 other valid trials timed in full (neither brief nor screened)
  * within `within` × the winner's time, fastest first; their count. */
 SDI_HIDDEN int sdi_tune_finalists(const sdi_trial *trials, int ntrials, int winner, double within,
@@ -126,8 +126,8 @@ typedef struct {
     int k;
     sd_features features;
     sdi_ranking ranking;
-    /* the winner, built and ready to run */
-    sdi_impl best;
+    /* the winner, built and ready to run (its executable moves into the sd_kernel) */
+    sdi_candidate best;
     sdi_timing best_t;
     double best_roofline;
     int winner_is_vendor;
@@ -135,6 +135,7 @@ typedef struct {
     int winner_is_agent; /* an agent kernel (agent_round.c) beat ours and cuSPARSE's best */
     /* our best candidate (whether or not it won) */
     int ours_trial; /* index into trials; -1 when none validated */
+    sdi_plan ours_plan; /* its plan (the record prints it) */
     /* cuSPARSE: every variant, and the best valid one allowed by the options */
     sdi_baseline *baseline; /* owned; NULL when not measured */
     int vendor_best;        /* index into baseline->v; -1 when none */
@@ -166,7 +167,7 @@ typedef struct {
 SDI_HIDDEN sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k,
                               const sdi_tune_options *opt, sdi_tune_result *out);
 SDI_HIDDEN void sdi_tune_result_free(sdi_tune_result *r);
-/* The SpGEMM search (tune_spgemm.c): C = A·B for a general b, else A·A (aat 0), A·Aᵀ
+/* The SpGEMM search (the same loop, src/tune/search.c): C = A·B for a general b, else A·A (aat 0), A·Aᵀ
  * (aat 1) or by shape (aat −1). a and b must outlive the result. */
 SDI_HIDDEN sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,
                                      const sdi_tune_options *opt, sdi_tune_result *out);

@@ -314,9 +314,9 @@ static void test_agent_impl_in_process(void)
     for (int pass = 0; pass < 2; pass++) {
         /* pass 0: SpMM K = 3; pass 1: SpMV. */
         int kk = pass == 0 ? k : 1;
-        sdi_impl im;
+        sdi_candidate im;
         memset(&im, 0, sizeof im);
-        im.kind = SDI_IMPL_AGENT;
+        im.kind = SDI_CAND_AGENT;
         im.op = pass == 0 ? SD_OP_SPMM : SD_OP_SPMV;
         im.k = kk;
         snprintf(im.agent_model, sizeof im.agent_model, "replay-model");
@@ -326,15 +326,16 @@ static void test_agent_impl_in_process(void)
         snprintf(cmd, sizeof cmd, "cp '%s' '%s'", so, im.agent_so);
         SDT_CHECK(system(cmd) == 0, "copy the .so");
         im.agent_unlink = 1;
-        SDT_OK(sdi_impl_build(NULL, &a, &im, NULL, 0));
+        const sdi_task task = {.op = im.op, .k = kk, .a = &a};
+        SDT_OK(sdi_candidate_build(NULL, &task, &im, NULL, 0));
         SDT_CHECK(access(im.agent_so, F_OK) != 0, "the mapped .so is unlinked");
-        char buf[128];
-        sdi_impl_family(&im, buf, sizeof buf);
+        char buf[SDI_PLAN_TEXT];
+        sdi_candidate_family(&im, buf, sizeof buf);
         SDT_CHECK(strcmp(buf, "agent") == 0, "family %s", buf);
-        sdi_impl_describe(&im, buf, sizeof buf);
+        sdi_candidate_describe(&im, buf, sizeof buf);
         SDT_CHECK(strstr(buf, "replay-model") != NULL, "describe %s", buf);
-        SDT_CHECK(sdi_impl_uses_atomics(&im), "foreign code is never called reproducible");
-        SDT_OK(sdi_impl_run(NULL, &im, x, y, NULL));
+        SDT_CHECK(sdi_candidate_uses_atomics(&im), "foreign code is never called reproducible");
+        SDT_OK(sdi_exe_run(NULL, &im.exe, x, y, NULL));
         if (kk == 1)
             SDT_OK(sdi_ref_spmv(&a, x, want, count, absum));
         else
@@ -344,37 +345,38 @@ static void test_agent_impl_in_process(void)
         /* New values, same pattern: the harness rebuilds its representation. */
         for (int64_t q = 0; q < a.nnz; q++)
             a.vals[q] *= -2.0f;
-        SDT_OK(sdi_impl_update_values(NULL, &im, &a));
-        SDT_OK(sdi_impl_run(NULL, &im, x, y, NULL));
+        SDT_OK(sdi_exe_update_values(NULL, &im.exe, &a, NULL));
+        SDT_OK(sdi_exe_run(NULL, &im.exe, x, y, NULL));
         if (kk == 1)
             SDT_OK(sdi_ref_spmv(&a, x, want, count, absum));
         else
             SDT_OK(sdi_ref_spmm(&a, x, kk, want, count, absum));
         SDT_OK(sdi_validate_dense(y, want, count, absum, a.rows, kk, &val));
-        sdi_impl_release(&im);
-        SDT_CHECK(!im.built && im.agent_h.dl == NULL, "released");
+        sdi_candidate_release(&im);
+        SDT_CHECK(!im.built && im.exe.agent.dl == NULL, "released");
     }
     SDT_CHECK(sdi_alloc_live_bytes() == live0, "nothing of ours left allocated");
     /* A .so without the entry points and one whose preprocess fails: statuses, no leak. */
     char bad[400];
     SDT_CHECK(build_so_from("no_entry", "int unrelated(void) { return 1; }\n", bad, sizeof bad) == 0, "cc no_entry");
-    sdi_impl im;
+    sdi_candidate im;
     memset(&im, 0, sizeof im);
-    im.kind = SDI_IMPL_AGENT;
+    im.kind = SDI_CAND_AGENT;
     im.op = SD_OP_SPMV;
     im.k = 1;
     snprintf(im.agent_so, sizeof im.agent_so, "%s", bad);
-    SDT_CHECK(sdi_impl_build(NULL, &a, &im, NULL, 0) == SD_ERR_COMPILE && strstr(sd_last_error(), "sd_agent_"),
+    const sdi_task task = {.op = SD_OP_SPMV, .k = 1, .a = &a};
+    SDT_CHECK(sdi_candidate_build(NULL, &task, &im, NULL, 0) == SD_ERR_COMPILE && strstr(sd_last_error(), "sd_agent_"),
               "missing entry point: %s", sd_last_error());
     SDT_CHECK(!im.built && access(bad, F_OK) == 0, "not built; a file not owned is kept");
     char failing[400];
     SDT_CHECK(build_host_so("prep_fails", "return 7;", failing, sizeof failing) == 0, "cc prep_fails");
     snprintf(im.agent_so, sizeof im.agent_so, "%s", failing);
-    SDT_CHECK(sdi_impl_build(NULL, &a, &im, NULL, 0) == SD_ERR_CUDA && strstr(sd_last_error(), "returned 7"),
+    SDT_CHECK(sdi_candidate_build(NULL, &task, &im, NULL, 0) == SD_ERR_CUDA && strstr(sd_last_error(), "returned 7"),
               "preprocess failure: %s", sd_last_error());
-    SDT_CHECK(!im.built && im.agent_h.dl == NULL, "nothing kept after a failed build");
+    SDT_CHECK(!im.built && im.exe.agent.dl == NULL, "nothing kept after a failed build");
     im.op = SD_OP_SPGEMM;
-    SDT_CHECK(sdi_impl_build(NULL, &a, &im, NULL, 0) == SD_ERR_UNSUPPORTED, "SpGEMM is not an agent operator");
+    SDT_CHECK(sdi_candidate_build(NULL, &task, &im, NULL, 0) == SD_ERR_UNSUPPORTED, "SpGEMM is not an agent operator");
     sdi_error_clear();
     free(x);
     free(y);
@@ -477,12 +479,13 @@ static void test_worker_survives_crashes(void)
     SDT_OK(sdi_spmv_stats_compute(&a, &st));
     sdi_gpu_props gpu;
     SDT_OK(sdi_gpu_profile("H200", &gpu));
-    sdi_impl im;
+    sdi_candidate im;
     memset(&im, 0, sizeof im);
-    im.kind = SDI_IMPL_SPMV;
+    im.kind = SDI_CAND_PLAN;
     im.op = SD_OP_SPMV;
     im.k = 1;
-    SDT_OK(sdi_spmv_config_default(SDI_SPMV_CSR_VEC, &st, &gpu, &im.spmv_cfg));
+    const sdi_task task = {.op = SD_OP_SPMV, .k = 1, .a = &a, .gpu = &gpu, .spmv = &st};
+    SDT_OK(sdi_plan_default(&task, sdi_family_find(SD_OP_SPMV, "csr_vec"), &im.plan));
     memset(&tr, 0, sizeof tr);
     SDT_OK(sdi_tune_run_isolated(w, &im, matrix, 60, &tr));
     SDT_CHECK(tr.status == SD_ERR_NO_DEVICE || tr.status == SD_OK, "isolated built-in: %s %s",

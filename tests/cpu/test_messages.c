@@ -84,47 +84,70 @@ static void check_fits(const char *what, const char *text, size_t cap)
               cap, sizeof(((sdi_trial *)0)->config));
 }
 
+/* A plan of table entry `index` with every int32 parameter at v but its family's id (and
+ * the given SpMM split mode / SpGEMM forced kind and NVRTC level). */
+static sdi_plan widest_plan(int index, int32_t v, int mode, int kind, int fast)
+{
+    const sdi_family *f = sdi_family_at(index);
+    sdi_plan p;
+    memset(&p, 0, sizeof p);
+    p.op = f->op;
+    p.k = f->op == SD_OP_SPMM ? 32 : 1;
+    p.family = index;
+    if (f->op == SD_OP_SPMV) {
+        fill_words(&p.p.spmv, sizeof p.p.spmv, v);
+        p.p.spmv.family = f->id;
+    } else if (f->op == SD_OP_SPMM) {
+        fill_words(&p.p.spmm, sizeof p.p.spmm, v);
+        p.p.spmm.tmpl = f->id;
+        p.p.spmm.split_mode = mode;
+    } else {
+        fill_words(&p.p.spgemm, sizeof p.p.spgemm, v);
+        p.p.spgemm.family = f->id;
+        p.p.spgemm.force_kind = kind;
+        p.p.spgemm.fast_compile = fast;
+    }
+    return p;
+}
+
+/* Every family's widest plan text fits SDI_PLAN_TEXT (the trials' copies and the
+ * candidates' descriptions), through the family table. */
 static void test_config_text_fits(void)
 {
     static const int32_t widest[] = {INT_MIN, INT_MAX, -1, 1};
-    char big[4096], what[64];
-    for (int w = 0; w < 4; w++) {
-        for (int f = 0; f < SDI_SPMV_NFAMILIES; f++) {
-            sdi_impl im;
-            memset(&im, 0, sizeof im);
-            im.kind = SDI_IMPL_SPMV;
-            fill_words(&im.spmv_cfg, sizeof im.spmv_cfg, widest[w]);
-            im.spmv_cfg.family = f;
-            sdi_spmv_config_describe(&im.spmv_cfg, big, sizeof big);
-            snprintf(what, sizeof what, "spmv family %d", f);
-            check_fits(what, big, SDI_SPMV_CONFIG_TEXT);
-            sdi_impl_describe(&im, big, sizeof big);
-            check_fits(what, big, SDI_IMPL_CONFIG_TEXT);
+    char big[4096], what[96];
+    for (int w = 0; w < 4; w++)
+        for (int i = 0; i < sdi_family_count(); i++) {
+            const sdi_family *f = sdi_family_at(i);
+            const bool sg = f->op == SD_OP_SPGEMM;
+            const int modes = f->op == SD_OP_SPMM ? 5 : 1;
+            const int kmin = sg ? -1 : 0, kmax = sg ? SDI_SG_NKINDS - 1 : 0;
+            const int fmin = sg ? -1 : 0, fmax = sg ? 3 : 0;
+            for (int mode = 0; mode < modes; mode++)
+                for (int kind = kmin; kind <= kmax; kind++)
+                    for (int fast = fmin; fast <= fmax; fast++) {
+                        sdi_candidate c;
+                        memset(&c, 0, sizeof c);
+                        c.kind = SDI_CAND_PLAN;
+                        c.op = f->op;
+                        c.plan = widest_plan(i, widest[w], mode, kind, fast);
+                        c.k = c.plan.k;
+                        sdi_candidate_describe(&c, big, sizeof big);
+                        snprintf(what, sizeof what, "family %d.%s mode %d kind %d", (int)f->op,
+                                 f->name, mode, kind);
+                        check_fits(what, big, SDI_PLAN_TEXT);
+                    }
         }
-        for (int t = 0; t < SDI_SPMM_NTEMPLATES; t++) {
-            sdi_spmm_config c;
-            fill_words(&c, sizeof c, widest[w]);
-            c.tmpl = t;
-            for (int mode = 0; mode < 5; mode++) {
-                c.split_mode = mode;
-                sdi_spmm_config_describe(&c, big, sizeof big);
-                snprintf(what, sizeof what, "spmm template %d", t);
-                check_fits(what, big, SDI_SPMM_CONFIG_TEXT);
-            }
-        }
-        for (int f = 0; f < SDI_SPGEMM_NFAMILIES; f++)
-            for (int kind = -1; kind < SDI_SG_NKINDS; kind++)
-                for (int fast = -1; fast <= 3; fast++) {
-                    sdi_spgemm_config c;
-                    fill_words(&c, sizeof c, widest[w]);
-                    c.family = f;
-                    c.force_kind = kind;
-                    c.fast_compile = fast;
-                    sdi_spgemm_config_describe(&c, big, sizeof big);
-                    snprintf(what, sizeof what, "spgemm family %d kind %d", f, kind);
-                    check_fits(what, big, SDI_SPGEMM_CONFIG_TEXT);
-                }
-    }
+    sdi_candidate v;
+    memset(&v, 0, sizeof v);
+    v.kind = SDI_CAND_VENDOR;
+    memset(v.vendor_name, 'x', sizeof v.vendor_name - 1);
+    sdi_candidate_describe(&v, big, sizeof big);
+    check_fits("cuSPARSE variant", big, SDI_PLAN_TEXT);
+    v.kind = SDI_CAND_AGENT;
+    memset(v.agent_model, 'm', sizeof v.agent_model - 1);
+    sdi_candidate_describe(&v, big, sizeof big);
+    check_fits("agent kernel", big, SDI_PLAN_TEXT);
 }
 
 /* Features that reach every rule of rules-v1: skewed rows, a tiny matrix, dense tiles,

@@ -1,7 +1,13 @@
 /* tests/cpu/test_tune_rules.c: the search's decision rules that need no GPU (tune.h):
  * when cuSPARSE's best variant runs instead of our winner (faster per execution or
- * pipelined), when that fallback runs replayed as a graph, the screening factor and the
- * brief protocol's threshold. */
+ * pipelined), when that fallback runs replayed as a graph, the screening factor, the
+ * brief protocol's threshold, and the order of the first round's families (through the
+ * family table: the ranking's labels, interleaved for SpMV / SpMM; SpGEMM's leading
+ * family, then label after label, then the rest). */
+#include <stdlib.h>
+
+#include "analysis/plan_stats.h"
+#include "gen/gen.h"
 #include "tune/tune.h"
 #include "sdt.h"
 
@@ -96,9 +102,107 @@ static void test_screen_and_brief(void)
     SDT_CHECK(sdi_tune_brief_us(&o) == 0, "negative = no brief protocol");
 }
 
+/* The offline planner's first round, every family a branch: its trials in the search's
+ * order. */
+static sdi_tune_result *first_round(const char *gen, sd_op op, int k)
+{
+    sdi_gpu_props gpu;
+    SDT_OK(sdi_gpu_profile("H200", &gpu));
+    sd_csr a;
+    SDT_OK(sdi_gen(gen, 5, &a));
+    sdi_tune_result *r = calloc(1, sizeof *r);
+    SDT_CHECK(r != NULL, "calloc");
+    if (r != NULL)
+        SDT_OK(sdi_tune_offline(&a, op, k, &gpu, 32, 0, r, NULL));
+    sd_csr_free(&a);
+    return r;
+}
+
+/* Whether the family of a trial ("spmv.merge") serves a label of the ranking (its rank
+ * hook, with the statistics the search computes). */
+static bool serves_ranked(sd_op op, const char *gen, const char *family_label, const sdi_tune_result *r)
+{
+    const char *name = strchr(family_label, '.');
+    const sdi_family *f = sdi_family_at(name != NULL ? sdi_family_find(op, name + 1) : -1);
+    if (f == NULL || f->rank == NULL)
+        return false;
+    sdi_gpu_props gpu;
+    sd_csr a;
+    if (sdi_gpu_profile("H200", &gpu) != SD_OK || sdi_gen(gen, 5, &a) != SD_OK)
+        return false;
+    sdi_spmv_stats vs;
+    sdi_spmm_stats ms;
+    memset(&vs, 0, sizeof vs);
+    sdi_spmm_stats_compute(&a, &ms);
+    bool ok = sdi_spmv_stats_compute(&a, &vs) == SD_OK, any = false;
+    const sdi_task t = {.op = op, .k = r->k, .a = &a, .gpu = &gpu, .features = &r->features,
+                        .spmv = &vs, .spmm = &ms};
+    for (int l = 0; ok && l < r->ranking.n; l++)
+        any |= f->rank(&t, r->ranking.e[l].label) >= 0;
+    sd_csr_free(&a);
+    return any;
+}
+
+static void test_ranked_order(void)
+{
+    const char *gens[] = {"stencil2d:n=60", "rmat:scale=11,ef=8", "powerlaw:rows=4000,deg=6"};
+    for (int g = 0; g < 3; g++) {
+        sdi_tune_result *r = first_round(gens[g], SD_OP_SPGEMM, 1);
+        if (r == NULL)
+            continue;
+        /* every SpGEMM family once */
+        int nsg = 0;
+        for (int i = 0; i < sdi_family_count(); i++)
+            nsg += sdi_family_at(i)->op == SD_OP_SPGEMM;
+        SDT_CHECK(r->ntrials == nsg, "%s: %d trials, %d families", gens[g], r->ntrials, nsg);
+        for (int i = 0; i < r->ntrials; i++)
+            for (int j = 0; j < i; j++)
+                SDT_CHECK(strcmp(r->trials[i].family, r->trials[j].family) != 0, "%s: %s twice",
+                          gens[g], r->trials[i].family);
+        /* after a leading family, the ranked labels in order */
+        int t = 0;
+        char want[64];
+        snprintf(want, sizeof want, "spgemm.%s", r->ranking.n > 0 ? r->ranking.e[0].label : "");
+        if (r->ntrials > 0 && strcmp(r->trials[0].family, want) != 0) {
+            const sdi_family *lead =
+                sdi_family_at(sdi_family_find(SD_OP_SPGEMM, strchr(r->trials[0].family, '.') + 1));
+            SDT_CHECK(lead != NULL && lead->leads != NULL, "%s: %s leads without a leads hook",
+                      gens[g], r->trials[0].family);
+            t = 1;
+        }
+        for (int l = 0; l < r->ranking.n && t < r->ntrials; l++) {
+            snprintf(want, sizeof want, "spgemm.%s", r->ranking.e[l].label);
+            if (strcmp(r->trials[t].family, want) == 0)
+                t++;
+        }
+        sdi_tune_result_free(r);
+        free(r);
+    }
+    /* SpMV / SpMM: branches of the ranked labels only, no family twice */
+    const sd_op ops[2] = {SD_OP_SPMV, SD_OP_SPMM};
+    for (int o = 0; o < 2; o++)
+        for (int g = 0; g < 3; g++) {
+            sdi_tune_result *r = first_round(gens[g], ops[o], 32);
+            if (r == NULL)
+                continue;
+            SDT_CHECK(r->ntrials > 0, "%s op %d: no branch", gens[g], (int)ops[o]);
+            for (int i = 0; i < r->ntrials; i++)
+                for (int j = 0; j < i; j++)
+                    SDT_CHECK(strcmp(r->trials[i].family, r->trials[j].family) != 0, "%s: %s twice",
+                              gens[g], r->trials[i].family);
+            for (int i = 0; i < r->ntrials; i++)
+                SDT_CHECK(serves_ranked(ops[o], gens[g], r->trials[i].family, r),
+                          "%s op %d: branch %s serves a ranked label", gens[g], (int)ops[o],
+                          r->trials[i].family);
+            sdi_tune_result_free(r);
+            free(r);
+        }
+}
+
 int main(void)
 {
     sdt_init("test_tune_rules");
+    SDT_RUN(test_ranked_order);
     SDT_RUN(test_vendor_wins);
     SDT_RUN(test_vendor_replays);
     SDT_RUN(test_finalists);
