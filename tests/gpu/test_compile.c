@@ -10,7 +10,7 @@
 #include "core/json_parse.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
-#include "vendor/vendor.h"
+#include "runtime/vendor_exec.h"
 #include "sdt.h"
 #include "tune/tune.h"
 

@@ -14,7 +14,7 @@
 #include "core/rng.h"
 #include "gen/gen.h"
 #include "runtime/runtime.h"
-#include "lower/spgemm_exec.h"
+#include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;

@@ -16,7 +16,7 @@
 #include "gen/gen.h"
 #include "runtime/runtime.h"
 #include "vendor/baseline.h"
-#include "vendor/vendor.h"
+#include "runtime/vendor_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;
