@@ -605,9 +605,9 @@ def test_gpu_gcn_aggregation_symmetric_reuses_forward_kernel():
 
 def test_describe_size_message_is_parsed():
     # Kernel.describe grows its buffer to the size sd_kernel_describe names; the C text is
-    # "sd_kernel_describe: the buffer needs %zu bytes" (src/api/kernel.c).
+    # "sd_kernel_describe: the buffer needs %zu bytes" (src/api/execute.c).
     from sparseditto.api import _size_needed
-    src = (REPO / "src" / "api" / "kernel.c").read_text()
+    src = (REPO / "src" / "api" / "execute.c").read_text()
     assert '"sd_kernel_describe: the buffer needs %zu bytes"' in src
     assert _size_needed("sd_kernel_describe: the buffer needs 5123 bytes") == 5123
     assert _size_needed("sd_kernel_describe: kern is NULL") is None
