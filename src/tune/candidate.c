@@ -77,6 +77,10 @@ bool sdi_candidate_uses_atomics(const sdi_candidate *c)
         bool atomics = false;
         if (c->op == SD_OP_SPGEMM && spgemm_schedule_atomics(c, &atomics))
             return atomics;
+        /* A built SpMM plan: its lowering knows (a split plan whose rows are never cut adds
+         * nothing). */
+        if (c->op == SD_OP_SPMM && c->built && c->exe.kind == SDI_EXE_PROGRAM)
+            return c->exe.low.atomics != 0;
         const sdi_family *f = sdi_plan_family(&c->plan);
         return f != NULL && f->uses_atomics != NULL && f->uses_atomics(&c->plan);
     }

@@ -167,46 +167,6 @@ sd_status sdi_tune_offline(const sd_csr *a, sd_op op, int k, const sdi_gpu_props
 
 /* ------------------------------------------------------------------ SpGEMM */
 
-/* Host u(i), lo(i), hi(i) of C = A·B (the search reads them from the device analysis).
- * Arrays are allocated into *u, *lo, *hi. */
-static sd_status host_rowinfo(const sd_csr *a, const sd_csr *b, sdi_sg_rowinfo *ri, int64_t **u,
-                              int32_t **lo, int32_t **hi)
-{
-    size_t m = (size_t)(a->rows > 0 ? a->rows : 1);
-    *u = sdi_malloc_array(m, sizeof **u);
-    *lo = sdi_malloc_array(m, sizeof **lo);
-    *hi = sdi_malloc_array(m, sizeof **hi);
-    if (*u == NULL || *lo == NULL || *hi == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the SpGEMM row analysis");
-    (void)sdi_spgemm_row_work(a, b->rowptr, *u);
-    for (int32_t i = 0; i < a->rows; i++) {
-        int32_t l = b->cols, h = -1;
-        for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) {
-            int32_t k = a->colind[p];
-            if (b->rowptr[k + 1] > b->rowptr[k]) {
-                if (b->colind[b->rowptr[k]] < l)
-                    l = b->colind[b->rowptr[k]];
-                if (b->colind[b->rowptr[k + 1] - 1] > h)
-                    h = b->colind[b->rowptr[k + 1] - 1];
-            }
-        }
-        (*lo)[i] = h >= 0 ? l : 0;
-        (*hi)[i] = h >= 0 ? h : 0;
-    }
-    int64_t bmax = 0;
-    for (int32_t k = 0; k < b->rows; k++)
-        if (b->rowptr[k + 1] - b->rowptr[k] > bmax)
-            bmax = b->rowptr[k + 1] - b->rowptr[k];
-    memset(ri, 0, sizeof *ri);
-    ri->m = a->rows;
-    ri->n = b->cols;
-    ri->u = *u;
-    ri->lo = *lo;
-    ri->hi = *hi;
-    ri->b_row_max = bmax;
-    return SD_OK;
-}
-
 /* The sources the offline path compiled so far: a search compiles a unit once (the memo),
  * whichever plans share it, and so does the offline path. */
 typedef struct {
@@ -321,17 +281,15 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
                                   sdi_tune_result *out, sdi_json *plans)
 {
     sdi_search *s = NULL;
-    int64_t *u = NULL;
-    int32_t *lo = NULL, *hi = NULL;
+    sdi_sg_rowinfo ri;
+    memset(&ri, 0, sizeof ri);
     offline_units done = {0};
 #define SD_FREE_ALL                                                                        \
     do {                                                                                   \
         if (s != NULL)                                                                     \
             sd_csr_free(&s->at);                                                           \
         sdi_free(s);                                                                       \
-        sdi_free(u);                                                                       \
-        sdi_free(lo);                                                                      \
-        sdi_free(hi);                                                                      \
+        sdi_sg_rowinfo_host_free(&ri);                                                     \
         offline_units_free(&done);                                                         \
     } while (0)
     result_init(out, SD_OP_SPGEMM, 1, compile);
@@ -355,8 +313,7 @@ sd_status sdi_tune_spgemm_offline(const sd_csr *a, const sd_csr *b, int aat,
     SD_TRY(sdi_spgemm_output_check(a, s->bb, sdi_search_product_name(b, s->aat), gpu));
     double t0 = sdi_now();
     SD_TRY(sdi_analyze(a, SD_OP_SPGEMM, &out->features));
-    sdi_sg_rowinfo ri;
-    SD_TRY(host_rowinfo(a, s->bb, &ri, &u, &lo, &hi));
+    SD_TRY(sdi_sg_rowinfo_host(a, s->bb, &ri));
     sdi_sg_summarize(&ri, &s->sm);
     sdi_sg_limits_from_props(gpu, &s->lim);
     s->task.op = SD_OP_SPGEMM;

@@ -180,37 +180,11 @@ static sd_status measure_vendor_graph(sdi_search *s)
 static sd_status dense_vendor_round(sdi_search *s)
 {
     sdi_tune_result *r = s->r;
-    r->baseline = sdi_calloc(1, sizeof *r->baseline);
-    if (r->baseline == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the baseline");
     sdi_baseline_options bo;
     memset(&bo, 0, sizeof bo);
     bo.k = s->k;
     bo.aat = -1;
-    bo.ref = &s->ref; /* host_in's, the one our candidates are validated against */
-    bo.brief_us = sdi_tune_brief_us(s->opt); /* as our candidates; its best is timed in full */
-    double t0 = sdi_now();
-    sd_status st = sdi_cusparse_baseline(s->ctx, s->a, s->op, s->host_in, &bo, r->baseline);
-    r->ms_baseline = (sdi_now() - t0) * 1e3;
-    if (st != SD_OK)
-        return st;
-    r->vendor_best = -1;
-    for (int i = 0; i < r->baseline->nvariants; i++) {
-        const sdi_variant_result *v = &r->baseline->v[i];
-        if (v->status != SDI_VARIANT_OK)
-            continue;
-        if (s->opt->deterministic) {
-            sdi_candidate probe;
-            memset(&probe, 0, sizeof probe);
-            probe.kind = SDI_CAND_VENDOR;
-            probe.op = s->op;
-            snprintf(probe.vendor_name, sizeof probe.vendor_name, "%s", v->name);
-            if (sdi_candidate_uses_atomics(&probe))
-                continue;
-        }
-        if (r->vendor_best < 0 || v->timing.mean_us < r->baseline->v[r->vendor_best].timing.mean_us)
-            r->vendor_best = i;
-    }
+    SD_TRY(sdi_search_vendor_baseline(s, s->host_in, &bo, false));
     if (r->vendor_best >= 0 && sdi_config_get()->graphs)
         SD_TRY(measure_vendor_graph(s));
     return SD_OK;

@@ -177,18 +177,11 @@ static int sg_transfer(const sdi_search *s, int w, const int *fams, int nf, sdi_
 static sd_status vendor_round(sdi_search *s)
 {
     sdi_tune_result *r = s->r;
-    r->baseline = sdi_calloc(1, sizeof *r->baseline);
-    if (r->baseline == NULL)
-        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the baseline");
     sdi_baseline_options bo;
     memset(&bo, 0, sizeof bo);
     bo.aat = s->aat;
     bo.b = s->b;
-    bo.brief_us = sdi_tune_brief_us(s->opt); /* as our candidates; its best is timed in full */
-    bo.ref = &s->ref;                        /* the one our candidates are validated against */
-    double t0 = sdi_now();
-    sd_status st = sdi_cusparse_baseline(s->ctx, s->a, SD_OP_SPGEMM, NULL, &bo, r->baseline);
-    r->ms_baseline = (sdi_now() - t0) * 1e3;
+    sd_status st = sdi_search_vendor_baseline(s, NULL, &bo, true);
     if (st == SD_ERR_UNSUPPORTED) {
         /* e.g. beyond 32-bit indices: cuSPARSE cannot do this product at all. */
         snprintf(r->vendor_failure, sizeof r->vendor_failure, "%.190s", sd_last_error());
@@ -197,26 +190,7 @@ static sd_status vendor_round(sdi_search *s)
         r->baseline = NULL;
         return SD_OK;
     }
-    if (st != SD_OK)
-        return st;
-    r->vendor_best = -1;
-    size_t off = 0;
-    for (int i = 0; i < r->baseline->nvariants; i++) {
-        const sdi_variant_result *v = &r->baseline->v[i];
-        if (v->status != SDI_VARIANT_OK) {
-            if (off + 8 < sizeof r->vendor_failure)
-                off += (size_t)snprintf(r->vendor_failure + off, sizeof r->vendor_failure - off,
-                                        "%s%s: %s", off ? "; " : "", v->name,
-                                        sdi_variant_status_name(v->status));
-            continue;
-        }
-        /* cuSPARSE's SpGEMM algorithms are bitwise reproducible: no deterministic filter. */
-        if (r->vendor_best < 0 || v->timing.mean_us < r->baseline->v[r->vendor_best].timing.mean_us)
-            r->vendor_best = i;
-    }
-    if (r->vendor_best >= 0)
-        r->vendor_failure[0] = '\0';
-    return SD_OK;
+    return st;
 }
 
 static sd_status sg_vendor_round(sdi_search *s)

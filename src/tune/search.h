@@ -134,6 +134,13 @@ SDI_HIDDEN void sdi_search_order_by_time(sdi_search *s, int *list, int n);
 SDI_HIDDEN sd_status sdi_search_winner_in_full(sdi_search *s);
 SDI_HIDDEN sd_status sdi_search_finalists(sdi_search *s);
 SDI_HIDDEN sd_status sdi_search_vendor_decision(sdi_search *s);
+/* cuSPARSE's variants timed for the report and as the vendor candidate (bo: the operator's
+ * options; the reference and the brief threshold are the search's), and the fastest valid
+ * one picked: without float atomics in deterministic mode; a variant that failed is named
+ * in r->vendor_failure when record_failures. The baseline's status is returned, with
+ * r->baseline allocated whatever it is. */
+SDI_HIDDEN sd_status sdi_search_vendor_baseline(sdi_search *s, const float *host_in,
+                                               sdi_baseline_options *bo, bool record_failures);
 /* The edits of the best so far (winner_edits); their count. */
 SDI_HIDDEN int sdi_search_winner_edits(const sdi_search *s, sdi_plan_edit *out, int cap);
 

@@ -350,3 +350,45 @@ sd_status sdi_search_vendor_decision(sdi_search *s)
     }
     return SD_OK;
 }
+
+sd_status sdi_search_vendor_baseline(sdi_search *s, const float *host_in, sdi_baseline_options *bo,
+                                     bool record_failures)
+{
+    sdi_tune_result *r = s->r;
+    r->baseline = sdi_calloc(1, sizeof *r->baseline);
+    if (r->baseline == NULL)
+        return SDI_ERR(SD_ERR_OUT_OF_MEMORY, "out of host memory for the baseline");
+    bo->ref = &s->ref; /* the reference our candidates are validated against */
+    bo->brief_us = sdi_tune_brief_us(s->opt); /* as our candidates; its best is timed in full */
+    const double t0 = sdi_now();
+    sd_status st = sdi_cusparse_baseline(s->ctx, s->a, s->op, host_in, bo, r->baseline);
+    r->ms_baseline = (sdi_now() - t0) * 1e3;
+    if (st != SD_OK)
+        return st;
+    r->vendor_best = -1;
+    size_t off = 0;
+    for (int i = 0; i < r->baseline->nvariants; i++) {
+        const sdi_variant_result *v = &r->baseline->v[i];
+        if (v->status != SDI_VARIANT_OK) {
+            if (record_failures && off + 8 < sizeof r->vendor_failure)
+                off += (size_t)snprintf(r->vendor_failure + off, sizeof r->vendor_failure - off,
+                                        "%s%s: %s", off ? "; " : "", v->name,
+                                        sdi_variant_status_name(v->status));
+            continue;
+        }
+        if (s->opt->deterministic) {
+            sdi_candidate probe;
+            memset(&probe, 0, sizeof probe);
+            probe.kind = SDI_CAND_VENDOR;
+            probe.op = s->op;
+            snprintf(probe.vendor_name, sizeof probe.vendor_name, "%s", v->name);
+            if (sdi_candidate_uses_atomics(&probe))
+                continue;
+        }
+        if (r->vendor_best < 0 || v->timing.mean_us < r->baseline->v[r->vendor_best].timing.mean_us)
+            r->vendor_best = i;
+    }
+    if (r->vendor_best >= 0)
+        r->vendor_failure[0] = '\0';
+    return SD_OK;
+}
