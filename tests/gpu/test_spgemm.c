@@ -16,6 +16,7 @@
 #include "gen/gen.h"
 #include "ref/ref.h"
 #include "lower/spgemm_units.h"
+#include "runtime/device_memory.h"
 #include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
@@ -175,6 +176,23 @@ static sd_status download(const sd_device_csr *d, sd_csr *h)
     return s;
 }
 
+/* The executor of cfg on op: scheduled under the device's limits and lowered
+ * (sdi_spgemm_lower_config), then adopted (the schedule moves in, the units are read);
+ * what remains of the lowering is freed here. */
+static sd_status executor(sdi_spgemm_operands *op, const sdi_spgemm_config *cfg,
+                          sdi_spgemm_exec **e)
+{
+    *e = NULL;
+    sdi_sg_limits lim;
+    sdi_sg_limits_from_props(&g_ctx->props, &lim);
+    sdi_lowered low;
+    sd_status s = sdi_spgemm_lower_config(&lim, sdi_spgemm_operands_rowinfo(op), cfg, &low);
+    if (s == SD_OK)
+        s = sdi_spgemm_exec_adopt(g_ctx, op, &low.sg, &low.sg_units, e);
+    sdi_lowered_free(&low);
+    return s;
+}
+
 /* C = A·B (b given), A·Aᵀ (aat) or A·A under cfg, `calls` times; every result checked.
  * want_kind ≥ 0: the schedule must contain a bin of that kind. */
 static int run_case(const char *label, const sd_csr *a, const sd_csr *b, int aat,
@@ -209,7 +227,7 @@ static int run_case(const char *label, const sd_csr *a, const sd_csr *b, int aat
     SDT_CHECK(s == SD_OK, "%s: operands: %s", label, sd_last_error());
     if (s != SD_OK)
         goto done;
-    s = sdi_spgemm_exec_create(g_ctx, op, cfg, &e);
+    s = executor(op, cfg, &e);
     SDT_CHECK(s == SD_OK, "%s [%s]: executor: %s", label, cfgtext, sd_last_error());
     if (s != SD_OK)
         goto done;

@@ -6,17 +6,42 @@
  * values). The on-disk JIT
  * cache is turned off so that "compiled" means NVRTC ran. A stage's independent launches on
  * side streams give the same C bit for bit as one stream. An executor adopts the schedule
- * its configuration's request built (sdi_spgemm_exec_adopt). The executor's CUDA graphs give
- * the C of plain launches. Exit 77 without a GPU. */
+ * its configuration's lowering built (sdi_spgemm_lower_config, sdi_spgemm_exec_adopt).
+ * The executor's CUDA graphs give the C of plain launches. Exit 77 without a GPU. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen/gen.h"
 #include "lower/spgemm_units.h"
+#include "runtime/device_memory.h"
 #include "runtime/spgemm_exec.h"
 #include "sdt.h"
 
 static sd_context *g_ctx;
+
+/* cfg scheduled on op's rows under the device's limits and lowered (the schedule and its
+ * units in out->sg, out->sg_units; free with sdi_lowered_free). */
+static sd_status lower(const sdi_spgemm_operands *op, const sdi_spgemm_config *cfg,
+                       sdi_lowered *out)
+{
+    sdi_sg_limits lim;
+    sdi_sg_limits_from_props(&g_ctx->props, &lim);
+    return sdi_spgemm_lower_config(&lim, sdi_spgemm_operands_rowinfo(op), cfg, out);
+}
+
+/* The executor of cfg on op: lowered, then adopted (the schedule moves in, the units are
+ * read); what remains of the lowering is freed here. */
+static sd_status executor(sdi_spgemm_operands *op, const sdi_spgemm_config *cfg,
+                          sdi_spgemm_exec **e)
+{
+    *e = NULL;
+    sdi_lowered low;
+    sd_status s = lower(op, cfg, &low);
+    if (s == SD_OK)
+        s = sdi_spgemm_exec_adopt(g_ctx, op, &low.sg, &low.sg_units, e);
+    sdi_lowered_free(&low);
+    return s;
+}
 
 /* An executor of cfg on op: its compile time, a product checked against ref. */
 static int run_one(const char *what, sdi_spgemm_operands *op, const sdi_reference *ref,
@@ -25,7 +50,7 @@ static int run_one(const char *what, sdi_spgemm_operands *op, const sdi_referenc
     sdi_spgemm_exec *e = NULL;
     sd_device_csr c;
     memset(&c, 0, sizeof c);
-    sd_status s = sdi_spgemm_exec_create(g_ctx, op, cfg, &e);
+    sd_status s = executor(op, cfg, &e);
     SDT_CHECK(s == SD_OK, "%s: executor: %s", what, sd_last_error());
     if (s != SD_OK)
         return 0;
@@ -54,19 +79,20 @@ static int run_one(const char *what, sdi_spgemm_operands *op, const sdi_referenc
 static int units_within(const sdi_spgemm_operands *op, const sdi_spgemm_config *cfg,
                         const sdi_spgemm_config *base)
 {
-    sdi_sg_lowered a, b;
-    SDT_OK(sdi_spgemm_config_request(g_ctx, op, cfg, &a, NULL));
-    SDT_OK(sdi_spgemm_config_request(g_ctx, op, base, &b, NULL));
+    sdi_lowered la, lb;
+    SDT_OK(lower(op, cfg, &la));
+    SDT_OK(lower(op, base, &lb));
+    const sdi_sg_lowered *a = &la.sg_units, *b = &lb.sg_units;
     int all = 1;
-    for (int u = 0; u < a.nunits; u++) {
+    for (int u = 0; u < a->nunits; u++) {
         int found = 0;
-        for (int v = 0; v < b.nunits && !found; v++)
-            found = strcmp(a.units[u].name, b.units[v].name) == 0 &&
-                    strcmp(a.units[u].source, b.units[v].source) == 0;
+        for (int v = 0; v < b->nunits && !found; v++)
+            found = strcmp(a->units[u].name, b->units[v].name) == 0 &&
+                    strcmp(a->units[u].source, b->units[v].source) == 0;
         all &= found;
     }
-    sdi_sg_lowered_free(&a);
-    sdi_sg_lowered_free(&b);
+    sdi_lowered_free(&la);
+    sdi_lowered_free(&lb);
     return all;
 }
 
@@ -153,7 +179,7 @@ static int product_host(sdi_spgemm_operands *op, const sdi_spgemm_config *cfg, s
     sd_device_csr c;
     memset(&c, 0, sizeof c);
     memset(out, 0, sizeof *out);
-    sd_status s = sdi_spgemm_exec_create(g_ctx, op, cfg, &e);
+    sd_status s = executor(op, cfg, &e);
     if (s == SD_OK) {
         *side = sdi_spgemm_exec_get_info(e)->side_streams;
         s = sdi_spgemm_exec_run(e, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
@@ -199,10 +225,10 @@ static void test_side_streams(void)
     sd_csr_free(&a);
 }
 
-/* sdi_spgemm_exec_adopt: the schedule and lowering of sdi_spgemm_config_request move into
- * the executor (schedule emptied, nothing compiled again) and its product validates; a
- * schedule of another product, or one without its lowering, is refused by name and stays
- * the caller's. */
+/* sdi_spgemm_exec_adopt: the schedule of sdi_spgemm_lower_config moves into the executor
+ * (schedule emptied, nothing scheduled again; its units only read) and its product
+ * validates; a schedule of another product, or one without its units, is refused by name
+ * and stays the caller's. */
 static void test_adopt(void)
 {
     sd_csr a, b;
@@ -211,12 +237,10 @@ static void test_adopt(void)
     sdi_reference ref;
     memset(&ref, 0, sizeof ref);
     sdi_spgemm_operands *op = NULL, *op2 = NULL;
-    sdi_sg_lowered low, low2;
-    sdi_sg_schedule sched, sched2;
+    sdi_lowered low, low2; /* schedule (sg) and units (sg_units) of each product */
     memset(&low, 0, sizeof low);
     memset(&low2, 0, sizeof low2);
-    memset(&sched, 0, sizeof sched);
-    memset(&sched2, 0, sizeof sched2);
+    sdi_sg_schedule *sched = &low.sg, *sched2 = &low2.sg;
     sdi_spgemm_exec *e = NULL;
     sd_device_csr c;
     memset(&c, 0, sizeof c);
@@ -232,22 +256,23 @@ static void test_adopt(void)
         goto out;
     sdi_spgemm_config cfg;
     SDT_OK(sdi_spgemm_config_default(SDI_SPGEMM_HYBRID, &cfg));
-    SDT_OK(sdi_spgemm_config_request(g_ctx, op, &cfg, &low, &sched));
-    SDT_OK(sdi_spgemm_config_request(g_ctx, op2, &cfg, &low2, &sched2));
-    SDT_CHECK(sched.m == a.rows && sched.nlaunches == low.nkernels, "kept schedule: %d rows, %d launches, %d kernels",
-              sched.m, sched.nlaunches, low.nkernels);
+    SDT_OK(lower(op, &cfg, &low));
+    SDT_OK(lower(op2, &cfg, &low2));
+    SDT_CHECK(sched->m == a.rows && sched->nlaunches == low.sg_units.nkernels,
+              "kept schedule: %d rows, %d launches, %d kernels", sched->m, sched->nlaunches,
+              low.sg_units.nkernels);
     /* Refused: another product's schedule; a schedule without its lowering. */
-    SDT_STATUS(sdi_spgemm_exec_adopt(g_ctx, op, &cfg, &sched2, &low2, &e), SD_ERR_INVALID_ARG);
+    SDT_STATUS(sdi_spgemm_exec_adopt(g_ctx, op, sched2, &low2.sg_units, &e), SD_ERR_INVALID_ARG);
     SDT_CHECK(strstr(sd_last_error(), "not this product's") != NULL, "error: %s", sd_last_error());
-    SDT_CHECK(e == NULL && sched2.m == b.rows && (sched2.nbinrows == 0 || sched2.binrows != NULL),
+    SDT_CHECK(e == NULL && sched2->m == b.rows && (sched2->nbinrows == 0 || sched2->binrows != NULL),
               "a refused schedule stays the caller's");
-    SDT_STATUS(sdi_spgemm_exec_adopt(g_ctx, op, &cfg, &sched, NULL, &e), SD_ERR_INVALID_ARG);
-    SDT_CHECK(e == NULL && sched.m == a.rows, "a schedule without its lowering is refused and kept");
+    SDT_STATUS(sdi_spgemm_exec_adopt(g_ctx, op, sched, NULL, &e), SD_ERR_INVALID_ARG);
+    SDT_CHECK(e == NULL && sched->m == a.rows, "a schedule without its lowering is refused and kept");
     sdi_error_clear();
     /* Adopted: moved, and the product is right. */
-    const int nlaunches = sched.nlaunches;
-    SDT_OK(sdi_spgemm_exec_adopt(g_ctx, op, &cfg, &sched, &low, &e));
-    SDT_CHECK(sched.binrows == NULL && sched.m == 0, "the adopted schedule was not emptied");
+    const int nlaunches = sched->nlaunches;
+    SDT_OK(sdi_spgemm_exec_adopt(g_ctx, op, sched, &low.sg_units, &e));
+    SDT_CHECK(sched->binrows == NULL && sched->m == 0, "the adopted schedule was not emptied");
     if (e == NULL)
         goto out;
     SDT_CHECK(sdi_spgemm_exec_schedule(e)->nlaunches == nlaunches, "the executor's schedule is not the one given");
@@ -263,10 +288,8 @@ static void test_adopt(void)
 out:
     sd_device_csr_free(&c);
     sdi_spgemm_exec_destroy(e);
-    sdi_sg_schedule_free(&sched);
-    sdi_sg_schedule_free(&sched2);
-    sdi_sg_lowered_free(&low);
-    sdi_sg_lowered_free(&low2);
+    sdi_lowered_free(&low);
+    sdi_lowered_free(&low2);
     sdi_spgemm_operands_destroy(op);
     sdi_spgemm_operands_destroy(op2);
     sdi_reference_free(&ref);
@@ -294,7 +317,7 @@ static void test_eager_fallback(void)
     cfg.out_ub = 1;
     cfg.one_phase_max_u = 0; /* every row two-phase: the eager output, not one-phase staging */
     sdi_spgemm_exec *e = NULL;
-    sd_status s = op ? sdi_spgemm_exec_create(g_ctx, op, &cfg, &e) : SD_ERR_INVALID_ARG;
+    sd_status s = op ? executor(op, &cfg, &e) : SD_ERR_INVALID_ARG;
     SDT_CHECK(s == SD_OK, "executor: %s", sd_last_error());
     const sdi_sg_schedule *sch = e ? sdi_spgemm_exec_schedule(e) : NULL;
     SDT_CHECK(sch != NULL && !sch->out_ub && sch->eager_cap > 0, "an eager schedule (cap %lld)",
@@ -375,7 +398,7 @@ static void graph_case(const char *what, sdi_spgemm_operands *op, const sdi_spge
     memset(&got, 0, sizeof got);
     setenv("SPARSEDITTO_SG_GRAPH", "0", 1);
     sdi_config_reload();
-    sd_status s = sdi_spgemm_exec_create(g_ctx, op, cfg, &plain);
+    sd_status s = executor(op, cfg, &plain);
     if (s == SD_OK)
         s = sdi_spgemm_exec_run(plain, g_ctx->stream, SDI_SG_ALLOC_HOOKS, &c);
     unsetenv("SPARSEDITTO_SG_GRAPH");
@@ -385,7 +408,7 @@ static void graph_case(const char *what, sdi_spgemm_operands *op, const sdi_spge
     sd_device_csr_free(&c);
     SDT_CHECK(s == SD_OK, "%s: plain launches: %s", what, sd_last_error());
     if (s == SD_OK)
-        s = sdi_spgemm_exec_create(g_ctx, op, cfg, &e);
+        s = executor(op, cfg, &e);
     int same = 0, calls = 0;
     for (int call = 0; call < 5 && s == SD_OK; call++) {
         const sdi_sg_alloc alloc = call < 3 ? SDI_SG_ALLOC_HOOKS : SDI_SG_ALLOC_ASYNC;
