@@ -67,8 +67,9 @@ typedef enum { SDI_SG_ALLOC_ASYNC = 0, SDI_SG_ALLOC_HOOKS = 1 } sdi_sg_alloc;
 
 /* Compiles (through the memo and the JIT cache) and loads the units of a schedule for op
  * (borrowed: it must outlive the executor) and allocates the workspaces. *sched moves into
- * the executor (emptied, also on failure); units (its lowering: one per distinct launch
- * shape, src/lower/spgemm_units.c) are only read. On failure *out is NULL. */
+ * the executor and is emptied, also when a later step fails; a schedule refused before the
+ * move (none, no units, another product's) stays the caller's. units (its lowering: one per
+ * distinct launch shape, src/lower/spgemm_units.c) are only read. On failure *out is NULL. */
 SDI_HIDDEN sd_status sdi_spgemm_exec_adopt(sd_context *ctx, sdi_spgemm_operands *op,
                                            sdi_sg_schedule *sched, const sdi_sg_lowered *units,
                                            sdi_spgemm_exec **out);
