@@ -42,7 +42,7 @@ void sdi_plan_record_json(const sdi_candidate *c, int general_b, sdi_json *j)
     else
         sdi_json_null(j);
     sdi_json_key(j, "aat");
-    sdi_json_int(j, c->sg_aat);
+    sdi_json_int(j, c->op == SD_OP_SPGEMM && c->sg_aat == 1 ? 1 : 0);
     sdi_json_key(j, "general_b");
     sdi_json_bool(j, general_b != 0);
     sdi_json_end_object(j);

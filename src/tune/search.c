@@ -542,7 +542,8 @@ static sd_status search(sd_context *ctx, const sd_csr *a, const sd_csr *b, int a
 sd_status sdi_tune(sd_context *ctx, const sd_csr *a, sd_op op, int k, const sdi_tune_options *opt,
                    sdi_tune_result *out)
 {
-    return search(ctx, a, NULL, -1, op, k, opt, out);
+    /* A SpGEMM of a alone: A·A or A·Aᵀ by shape (aat −1); no product for the others. */
+    return search(ctx, a, NULL, op == SD_OP_SPGEMM ? -1 : 0, op, k, opt, out);
 }
 
 sd_status sdi_tune_spgemm(sd_context *ctx, const sd_csr *a, const sd_csr *b, int aat,

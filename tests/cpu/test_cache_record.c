@@ -118,6 +118,7 @@ static void test_round_trip(void)
         c.kind = SDI_CAND_PLAN;
         c.op = t.op;
         c.k = t.k;
+        c.sg_aat = -1; /* a search's "no product": never written as a bad aat */
         if (sdi_plan_default(&t, f, &c.plan) != SD_OK) {
             sdi_error_clear();
             continue;
