@@ -8,7 +8,7 @@
 
 #define SDI_CONFIG_PATH_MAX 4096 /* a path or string longer than this is a bad value */
 #define SDI_CONFIG_MAX_KNOBS 64
-#define SDI_CONFIG_SG_FUSE_MAX 24 /* SD_SG_MAX_SEGS (spgemm_families.c checks they agree) */
+#define SDI_CONFIG_SG_FUSE_MAX 24 /* SD_SG_MAX_SEGS (src/plan/spgemm_schedule.c checks they agree) */
 
 enum { SDI_LOWERING_BUILTIN = 0, SDI_LOWERING_AGENT = 1 };
 
@@ -21,7 +21,7 @@ typedef struct {
     int verbose;
     char models[SDI_CONFIG_PATH_MAX]; /* set and empty: no model (sdi_config_is_set) */
     bool tc, graphs, parallel_jit;
-    int nvrtc_fast, search_fast; /* search_fast: derived when not set (tune_spgemm.c) */
+    int nvrtc_fast, search_fast; /* search_fast: derived when not set (src/plan/spgemm_config.c) */
     bool sg_wide;
     int sg_fuse_max;
     bool sg_warp_brow, sg_link, sg_finalists, sg_graph, sg_streams;

@@ -9,7 +9,7 @@
 #include "../gen/gen.h"
 #include "worker.h"
 
-/* The tuner's operand seed (tune.c): a candidate is measured on the same operand in the
+/* The tuner's operand seed (src/tune/op_dense.c): a candidate is measured on the same operand in the
  * worker as in the tuner's process, so times and validation compare. */
 #define CANDIDATE_SEED 0x5d1770
 

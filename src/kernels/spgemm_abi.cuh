@@ -1,5 +1,5 @@
 /* src/kernels/spgemm_abi.cuh: the SpGEMM kernels' argument block and constants, shared
- * by the host driver (C, src/lower/spgemm_exec.c) and the NVRTC-compiled templates, so
+ * by the host driver (C, src/runtime/spgemm_exec.c) and the NVRTC-compiled templates, so
  * that the two sides cannot drift apart. Plain C: fixed-width types, no C++. */
 #ifndef SD_SPGEMM_ABI_CUH
 #define SD_SPGEMM_ABI_CUH

@@ -2,7 +2,7 @@
 // vector loads/stores of B and C, group masks, the (sub-)warp row accumulation with
 // broadcast of the sparse entries, and the group reductions and write-backs.
 //
-// Macros fixed by the lowering (src/lower/spmm_lower.c), passed as -D options:
+// Macros fixed by the lowering (src/plan/families/spmm_*.c), passed as -D options:
 //   SD_K      dense width K (B is cols×K, C is rows×K, both row-major)
 //   SD_RP64   1: 64-bit row pointers;  SD_BIG  1: 64-bit offsets into B and C
 // plus each template's θ_H macros. Sizes of the matrix are kernel arguments, so one

@@ -43,7 +43,7 @@ SDI_HIDDEN sd_status sdi_measure(sd_context *ctx, const char *name, sdi_exec_fn 
  *     pipelined = mean). An execution that long is its own warm-up and is timed within a
  *     fraction of a per cent; the 25 executions of the full protocol cost 25 products
  *     (a 290 ms product: 7 s a candidate). Enough to rank candidates, never a reported time:
- *     the search measures its winner again with the full protocol (tune_spgemm.c).
+ *     the search measures its winner again with the full protocol (src/tune/search_measure.c).
  *   brief_long_us > 0: from this long, the brief protocol times one execution after the
  *     warm-up and the two are the timing (the tuner: SDI_BRIEF_LONG_US; the Belcastro
  *     twins' products of 0.3-0.9 s, whose trials' means and medians differ by under 0.1 %

@@ -768,7 +768,7 @@ static void test_fuse_cap(void)
     rows_free(&r);
 }
 
-/* The search's edits of its winner (tune_spgemm.c, winner_edits) build valid schedules:
+/* The search's edits of its winner (the SpGEMM families' edits, src/plan/families/spgemm_shared.c) build valid schedules:
  * hash tables at load 100 with group tables of at most 2^10 slots hold each row's bound
  * (verify checks every row fits) in fewer slots than the preset's, no group table is
  * larger than 2^10 (larger ones are CTA tables); warp_brow reaches the schedule. */
@@ -841,7 +841,7 @@ static void test_enumerate(void)
     }
     sdi_free(list);
     /* A small product's level-1 sweep has a warp per row with one phase up to 32 products
-     * within the three entries a family takes at the default budget (tune_spgemm.c). */
+     * within the three entries a family takes at the default budget (src/tune/search.c). */
     rows_t small;
     SDT_CHECK(rows_make(&small, 1000, 100000, 5), "rows");
     sdi_sg_summary ss;

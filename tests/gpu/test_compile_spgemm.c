@@ -191,7 +191,7 @@ static bool edit_tried(const sdi_jvalue *trials, const char *marker)
 
 /* Whether a configuration has a mark that only the winner's edits put there: the warp
  * path off, load 100, CTA teams (cta_u). The group-table cap " gh=10 " is a sweep entry
- * too (spgemm_families.c, wide_sweep). */
+ * too (src/plan/families/spgemm_shared.c, wide_sweep). */
 static bool edit_only_mark(const char *config)
 {
     static const char *const marks[] = {" wb=off", " load=100 ", " cta>"};
@@ -313,7 +313,7 @@ static void dump_search(const char *config, const sdi_jvalue *bins, const sdi_jv
     }
 }
 
-/* The search measures its winner's edits (tune_spgemm.c, winner_edits), each validated
+/* The search measures its winner's edits (src/tune/search_measure.c, the families' edits), each validated
  * like any other candidate: the warp per B row flipped when the winner has CTA rows (CTA
  * hash, CTA or global stripes; not under SPARSEDITTO_SG_WARP_BROW=0, which compiles
  * without the path), smaller hash tables (load 100) when it has hash rows. Which plan wins
@@ -406,7 +406,7 @@ static void test_winner_edits(void)
     SDT_CHECK(edits > 0, "no winner's edit measured in four compiles");
 }
 
-/* The final rounds (tune_spgemm.c, retime_finalists): on small products the winner and
+/* The final rounds (src/tune/search_measure.c, sdi_search_finalists): on small products the winner and
  * the valid candidates timed in full within 1.3x of it (at most three) are timed again
  * side by side; the winner is the finalist with the lowest sum of its rounds' means, and
  * its last round's time is the one the search reports. */

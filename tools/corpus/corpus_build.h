@@ -22,7 +22,7 @@
  * too many SpGEMM products, a broken CUDA context):
  *   {"matrix", "op", "k", "source", "error": "why"}   -- skipped by the corpus reader.
  *
- * The label → families map follows the search (tune.c): spmv csr = tiny (nnz ≤ 2·10⁵),
+ * The label → families map follows the search (the families' rank hooks, src/plan/families): spmv csr = tiny (nnz ≤ 2·10⁵),
  * csr_vec, csr_adaptive, merge, dia (1..32 diagonals); coo = coo; sellC = SELL with slice
  * height C; bsrB = BSR(B); tiles16 = tiles16. spmm csr = csr_split (row_cv > 1),
  * csr_row, pcsr, csr_window, col_window; coo = csr_split; bsrB = BSR(B); bellB =
