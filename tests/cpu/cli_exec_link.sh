@@ -9,7 +9,8 @@
 # kernel with a status (no device needed).
 # Usage (ctest): bash cli_exec_link.sh <sparseditto-binary> <matrices-dir> <tests/data-dir>;
 # CMakeLists.txt sets SD_CC, SD_OBJECTS_DIR (sd_objects' object folder), SD_EXEC_INCLUDES
-# and SD_CUDA_LIBDIR; by hand they default from the binary's build folder.
+# and SD_CUDA_LIBDIR, and SD_EXEC_LDFLAGS (a sanitized build's runtime: its objects call it);
+# by hand they default from the binary's build folder.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 fail() { echo "cli_exec_link: FAIL: $*"; exit 1; }
@@ -18,6 +19,7 @@ cc=${SD_CC:-cc}
 objdir=${SD_OBJECTS_DIR:-$build/CMakeFiles/sd_objects.dir}
 includes=${SD_EXEC_INCLUDES:-"-I$repo/include -I$build/include"}
 cudalib=${SD_CUDA_LIBDIR:-/usr/local/cuda/lib64}
+read -r -a ldflags <<<"${SD_EXEC_LDFLAGS:-}"
 rooms="api runtime core formats"
 command -v ar >/dev/null || { echo "cli_exec_link: SKIPPED: ar (binutils) is needed"; exit 77; }
 [ -d "$objdir/src" ] || fail "no object folder $objdir/src (build the library first)"
@@ -65,7 +67,7 @@ if ! "$cc" -std=c11 $includes -c "$tmp/exec_path.c" -o "$tmp/exec_path.o" 2>"$tm
 fi
 libs=(-L"$cudalib" "-Wl,-rpath,$cudalib" -lcudart_static -lnvrtc -lnvJitLink -lcusparse -lz -fopenmp -lm -ldl
   -lpthread -lrt)
-if ! "$cc" -o "$tmp/exec_path" "$tmp/exec_path.o" "$tmp/libexec_path.a" "${libs[@]}" -Wl,--no-undefined \
+if ! "$cc" "${ldflags[@]}" -o "$tmp/exec_path" "$tmp/exec_path.o" "$tmp/libexec_path.a" "${libs[@]}" -Wl,--no-undefined \
   2>"$tmp/ld.log"; then
   mapfile -t missing < <(grep -o "undefined reference to \`[^']*'" "$tmp/ld.log" | sed "s/.*\`//; s/'$//" | sort -u)
   if [ "${#missing[@]}" -eq 0 ]; then
