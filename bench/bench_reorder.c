@@ -38,35 +38,6 @@ static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowere
     return sdi_spmm_lower_config(a, &st, c, l);
 }
 
-typedef struct {
-    sdi_executable *e;
-    const float *b;
-    float *c;
-    const sdi_reference *ref;
-    sdi_validation *val;
-} exe_arg;
-
-static sd_status exe_exec(sd_context *ctx, void *p, cudaStream_t stream)
-{
-    exe_arg *m = p;
-    return sdi_exe_run(ctx, m->e, m->b, m->c, stream);
-}
-
-static sd_status exe_check(sd_context *ctx, void *p)
-{
-    exe_arg *m = p;
-    return sdi_check_dense_output(ctx, m->ref, m->c, m->val);
-}
-
-/* The measurement protocol (sdi_measure), the first warm-up's output checked against ref. */
-static sd_status exe_measure(sd_context *ctx, sdi_executable *e, const float *d_b, float *d_c,
-                             const sdi_reference *ref, sdi_validation *val, const char *name,
-                             sdi_timing *out)
-{
-    exe_arg m = {e, d_b, d_c, ref, val};
-    return sdi_measure(ctx, name, exe_exec, &m, ref ? exe_check : NULL, &m, out);
-}
-
 #define NM (SDI_REORDER_NMETHODS + 1) /* original + each method */
 #define MAX_K 4
 
@@ -196,7 +167,7 @@ static void time_spmm(sd_context *ctx, const sd_csr *a, int k, int level, double
         memset(&val, 0, sizeof val);
         sdi_timing tm;
         if (e == SD_OK)
-            e = exe_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
+            e = sdi_exe_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
         sdi_exe_free(&ld);
         sdi_lowered_free(&l);
         if (e != SD_OK) {

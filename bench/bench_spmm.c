@@ -48,58 +48,6 @@ static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowere
     return sdi_spmm_lower_config(a, &st, c, l);
 }
 
-typedef struct {
-    sdi_executable *e;
-    const float *b;
-    float *c;
-    const sdi_reference *ref;
-    sdi_validation *val;
-} exe_arg;
-
-static sd_status exe_exec(sd_context *ctx, void *p, cudaStream_t stream)
-{
-    exe_arg *m = p;
-    return sdi_exe_run(ctx, m->e, m->b, m->c, stream);
-}
-
-static sd_status exe_check(sd_context *ctx, void *p)
-{
-    exe_arg *m = p;
-    return sdi_check_dense_output(ctx, m->ref, m->c, m->val);
-}
-
-/* The measurement protocol (sdi_measure), the first warm-up's output checked against ref. */
-static sd_status exe_measure(sd_context *ctx, sdi_executable *e, const float *d_b, float *d_c,
-                             const sdi_reference *ref, sdi_validation *val, const char *name,
-                             sdi_timing *out)
-{
-    exe_arg m = {e, d_b, d_c, ref, val};
-    return sdi_measure(ctx, name, exe_exec, &m, ref ? exe_check : NULL, &m, out);
-}
-
-/* The kernels of list[0..n) compiled into ctx's memo in parallel (the loads that follow
- * are memo hits); *nfailed counts those that fail. */
-static sd_status precompile_list(sd_context *ctx, const sdi_lowered *const *list, int n,
-                                 int *nfailed, double *wall_s)
-{
-    int failed = 0;
-    double t0 = sdi_now();
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
-    for (int i = 0; i < n; i++) {
-        sdi_macro macros[SDI_LOW_MAX_MACROS];
-        sdi_jit_request req;
-        const sdi_cubin *c = NULL;
-        if (sdi_lowered_jit_request(list[i], NULL, macros, &req) != SD_OK ||
-            sdi_jit_get(ctx, &req, &c, NULL) != SD_OK) {
-            sdi_log(1, "precompiling %s: %s", list[i]->kname[0], sd_last_error());
-            failed++;
-        }
-    }
-    *nfailed = failed;
-    *wall_s = sdi_now() - t0;
-    return ctx->broken ? SDI_ERR(SD_ERR_CUDA, "%s", ctx->broken_reason) : SD_OK;
-}
-
 #define NT SDI_SPMM_NTEMPLATES
 #define MAX_K 8
 
@@ -390,7 +338,7 @@ static void precompile(sd_context *ctx, const opts_t *o, const int *ks, int nk)
     }
     int failed = 0;
     double wall = 0;
-    precompile_list(ctx, ptr, n, &failed, &wall);
+    sdi_lowered_precompile(ctx, ptr, n, &failed, &wall);
     fprintf(stderr, "precompiled %d kernels in %.1f s (%d failed)\n", n, wall, failed);
     sdi_free(ls);
     sdi_free(ptr);
@@ -515,7 +463,7 @@ static void run_task(sd_context *ctx, const opts_t *o, task_t *t, const sd_csr *
                                     "poison", NULL);
         }
         if (s == SD_OK && !screened)
-            s = exe_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
+            s = sdi_exe_measure(ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
         sdi_exe_free(&ld);
         sdi_lowered_free(&l);
         t->ncand++;

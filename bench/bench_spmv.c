@@ -73,27 +73,6 @@ typedef struct {
 
 static int g_bad_runs;
 
-/* ------------------------------------------------------------------ measuring */
-typedef struct {
-    sdi_executable *e;
-    const sdi_reference *ref;
-    const float *d_x;
-    float *d_y;
-    sdi_validation val;
-} run_arg;
-
-static sd_status run_fn(sd_context *ctx, void *arg, cudaStream_t st)
-{
-    run_arg *r = arg;
-    return sdi_exe_run(ctx, r->e, r->d_x, r->d_y, st);
-}
-
-static sd_status check_fn(sd_context *ctx, void *arg)
-{
-    run_arg *r = arg;
-    return sdi_check_dense_output(ctx, r->ref, r->d_y, &r->val);
-}
-
 static int fam_selected(const opts_t *o, int f)
 {
     if (o->families == NULL)
@@ -154,11 +133,11 @@ static void run_family(sd_context *ctx, const opts_t *o, const sd_csr *a, const 
         /* A graph issues in 1.3 us what a plain launch issues in 3.5 (runtime.h). */
         if (s == SD_OK)
             s = sdi_exe_create_program(ctx, &p, sdi_config_get()->graphs, &e);
-        run_arg ra = {.e = &e, .ref = ref, .d_x = d_x, .d_y = d_y};
+        sdi_validation val;
         sdi_timing t;
         memset(&t, 0, sizeof t);
         if (s == SD_OK)
-            s = sdi_measure(ctx, line, run_fn, &ra, check_fn, &ra, &t);
+            s = sdi_exe_measure(ctx, &e, d_x, d_y, ref, &val, line, &t);
         if (s != SD_OK) {
             fr->failed++;
             g_bad_runs++;

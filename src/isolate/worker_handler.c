@@ -224,12 +224,10 @@ static sd_status handle_builtin(worker_state *ws, const sdi_jvalue *req, sdi_jso
         put_status(reply, "no_device", why);
         return SD_OK;
     }
-    /* The plan's family reads the matrix's statistics: computed here as the search's
-     * analysis computes them. */
-    sdi_plan_task task;
-    s = sdi_plan_task_init(ws->ctx, &ws->a, &c, &task);
-    if (s == SD_OK)
-        s = sdi_candidate_build(ws->ctx, &task.t, &c, NULL, 0);
+    /* The build computes the statistics the plan's family reads. */
+    const sdi_task task = {.op = c.op, .k = c.op == SD_OP_SPMM ? c.k : 1, .a = &ws->a,
+                           .gpu = &ws->ctx->props};
+    s = sdi_candidate_build(ws->ctx, &task, &c, NULL, 0);
     sdi_json_key(reply, "compile_ms");
     sdi_json_number(reply, c.compile_ms);
     if (s != SD_OK) {

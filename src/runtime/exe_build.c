@@ -19,6 +19,11 @@ static void exe_init(sdi_executable *out, int kind, int op, int k, int rows, int
     out->in_buf = out->out_buf = -1;
 }
 
+const char *sdi_exe_arch(const sd_context *ctx, int op)
+{
+    return op == SD_OP_SPMV && ctx->arch[0] ? ctx->arch : NULL;
+}
+
 /* Compiles (memoised) and loads the program's kernels. */
 static sd_status load_kernels(sd_context *ctx, sdi_executable *e)
 {
@@ -26,10 +31,7 @@ static sd_status load_kernels(sd_context *ctx, sdi_executable *e)
     const sdi_lowered *l = &e->low;
     sdi_macro macros[SDI_LOW_MAX_MACROS];
     sdi_jit_request req;
-    /* SpMV compiled for the context's architecture, SpMM for the runtime's default: the
-     * requests (and so the JIT keys) each had. */
-    const char *arch = l->op == SD_OP_SPMV && ctx->arch[0] ? ctx->arch : NULL;
-    SD_TRY(sdi_lowered_jit_request(l, arch, macros, &req));
+    SD_TRY(sdi_lowered_jit_request(l, sdi_exe_arch(ctx, l->op), macros, &req));
     const sdi_cubin *cub = NULL;
     bool hit = false;
     SD_TRY(sdi_jit_get(ctx, &req, &cub, &hit));
@@ -223,4 +225,25 @@ sd_status sdi_exe_create_agent(sd_context *ctx, const char *so_path, bool unlink
     out->load_ms = (sdi_now() - t0) * 1e3;
     return SD_OK;
 #undef SD_FREE_ALL
+}
+
+sd_status sdi_lowered_precompile(sd_context *ctx, const sdi_lowered *const *list, int n, int *nfailed,
+                                 double *wall_s)
+{
+    int failed = 0;
+    const double t0 = sdi_now();
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
+    for (int i = 0; i < n; i++) {
+        sdi_macro macros[SDI_LOW_MAX_MACROS];
+        sdi_jit_request req;
+        const sdi_cubin *c = NULL;
+        if (sdi_lowered_jit_request(list[i], sdi_exe_arch(ctx, list[i]->op), macros, &req) != SD_OK ||
+            sdi_jit_get(ctx, &req, &c, NULL) != SD_OK) {
+            sdi_log(1, "precompiling %s: %s", list[i]->kname[0], sd_last_error());
+            failed++;
+        }
+    }
+    *nfailed = failed;
+    *wall_s = sdi_now() - t0;
+    return ctx->broken ? SDI_ERR(SD_ERR_CUDA, "%s", ctx->broken_reason) : SD_OK;
 }

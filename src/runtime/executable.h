@@ -16,6 +16,8 @@
 #include "module.h"
 #include "program.h"
 #include "spgemm_exec.h"
+#include "timing.h"
+#include "validate_device.h"
 #include "vendor_exec.h"
 
 typedef enum {
@@ -56,6 +58,11 @@ typedef struct sdi_executable {
     size_t local_bytes[SDI_LOW_MAX_KERNELS];
 } sdi_executable;
 
+/* The architecture a program's compile request names: SpMV's name the context's own, SpMM's
+ * leave it to the JIT (the same kernels; the memo and the JIT cache key on the request as
+ * it is, so every request of a program must name the same). */
+SDI_HIDDEN const char *sdi_exe_arch(const sd_context *ctx, int op);
+
 /* ------------------------------------------------------------------ building
  * (src/runtime/exe_build.c: compiles through the memo and the JIT cache) On failure *out
  * is zeroed and nothing stays allocated; inputs moved in are then freed. */
@@ -94,6 +101,18 @@ SDI_HIDDEN sd_status sdi_exe_update_values(sd_context *ctx, sdi_executable *e, c
  * bytes held plus the largest output so far (0 when unknown). */
 SDI_HIDDEN void sdi_exe_bytes(const sdi_executable *e, int64_t *value, int64_t *meta, int64_t *work);
 SDI_HIDDEN int64_t sdi_exe_peak_bytes(const sdi_executable *e);
+/* The measurement protocol (sdi_measure) on a SpMV / SpMM executable: y = A·x or C = A·B
+ * timed on device pointers, the first warm-up's output checked against ref (NULL:
+ * unchecked; val receives the details) before anything is timed (src/runtime/exe_measure.c:
+ * the checker compiles its kernel, which the run path must not pull in). */
+SDI_HIDDEN sd_status sdi_exe_measure(sd_context *ctx, sdi_executable *e, const float *in, float *out,
+                                     const sdi_reference *ref, sdi_validation *val, const char *name,
+                                     sdi_timing *t);
+/* Compiles the kernels of list[0..n) (SpMV / SpMM lowerings) into ctx's memo in parallel,
+ * so that the executables made from them next find them there; *nfailed counts the
+ * lowerings that did not compile (their build reports the log), *wall_s the batch's time. */
+SDI_HIDDEN sd_status sdi_lowered_precompile(sd_context *ctx, const sdi_lowered *const *list, int n,
+                                            int *nfailed, double *wall_s);
 /* Frees everything the executable holds; accepts a zeroed one. */
 SDI_HIDDEN void sdi_exe_free(sdi_executable *e);
 

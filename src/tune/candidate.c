@@ -117,13 +117,6 @@ void sdi_candidate_release(sdi_candidate *c)
     c->built = 0;
 }
 
-/* The architecture a plan's request names: SpMV asked for the context's own, SpMM left it
- * to the JIT (the same kernels; the memo keys on the request as it was). */
-const char *sdi_candidate_arch(const sd_context *ctx, int op)
-{
-    return op == SD_OP_SPMV && ctx->arch[0] ? ctx->arch : NULL;
-}
-
 /* The task with the statistics a plan's family reads, computed here when the caller's task
  * lacks them (a kernel-cache hit builds its plan without a search). */
 typedef struct {
@@ -173,7 +166,7 @@ static sd_status seed_memo(sd_context *ctx, const sdi_lowered *low, int op, cons
         return SD_OK;
     sdi_macro macros[SDI_LOW_MAX_MACROS];
     sdi_jit_request req;
-    SD_TRY(sdi_lowered_jit_request(low, sdi_candidate_arch(ctx, op), macros, &req));
+    SD_TRY(sdi_lowered_jit_request(low, sdi_exe_arch(ctx, op), macros, &req));
     return sdi_jit_memo_put(ctx, &req, cubin, size);
 }
 
@@ -275,7 +268,7 @@ static sd_status precompile_one(sd_context *ctx, const sdi_task *t, const sdi_pl
     memset(&low, 0, sizeof low);
     sd_status s = SD_ERR_UNSUPPORTED;
     if (f->source != NULL && f->source(t, p, &low) == SD_OK)
-        s = sdi_lowered_jit_request(&low, sdi_candidate_arch(ctx, p->op), macros, &req);
+        s = sdi_lowered_jit_request(&low, sdi_exe_arch(ctx, p->op), macros, &req);
     if (s != SD_OK) { /* no source, or a request it cannot make: the full lowering's */
         sdi_error_clear();
         sdi_lowered_free(&low);
@@ -285,7 +278,7 @@ static sd_status precompile_one(sd_context *ctx, const sdi_task *t, const sdi_pl
             return SD_OK;
         }
         if (s == SD_OK)
-            s = sdi_lowered_jit_request(&low, sdi_candidate_arch(ctx, p->op), macros, &req);
+            s = sdi_lowered_jit_request(&low, sdi_exe_arch(ctx, p->op), macros, &req);
     }
     if (s == SD_OK) {
         const sdi_cubin *cubin = NULL;

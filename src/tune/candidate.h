@@ -78,9 +78,5 @@ SDI_HIDDEN void sdi_candidate_release(sdi_candidate *c);
 SDI_HIDDEN sd_status sdi_candidate_precompile(sd_context *ctx, const sdi_task *t,
                                               const sdi_plan *plans, int n, int threads,
                                               double *wall_ms);
-/* The architecture argument of a plan's compile request for op (SpMV: the context's;
- * otherwise NULL, left to the JIT): the build, precompilation and the kernel cache name
- * the same request. */
-SDI_HIDDEN const char *sdi_candidate_arch(const sd_context *ctx, int op);
 
 #endif /* SDI_TUNE_CANDIDATE_H */

@@ -99,38 +99,6 @@ sd_status sdi_plan_record_read(const sdi_jvalue *v, sdi_candidate *out, int *gen
     return SD_OK;
 }
 
-/* ------------------------------------------------------------------ the task */
-sd_status sdi_plan_task_init(const sd_context *ctx, const sd_csr *a, const sdi_candidate *c,
-                             sdi_plan_task *out)
-{
-    memset(out, 0, sizeof *out);
-    out->t.op = c->op;
-    out->t.k = c->op == SD_OP_SPMM ? c->k : 1;
-    out->t.a = a;
-    out->t.gpu = &ctx->props;
-    const sdi_family *f = c->kind == SDI_CAND_PLAN ? sdi_plan_family(&c->plan) : NULL;
-    const uint32_t need = f != NULL ? f->stats : 0;
-    if (need & SDI_STATS_SPMV) {
-        SD_TRY(sdi_spmv_stats_compute(a, &out->spmv));
-        out->t.spmv = &out->spmv;
-    }
-    if (need & SDI_STATS_SPMM) {
-        sdi_spmm_stats_compute(a, &out->spmm);
-        out->t.spmm = &out->spmm;
-    }
-    if (c->op == SD_OP_SPGEMM) {
-        sdi_sg_limits_from_props(&ctx->props, &out->sg_lim);
-        out->t.sg_lim = &out->sg_lim;
-        if (c->sg_ops != NULL) {
-            out->t.sg_rows = sdi_spgemm_operands_rowinfo(c->sg_ops);
-            sdi_sg_summarize(out->t.sg_rows, &out->sg);
-            out->t.sg = &out->sg;
-        } else if (need & SDI_STATS_SG_ROWS)
-            return SDI_ERR(SD_ERR_INTERNAL, "a SpGEMM plan's task needs the product's operands");
-    }
-    return SD_OK;
-}
-
 /* ------------------------------------------------------------------ blobs */
 #define SG_BLOB_UNITS "sg_units"
 
@@ -201,12 +169,10 @@ void sdi_plan_entry_blobs(sd_context *ctx, const sdi_candidate *c, sdi_plan_blob
         sdi_spgemm_prep_request(&req);
         out->n += cubin_blob(ctx, &req, "cubin_prep", &out->blobs[out->n]);
     } else if (c->exe.kind == SDI_EXE_PROGRAM) {
-        /* The request the executable was compiled from: SpMV named the context's
-         * architecture, SpMM leaves it to the context (the same key). */
+        /* The request the executable was compiled from. */
         sdi_macro macros[SDI_LOW_MAX_MACROS];
         sdi_jit_request req;
-        const char *arch = c->op == SD_OP_SPMV && ctx->arch[0] ? ctx->arch : NULL;
-        if (sdi_lowered_jit_request(&c->exe.low, arch, macros, &req) == SD_OK)
+        if (sdi_lowered_jit_request(&c->exe.low, sdi_exe_arch(ctx, c->op), macros, &req) == SD_OK)
             out->n += cubin_blob(ctx, &req, "cubin", &out->blobs[out->n]);
     }
     sdi_error_clear();
@@ -298,30 +264,18 @@ sd_status sdi_plan_from_entry(sd_context *ctx, const sd_csr *a, const sd_csr *b,
     const bool sg_plan = c->kind == SDI_CAND_PLAN && op == SD_OP_SPGEMM;
     if (sg_plan && !seed_spgemm_units(ctx, e, c->plan.p.spgemm.fast_compile))
         return not_used(c, "SpGEMM entry without its launch units: rebuilding");
-    /* A SpGEMM plan is lowered over the rows of C, which the device operands give: they
-     * are made here, lent to the build and then handed to the executable. */
-    sdi_spgemm_operands *ops = NULL;
-    sd_status s = SD_OK;
-    if (sg_plan) {
-        s = sdi_spgemm_operands_create(ctx, a, b, c->sg_aat, &ops);
-        c->sg_ops = ops;
-    }
-    sdi_plan_task task;
-    if (s == SD_OK)
-        s = sdi_plan_task_init(ctx, a, c, &task);
+    /* The family's statistics (and, for SpGEMM, the device operands and the rows of C)
+     * are made by the build, which keeps the operands with the executable. */
+    const sdi_task task = {.op = c->op, .k = op == SD_OP_SPMM ? c->k : 1, .a = a, .gpu = &ctx->props};
     const bool seed = cubin != NULL && op != SD_OP_SPGEMM;
-    if (s == SD_OK)
-        s = sdi_candidate_build(ctx, &task.t, c, seed ? cubin->data : NULL, seed ? cubin->size : 0);
+    sd_status s = sdi_candidate_build(ctx, &task, c, seed ? cubin->data : NULL, seed ? cubin->size : 0);
     if (s != SD_OK) {
-        sdi_spgemm_operands_destroy(ops);
         memset(c, 0, sizeof *c);
         if (ctx->broken)
             return s;
         snprintf(why, sizeof why, "entry could not be rebuilt (%s): searching again", sd_last_error());
         return not_used(c, why);
     }
-    if (ops != NULL)
-        c->exe.sg_owns_ops = 1; /* the kernel keeps the operands */
-    *used = true; /* task's statistics were for the lowering only: nothing points at them */
+    *used = true;
     return SD_OK;
 }

@@ -35,20 +35,6 @@ typedef struct {
  * is rebuilt on load: a SpGEMM entry has all its units or none). Never fails. */
 SDI_HIDDEN void sdi_plan_entry_blobs(sd_context *ctx, const sdi_candidate *c, sdi_plan_blobs *out);
 
-/* The task one candidate is built for outside a search (a cache entry's winner, a worker's
- * built-in candidate): the matrix, the GPU, and the statistics the plan's family reads,
- * computed as the search's analysis computes them. SpGEMM needs the candidate's device
- * operands (c->sg_ops) for the rows of C. */
-typedef struct {
-    sdi_task t;
-    sdi_spmv_stats spmv;
-    sdi_spmm_stats spmm;
-    sdi_sg_summary sg;
-    sdi_sg_limits sg_lim;
-} sdi_plan_task;
-SDI_HIDDEN sd_status sdi_plan_task_init(const sd_context *ctx, const sd_csr *a, const sdi_candidate *c,
-                                        sdi_plan_task *out);
-
 /* Rebuilds the winner an entry holds for op on a (and b, a general B of SpGEMM, or NULL)
  * into *c, built, seeding ctx's memo with the entry's cubins so that no NVRTC runs. A
  * SpGEMM winner owns the device operands it creates (c->exe). *used = false (SD_OK) when

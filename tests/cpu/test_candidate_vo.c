@@ -168,9 +168,9 @@ static void test_labels(void)
     sd_context ctx;
     memset(&ctx, 0, sizeof ctx);
     snprintf(ctx.arch, sizeof ctx.arch, "sm_90");
-    SDT_CHECK(sdi_candidate_arch(&ctx, SD_OP_SPMV) != NULL &&
-                  strcmp(sdi_candidate_arch(&ctx, SD_OP_SPMV), "sm_90") == 0 &&
-                  sdi_candidate_arch(&ctx, SD_OP_SPMM) == NULL,
+    SDT_CHECK(sdi_exe_arch(&ctx, SD_OP_SPMV) != NULL &&
+                  strcmp(sdi_exe_arch(&ctx, SD_OP_SPMV), "sm_90") == 0 &&
+                  sdi_exe_arch(&ctx, SD_OP_SPMM) == NULL,
               "request arch");
 }
 

@@ -37,7 +37,7 @@ static bool in_memo(sd_context *ctx, const sdi_task *t, const sdi_plan *p)
     if (sdi_plan_lower(t, p, &low) != SD_OK)
         return false;
     bool ok = low.nlaunches > 0 &&
-              sdi_lowered_jit_request(&low, sdi_candidate_arch(ctx, p->op), macros, &req) == SD_OK &&
+              sdi_lowered_jit_request(&low, sdi_exe_arch(ctx, p->op), macros, &req) == SD_OK &&
               sdi_jit_get(ctx, &req, &c, &hit) == SD_OK && hit;
     sdi_lowered_free(&low);
     return ok;

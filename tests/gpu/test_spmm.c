@@ -30,58 +30,6 @@ static sd_status lower_cfg(const sd_csr *a, const sdi_spmm_config *c, sdi_lowere
     return sdi_spmm_lower_config(a, &st, c, l);
 }
 
-typedef struct {
-    sdi_executable *e;
-    const float *b;
-    float *c;
-    const sdi_reference *ref;
-    sdi_validation *val;
-} exe_arg;
-
-static sd_status exe_exec(sd_context *ctx, void *p, cudaStream_t stream)
-{
-    exe_arg *m = p;
-    return sdi_exe_run(ctx, m->e, m->b, m->c, stream);
-}
-
-static sd_status exe_check(sd_context *ctx, void *p)
-{
-    exe_arg *m = p;
-    return sdi_check_dense_output(ctx, m->ref, m->c, m->val);
-}
-
-/* The measurement protocol (sdi_measure), the first warm-up's output checked against ref. */
-static sd_status exe_measure(sd_context *ctx, sdi_executable *e, const float *d_b, float *d_c,
-                             const sdi_reference *ref, sdi_validation *val, const char *name,
-                             sdi_timing *out)
-{
-    exe_arg m = {e, d_b, d_c, ref, val};
-    return sdi_measure(ctx, name, exe_exec, &m, ref ? exe_check : NULL, &m, out);
-}
-
-/* The kernels of list[0..n) compiled into ctx's memo in parallel (the loads that follow
- * are memo hits); *nfailed counts those that fail. */
-static sd_status precompile_list(sd_context *ctx, const sdi_lowered *const *list, int n,
-                                 int *nfailed, double *wall_s)
-{
-    int failed = 0;
-    double t0 = sdi_now();
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
-    for (int i = 0; i < n; i++) {
-        sdi_macro macros[SDI_LOW_MAX_MACROS];
-        sdi_jit_request req;
-        const sdi_cubin *c = NULL;
-        if (sdi_lowered_jit_request(list[i], NULL, macros, &req) != SD_OK ||
-            sdi_jit_get(ctx, &req, &c, NULL) != SD_OK) {
-            sdi_log(1, "precompiling %s: %s", list[i]->kname[0], sd_last_error());
-            failed++;
-        }
-    }
-    *nfailed = failed;
-    *wall_s = sdi_now() - t0;
-    return ctx->broken ? SDI_ERR(SD_ERR_CUDA, "%s", ctx->broken_reason) : SD_OK;
-}
-
 static sd_context *g_ctx;
 static int g_quick;
 static long g_runs;
@@ -345,7 +293,7 @@ static void precompile_all(const int *ks, int nk)
     }
     int failed = 0;
     double wall = 0;
-    sd_status s = precompile_list(g_ctx, ptr, n, &failed, &wall);
+    sd_status s = sdi_lowered_precompile(g_ctx, ptr, n, &failed, &wall);
     SDT_CHECK(s == SD_OK && failed == 0, "precompiling: %d of %d kernels failed (%s)", failed, n,
               sd_last_error());
     printf("  %d distinct kernels compiled in %.1f s (%.1f s with lowering)\n", n, wall,
@@ -511,7 +459,7 @@ static void test_uniform_values_graph_update(void)
                 if (e == SD_OK)
                     e = poison(d_c, nc * 4);
                 if (e == SD_OK)
-                    e = exe_measure(g_ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
+                    e = sdi_exe_measure(g_ctx, &ld, d_b, d_c, &ref, &val, desc, &tm);
                 SDT_CHECK(e == SD_OK, "%s on %s K=%d (uniform values): %s", desc, families[m], k,
                           val.reason[0] ? val.reason : sd_last_error());
                 /* Deterministic programs are bitwise reproducible run to run. */
