@@ -119,11 +119,7 @@ static sd_status sg_deterministic(sdi_search *s)
     sdi_plan v[SDI_SEARCH_MAX_FAMILIES];
     const int nd = sdi_spgemm_deterministic_configs(&s->sm, dc, SDI_SEARCH_MAX_FAMILIES);
     for (int i = 0; i < nd; i++) {
-        memset(&v[i], 0, sizeof v[i]);
-        v[i].op = SD_OP_SPGEMM;
-        v[i].k = 1;
-        v[i].family = sdi_family_of(SD_OP_SPGEMM, dc[i].family);
-        v[i].p.spgemm = dc[i];
+        SD_TRY(sdi_spgemm_plan_of(&dc[i], &v[i]));
         v[i].p.spgemm.fast_compile = s->search_fast;
     }
     sg_precompile(s, v, nd);
@@ -161,14 +157,11 @@ static int sg_transfer(const sdi_search *s, int w, const int *fams, int nf, sdi_
                                         bests, nb, v);
     if (n > cap)
         n = cap;
-    for (int i = 0; i < n; i++) {
-        memset(&out[i], 0, sizeof out[i]);
-        out[i].op = SD_OP_SPGEMM;
-        out[i].k = 1;
-        out[i].family = sdi_family_of(SD_OP_SPGEMM, v[i].family);
-        out[i].p.spgemm = v[i];
-    }
-    return n;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (sdi_spgemm_plan_of(&v[i], &out[m]) == SD_OK) /* the families' own configurations */
+            m++;
+    return m;
 }
 
 /* cuSPARSE ALG1–3: measured for the report and as the vendor candidate. A variant that
